@@ -1,0 +1,44 @@
+# wagraph — see README.md. Every target works on a fresh Debian machine after
+# `make deps`.
+
+GO      ?= go
+BIN     := bin/wagraph
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export CGO_ENABLED := 1
+
+.PHONY: build run sandbox test generate check-generated deps bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/wagraph
+
+run: build
+	./$(BIN) serve
+
+test:
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+generate:
+	$(GO) generate ./ent
+	$(GO) tool gqlgen generate
+
+# Regenerates and fails when that changed anything: generated code is never
+# edited by hand, and never stale.
+check-generated: generate
+	@if [ -n "$$(git status --porcelain -- ent graph gqlgen.yml go.mod go.sum)" ]; then \
+		echo "generated code is stale; run 'make generate' and commit the result:"; \
+		git status --porcelain -- ent graph gqlgen.yml go.mod go.sum; \
+		exit 1; \
+	fi
+
+# Installs what the build and the tests need: a C compiler for go-sqlite3
+# (cgo) and the Go modules.
+deps:
+	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
+	$(GO) mod download
+
+clean:
+	rm -rf bin

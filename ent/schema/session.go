@@ -1,0 +1,41 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Session is one linked WhatsApp account (or one waiting to be linked).
+type Session struct{ ent.Schema }
+
+func (Session) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty(),
+		field.String("name").Default(""),
+		field.String("owner_id").Immutable(),
+		field.Enum("status").
+			Values("DISCONNECTED", "CONNECTING", "PAIRING", "CONNECTED", "LOGGED_OUT").
+			Default("DISCONNECTED"),
+		field.String("jid").Optional().Nillable(),
+		field.String("push_name").Optional().Nillable(),
+		field.Time("created_at").Immutable().Default(time.Now),
+		field.Time("connected_at").Optional().Nillable(),
+	}
+}
+
+func (Session) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("owner", User.Type).Ref("sessions").Field("owner_id").Unique().Required().Immutable(),
+		edge.To("tokens", Token.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("webhooks", Webhook.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Session) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("owner_id", "created_at")}
+}

@@ -1,0 +1,119 @@
+// Package graph is wagraph's GraphQL API: the schema (*.graphqls, written by
+// hand), the resolvers that authorize, validate and call the domain, and the
+// error table that maps fault codes to extensions.code. The REST layer calls
+// these same resolvers, so a rule lives here once and both APIs obey it.
+package graph
+
+//go:generate sh -c "cd .. && go tool gqlgen generate"
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wagraph/wagraph/ent"
+	entsession "github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/webhook"
+)
+
+// Resolver holds the dependencies of every resolver.
+type Resolver struct {
+	DB       *ent.Client
+	Auth     *auth.Service
+	Registry *webhook.Registry
+	Now      func() time.Time
+	NewID    func() string
+}
+
+// SessionNotFound is the answer for a session that does not exist or that
+// the caller does not reach: the two are indistinguishable by design.
+func SessionNotFound(id string) error {
+	return fault.New(fault.NotFound, "session %s not found", id)
+}
+
+// reachSession returns the caller and the session id names, when the caller
+// reaches it.
+func (r *Resolver) reachSession(ctx context.Context, id string) (*auth.Principal, *ent.Session, error) {
+	p, err := auth.Require(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := r.DB.Session.Get(ctx, id)
+	if ent.IsNotFound(err) || (err == nil && !p.Reaches(s.ID, s.OwnerID)) {
+		return nil, nil, SessionNotFound(id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("get session %s: %w", id, err)
+	}
+	return p, s, nil
+}
+
+// visibleSessions returns every session the caller reaches, oldest first.
+func (r *Resolver) visibleSessions(ctx context.Context, p *auth.Principal) ([]*ent.Session, error) {
+	q := r.DB.Session.Query().Order(entsession.ByCreatedAt(), entsession.ByID())
+	switch {
+	case p.IsSessionToken():
+		q.Where(entsession.ID(p.SessionID))
+	case !p.Admin:
+		q.Where(entsession.OwnerID(p.UserID))
+	}
+	ss, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ss, nil
+}
+
+// inArgument names the argument a BAD_USER_INPUT error is about, so
+// extensions.field carries its whole path ("input.url").
+func inArgument(arg string, err error) error {
+	if f := fault.From(err); f != nil && f.Code == fault.Invalid {
+		c := *f
+		if c.Field == "" {
+			c.Field = arg
+		} else {
+			c.Field = arg + "." + c.Field
+		}
+		return &c
+	}
+	return err
+}
+
+func isNotFound(err error) bool { return fault.CodeOf(err) == fault.NotFound }
+
+// MaxNameLen bounds user and session names.
+const MaxNameLen = 100
+
+// checkName validates a user or session name.
+func checkName(field, name string, required bool) error {
+	if required && strings.TrimSpace(name) == "" {
+		return fault.InvalidField(field, "%s must not be empty", field)
+	}
+	if n := utf8.RuneCountInString(name); n > MaxNameLen {
+		return fault.InvalidField(field, "%s must be at most %d characters (got %d)", field, MaxNameLen, n)
+	}
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fault.InvalidField(field, "%s must not contain control characters", field)
+	}
+	return nil
+}
+
+// withTx runs fn in a transaction, committing when it returns nil.
+func withTx(ctx context.Context, db *ent.Client, fn func(*ent.Tx) error) error {
+	tx, err := db.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+// Package app is the composition root: it opens the databases, builds every
+// part from the configuration, serves HTTP and stops everything in order. The
+// command calls Run; end-to-end tests call New and use Handler to run a whole
+// server in-process.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/google/uuid"
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+
+	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/webhook"
+)
+
+// Options are what the process gives the application besides its settings.
+type Options struct {
+	Logger *slog.Logger
+	// Announce receives the bootstrap admin token, printed once (stderr).
+	Announce io.Writer
+	// Now and Rand default to the wall clock and crypto/rand; tests pin them
+	// to get byte-for-byte stable responses.
+	Now  func() time.Time
+	Rand io.Reader
+}
+
+// App is one wagraph server.
+type App struct {
+	cfg     config.Config
+	log     *slog.Logger
+	sqlDB   *sql.DB
+	db      *ent.Client
+	handler http.Handler
+}
+
+// ShutdownGrace is how long in-flight requests may finish at shutdown.
+const ShutdownGrace = 30 * time.Second
+
+// New builds a server: it opens (and creates) the database, ensures the
+// bootstrap admin, and wires the HTTP handlers.
+func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Announce == nil {
+		opts.Announce = os.Stderr
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
+	}
+	now := func() time.Time { return opts.Now().UTC().Truncate(time.Millisecond) }
+	random := &lockedReader{r: opts.Rand}
+	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
+
+	sqlDB, db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db}
+
+	authSvc := auth.NewService(db, random, now, newID)
+	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("bootstrap admin: %w", err)
+	}
+	resolver := &graph.Resolver{
+		DB:       db,
+		Auth:     authSvc,
+		Registry: webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
+		Now:      now,
+		NewID:    newID,
+	}
+	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
+	a.handler = a.routes(resolver, authSvc.Middleware(limiter, a.log))
+	return a, nil
+}
+
+// openDatabase opens the SQLite database in the data directory (created when
+// missing) and brings its schema up to date.
+func openDatabase(ctx context.Context, cfg config.Config) (*sql.DB, *ent.Client, error) {
+	if cfg.DatabaseURL != "" {
+		return nil, nil, errors.New("--database-url: PostgreSQL storage is not available yet; unset it to use SQLite in --data-dir")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	}
+	path := filepath.Join(cfg.DataDir, "wagraph.db")
+	// WAL lets readers run beside the one writer; _txlock=immediate takes the
+	// write lock at BEGIN, so two writers queue on the busy timeout instead
+	// of failing with SQLITE_BUSY halfway through a transaction.
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate&_synchronous=NORMAL"
+	sqlDB, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
+	if err := db.Schema.Create(ctx); err != nil {
+		sqlDB.Close()
+		return nil, nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return sqlDB, db, nil
+}
+
+// Handler is the whole HTTP surface.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Serve serves HTTP on ln until ctx is done, then lets in-flight requests
+// finish for up to ShutdownGrace.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down", "grace", ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// Close releases the databases.
+func (a *App) Close() error {
+	return a.db.Close() // closes sqlDB too
+}
+
+// Run is the whole life of `wagraph serve`: build, listen, serve until ctx is
+// done, stop in order.
+func Run(ctx context.Context, cfg config.Config, opts Options) error {
+	a, err := New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
+	}
+	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
+	return a.Serve(ctx, ln)
+}
+
+// lockedReader lets one random source serve concurrent requests.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}

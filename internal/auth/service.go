@@ -1,0 +1,189 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/ent/token"
+	"github.com/wagraph/wagraph/ent/user"
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// Service issues, checks and revokes tokens.
+type Service struct {
+	db    *ent.Client
+	rand  io.Reader
+	now   func() time.Time
+	newID func() string
+}
+
+// NewService returns a Service storing tokens in db. rand feeds token secrets,
+// newID names new rows.
+func NewService(db *ent.Client, rand io.Reader, now func() time.Time, newID func() string) *Service {
+	return &Service{db: db, rand: rand, now: now, newID: newID}
+}
+
+// Authenticate returns the principal of a raw token.
+func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, error) {
+	if raw == "" {
+		return nil, errMissing
+	}
+	t, err := s.db.Token.Query().
+		Where(token.Hash(Hash(raw)), token.RevokedAtIsNil()).
+		WithUser().
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, errInvalid
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up token: %w", err)
+	}
+	p := &Principal{TokenID: t.ID, UserID: t.UserID, UserName: t.Edges.User.Name, Admin: t.Edges.User.Admin}
+	if t.Kind == token.KindSession {
+		p.SessionID = *t.SessionID
+		p.Admin = false
+	}
+	return p, nil
+}
+
+// Bootstrap makes sure there is a way in. With adminToken set, an admin user
+// named "admin" is ensured whose user token is adminToken. Otherwise, when the
+// database has no user at all, an admin is created and its new token is
+// written to announce once; a database with users prints nothing.
+func (s *Service) Bootstrap(ctx context.Context, adminToken string, announce io.Writer) error {
+	if adminToken != "" {
+		return s.ensureAdminToken(ctx, adminToken)
+	}
+	n, err := s.db.User.Query().Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count users: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	u, tok, err := s.CreateUser(ctx, "admin", true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(announce, "\nwagraph: created admin user %s. Its token is shown this once; keep it safe:\n\n    %s\n\n", u.ID, tok)
+	return nil
+}
+
+func (s *Service) ensureAdminToken(ctx context.Context, raw string) error {
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	t, err := tx.Token.Query().Where(token.Hash(Hash(raw))).WithUser().Only(ctx)
+	switch {
+	case err == nil:
+		if t.Kind != token.KindUser || !t.Edges.User.Admin {
+			return fmt.Errorf("--admin-token is already in use by a token that is not an admin user token")
+		}
+		if t.RevokedAt != nil {
+			// The operator revoked it yet still configures it: the setting wins.
+			if err := tx.Token.UpdateOne(t).ClearRevokedAt().Exec(ctx); err != nil {
+				return fmt.Errorf("reinstate admin token: %w", err)
+			}
+		}
+	case ent.IsNotFound(err):
+		admin, err := tx.User.Query().Where(user.Name("admin"), user.Admin(true)).Order(user.ByCreatedAt()).First(ctx)
+		if ent.IsNotFound(err) {
+			admin, err = tx.User.Create().SetID(s.newID()).SetName("admin").SetAdmin(true).SetCreatedAt(s.now()).Save(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("ensure admin user: %w", err)
+		}
+		if err := tx.Token.Create().SetID(s.newID()).SetHash(Hash(raw)).SetKind(token.KindUser).
+			SetUserID(admin.ID).SetCreatedAt(s.now()).Exec(ctx); err != nil {
+			return fmt.Errorf("store admin token: %w", err)
+		}
+	default:
+		return fmt.Errorf("look up admin token: %w", err)
+	}
+	return tx.Commit()
+}
+
+// CreateUser creates a user and its first user token.
+func (s *Service) CreateUser(ctx context.Context, name string, admin bool) (*ent.User, string, error) {
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	u, err := tx.User.Create().SetID(s.newID()).SetName(name).SetAdmin(admin).SetCreatedAt(s.now()).Save(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("create user: %w", err)
+	}
+	raw, err := s.issue(ctx, tx.Client(), UserPrefix, u.ID, "")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, "", fmt.Errorf("commit user: %w", err)
+	}
+	return u, raw, nil
+}
+
+// IssueSessionToken creates a token that reaches exactly one session. db may
+// be a transaction's client, so the token is born with its session.
+func (s *Service) IssueSessionToken(ctx context.Context, db *ent.Client, sessionID, ownerID string) (string, error) {
+	if db == nil {
+		db = s.db
+	}
+	return s.issue(ctx, db, SessionPrefix, ownerID, sessionID)
+}
+
+func (s *Service) issue(ctx context.Context, db *ent.Client, prefix, userID, sessionID string) (string, error) {
+	raw, err := newToken(s.rand, prefix)
+	if err != nil {
+		return "", err
+	}
+	c := db.Token.Create().SetID(s.newID()).SetHash(Hash(raw)).SetUserID(userID).SetCreatedAt(s.now())
+	if sessionID != "" {
+		c.SetKind(token.KindSession).SetSessionID(sessionID)
+	} else {
+		c.SetKind(token.KindUser)
+	}
+	if err := c.Exec(ctx); err != nil {
+		return "", fmt.Errorf("store token: %w", err)
+	}
+	return raw, nil
+}
+
+// Revoke revokes the token raw on behalf of p. A token p may not manage is
+// answered exactly as an unknown one. Revoking a revoked token succeeds.
+func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
+	notFound := fault.InvalidField("token", "token not found")
+	notFound.Code = fault.NotFound
+	t, err := s.db.Token.Query().Where(token.Hash(Hash(raw))).WithSession().Only(ctx)
+	if ent.IsNotFound(err) {
+		return notFound
+	}
+	if err != nil {
+		return fmt.Errorf("look up token: %w", err)
+	}
+	var allowed bool
+	switch {
+	case p.IsSessionToken():
+		allowed = t.ID == p.TokenID // a session token may only revoke itself
+	case p.Admin:
+		allowed = true
+	default:
+		allowed = t.UserID == p.UserID
+	}
+	if !allowed {
+		return notFound
+	}
+	if t.RevokedAt != nil {
+		return nil
+	}
+	if err := s.db.Token.UpdateOne(t).SetRevokedAt(s.now()).Exec(ctx); err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,346 @@
+// Package config holds wagraph's one typed configuration: every setting of
+// `wagraph serve`, its default, how it is read from flags and the environment
+// (the flag wins) and how it is validated before anything starts. A bad value
+// stops the start with one line naming the setting and what is wrong with it.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything `wagraph serve` can be told.
+type Config struct {
+	Addr             string
+	DataDir          string
+	DatabaseURL      string
+	AdminToken       string
+	Sandbox          bool
+	AllowPrivateURLs bool
+	WebhookRetry     []time.Duration
+	WebhookTimeout   time.Duration
+	MaxBody          int64
+	Rate             Rate
+	GeocoderURL      string
+	FFmpeg           string // resolved path; empty when no converter is available
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
+}
+
+// Rate is a token bucket: Per requests each second, bursting to Burst.
+type Rate struct {
+	Per   float64
+	Burst int
+}
+
+func (r Rate) String() string {
+	return strconv.FormatFloat(r.Per, 'f', -1, 64) + "/s," + strconv.Itoa(r.Burst)
+}
+
+// MinAdminTokenLen is the shortest bootstrap admin token accepted (auth.md).
+const MinAdminTokenLen = 32
+
+// Error is a setting that cannot be used. Its text is the one line printed at
+// start.
+type Error struct {
+	Flag, Env, Value, Problem string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("invalid setting --%s (%s=%q): %s", e.Flag, e.Env, e.Value, e.Problem)
+}
+
+// setting describes one flag and its environment variable.
+type setting struct {
+	flag, env, def, usage string
+	secret                bool
+	parse                 func(c *Config, v string) string // returns a problem, or ""
+}
+
+func settings() []setting {
+	return []setting{
+		{"addr", "WAGRAPH_ADDR", "127.0.0.1:8080", "listen address", false, parseAddr},
+		{"data-dir", "WAGRAPH_DATA_DIR", "./data", "where the SQLite databases live", false, parseDataDir},
+		{"database-url", "WAGRAPH_DATABASE_URL", "", "a postgres:// URL moves all storage to PostgreSQL (default: SQLite in the data dir)", true, parseDatabaseURL},
+		{"admin-token", "WAGRAPH_ADMIN_TOKEN", "", "bootstrap admin token, at least 32 characters", true, parseAdminToken},
+		{"sandbox", "WAGRAPH_SANDBOX", "false", "use the simulated WhatsApp network", false, boolInto(func(c *Config) *bool { return &c.Sandbox })},
+		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "false", "let webhook and media URLs reach loopback and private addresses", false, boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
+		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5s,5m,30m,2h,5h,10h,10h", "delays before each webhook delivery attempt", false, parseRetry},
+		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15s", "one webhook delivery attempt's limit", false, parseWebhookTimeout},
+		{"max-body", "WAGRAPH_MAX_BODY", "64MiB", "largest request body and largest fetched media", false, parseMaxBody},
+		{"rate", "WAGRAPH_RATE", "20/s,100", "per-token rate limit: rate and burst", false, parseRate},
+		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "", "Nominatim-compatible search endpoint for address-only locations", false, parseGeocoder},
+		{"ffmpeg", "WAGRAPH_FFMPEG", "", "converter for voice notes (default: ffmpeg on PATH; none means no conversion)", false, parseFFmpeg},
+		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
+		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
+	}
+}
+
+// Load reads the settings from args (flags, without the command name) and from
+// the environment through lookup, applies defaults, and validates every value.
+// Usage and flag syntax errors go to usage.
+func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("wagraph serve", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	all := settings()
+	given := make(map[string]*string, len(all))
+	for _, s := range all {
+		given[s.flag] = fs.String(s.flag, s.def, s.usage+" (env "+s.env+")")
+	}
+	// Booleans may be given as a bare --sandbox.
+	boolFlags := map[string]bool{"sandbox": true, "allow-private-urls": true}
+	if err := fs.Parse(normalizeBoolFlags(args, boolFlags)); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q: settings are flags such as --addr 127.0.0.1:8080", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var c Config
+	for _, s := range all {
+		v := s.def
+		if set[s.flag] {
+			v = *given[s.flag]
+		} else if ev, ok := lookup(s.env); ok {
+			v = ev
+		}
+		if problem := s.parse(&c, v); problem != "" {
+			shown := v
+			if s.secret {
+				shown = redact(v)
+			}
+			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem}
+		}
+	}
+	return c, nil
+}
+
+// Usage prints every setting with its environment variable and default.
+func Usage(w io.Writer) {
+	for _, s := range settings() {
+		def := s.def
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(w, "  --%-20s %-28s default %-28s %s\n", s.flag, s.env, def, s.usage)
+	}
+}
+
+func normalizeBoolFlags(args []string, bools map[string]bool) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		name := strings.TrimLeft(a, "-")
+		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && bools[name] {
+			a = "--" + name + "=true"
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func redact(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "<redacted>"
+}
+
+func parseAddr(c *Config, v string) string {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return "want host:port such as 127.0.0.1:8080"
+	}
+	if strings.ContainsAny(host, " /") {
+		return "host is not a name or an IP address"
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "port must be a number from 0 to 65535"
+	}
+	c.Addr = v
+	return ""
+}
+
+func parseDataDir(c *Config, v string) string {
+	if strings.TrimSpace(v) == "" {
+		return "must not be empty"
+	}
+	c.DataDir = v
+	return ""
+}
+
+func parseDatabaseURL(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "want a postgres://user:password@host:5432/dbname URL, or leave it unset for SQLite"
+	}
+	c.DatabaseURL = v
+	return ""
+}
+
+func parseAdminToken(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	if len(v) < MinAdminTokenLen {
+		return fmt.Sprintf("must be at least %d characters (it has %d)", MinAdminTokenLen, len(v))
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return "must not contain spaces or control characters"
+	}
+	c.AdminToken = v
+	return ""
+}
+
+func boolInto(field func(*Config) *bool) func(*Config, string) string {
+	return func(c *Config, v string) string {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "want true or false"
+		}
+		*field(c) = b
+		return ""
+	}
+}
+
+// MaxRetryAttempts bounds the retry schedule.
+const MaxRetryAttempts = 30
+
+func parseRetry(c *Config, v string) string {
+	parts := strings.Split(v, ",")
+	if len(parts) > MaxRetryAttempts {
+		return fmt.Sprintf("at most %d attempts", MaxRetryAttempts)
+	}
+	c.WebhookRetry = c.WebhookRetry[:0]
+	for i, p := range parts {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil {
+			return fmt.Sprintf("delay %d %q is not a duration; want a list such as 0s,5s,5m,30m", i+1, p)
+		}
+		if d < 0 || d > 7*24*time.Hour {
+			return fmt.Sprintf("delay %d (%s) must be between 0s and 168h", i+1, d)
+		}
+		c.WebhookRetry = append(c.WebhookRetry, d)
+	}
+	return ""
+}
+
+func parseWebhookTimeout(c *Config, v string) string {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "want a duration such as 15s"
+	}
+	if d < time.Second || d > 5*time.Minute {
+		return "must be between 1s and 5m"
+	}
+	c.WebhookTimeout = d
+	return ""
+}
+
+// ParseSize reads a byte size: a plain number of bytes, or a number with one of
+// the units B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024).
+func ParseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+	if mult == 0 {
+		return 0, errors.New("unknown unit " + strconv.Quote(unit) + "; use B, KiB, MiB, GiB, KB, MB or GB")
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, errors.New("want a size such as 64MiB")
+	}
+	return int64(f * mult), nil
+}
+
+func parseMaxBody(c *Config, v string) string {
+	n, err := ParseSize(v)
+	if err != nil {
+		return err.Error()
+	}
+	if n < 1<<10 || n > 4<<30 {
+		return "must be between 1KiB and 4GiB"
+	}
+	c.MaxBody = n
+	return ""
+}
+
+func parseRate(c *Config, v string) string {
+	const want = "want RATE/s,BURST such as 20/s,100"
+	per, burst, ok := strings.Cut(v, ",")
+	per, found := strings.CutSuffix(strings.TrimSpace(per), "/s")
+	if !ok || !found {
+		return want
+	}
+	r, err := strconv.ParseFloat(per, 64)
+	if err != nil || r <= 0 || r > 1e6 {
+		return want + "; the rate must be a number above 0"
+	}
+	b, err := strconv.Atoi(strings.TrimSpace(burst))
+	if err != nil || b < 1 || b > 1e6 {
+		return want + "; the burst must be a whole number of at least 1"
+	}
+	c.Rate = Rate{Per: r, Burst: b}
+	return ""
+}
+
+func parseGeocoder(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "want an absolute http(s) URL such as https://nominatim.openstreetmap.org/search"
+	}
+	c.GeocoderURL = v
+	return ""
+}
+
+func parseFFmpeg(c *Config, v string) string {
+	if v == "" {
+		// The default: use ffmpeg when it is installed, convert nothing otherwise.
+		if p, err := exec.LookPath("ffmpeg"); err == nil {
+			c.FFmpeg = p
+		}
+		return ""
+	}
+	p, err := exec.LookPath(v)
+	if err != nil {
+		return "no executable there; install ffmpeg (make deps) or leave the setting unset"
+	}
+	c.FFmpeg = p
+	return ""
+}
+
+func parseLogLevel(c *Config, v string) string {
+	if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+		return "want debug, info, warn or error"
+	}
+	return ""
+}
+
+func parseLogFormat(c *Config, v string) string {
+	if v != "text" && v != "json" {
+		return "want text or json"
+	}
+	c.LogFormat = v
+	return ""
+}

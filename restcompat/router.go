@@ -1,0 +1,108 @@
+// Package restcompat serves the frozen /api/v1 REST contract (rest.md). Each
+// handler decodes the seed's JSON, calls the GraphQL resolver of the same
+// operation and writes the seed's envelope; it holds no business rule, so the
+// two APIs cannot drift. Failures are mapped to HTTP status by one table
+// (errors.go).
+package restcompat
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/wagraph/wagraph/graph"
+)
+
+// Prefix is the base path of the contract.
+const Prefix = "/api/v1"
+
+// Handler serves the REST contract.
+type Handler struct {
+	q   graph.QueryResolver
+	m   graph.MutationResolver
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New returns the REST handler for paths under Prefix, calling the resolvers
+// of root.
+func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
+	h := &Handler{q: root.Query(), m: root.Mutation(), log: log, mux: http.NewServeMux()}
+	routes := []struct {
+		pattern string
+		fn      http.HandlerFunc
+	}{
+		{"POST /session", h.createSession},
+		{"GET /session", h.listSessions},
+		{"GET /session/{sessionId}", h.getSession},
+		{"DELETE /session/{sessionId}", h.deleteSession},
+
+		{"POST /session/{sessionId}/webhook", h.createWebhook},
+		{"GET /session/{sessionId}/webhook", h.listWebhooks},
+		{"GET /session/{sessionId}/webhook/{webhookId}", h.getWebhook},
+		{"PUT /session/{sessionId}/webhook/{webhookId}", h.updateWebhook},
+		{"DELETE /session/{sessionId}/webhook/{webhookId}", h.deleteWebhook},
+	}
+	for _, rt := range routes {
+		h.mux.HandleFunc(rt.pattern, rt.fn)
+	}
+	return h
+}
+
+// ServeHTTP serves a request whose path has Prefix stripped.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mux.ServeHTTP(&muxFailure{ResponseWriter: w, r: r}, r)
+}
+
+// muxFailure replaces ServeMux's plain-text 404 and 405 with the contract's
+// failure envelope. Handlers always write JSON, so a non-JSON 404 or 405 can
+// only come from the mux itself.
+type muxFailure struct {
+	http.ResponseWriter
+	r       *http.Request
+	swallow bool
+}
+
+func (m *muxFailure) WriteHeader(code int) {
+	if (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) && m.Header().Get("Content-Type") != "application/json" {
+		m.swallow = true
+		msg := "no endpoint " + m.r.Method + " " + Prefix + m.r.URL.Path
+		if code == http.StatusMethodNotAllowed {
+			msg = "method " + m.r.Method + " is not allowed on " + Prefix + m.r.URL.Path + "; allowed: " + m.Header().Get("Allow")
+		}
+		m.Header().Del("X-Content-Type-Options")
+		writeJSON(m.ResponseWriter, code, failure{Status: "failed", Message: msg})
+		return
+	}
+	m.ResponseWriter.WriteHeader(code)
+}
+
+func (m *muxFailure) Write(b []byte) (int, error) {
+	if m.swallow {
+		return len(b), nil
+	}
+	return m.ResponseWriter.Write(b)
+}
+
+type success struct {
+	Status string `json:"status"`
+	Data   any    `json:"data"`
+}
+
+func ok(w http.ResponseWriter, code int, data any) {
+	writeJSON(w, code, success{Status: "success", Data: data})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		body = []byte(`{"status":"failed","message":"internal error: response could not be encoded"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// empty is the `{}` data of operations that return nothing.
+type empty struct{}
