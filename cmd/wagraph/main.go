@@ -19,17 +19,22 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run is the whole command; it returns the exit code. ctx ends the server
+// (SIGINT and SIGTERM in main).
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
 	}
 	switch args[0] {
 	case "serve":
-		return serve(args[1:], stderr)
+		return serve(ctx, args[1:], lookupEnv, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "wagraph", version())
 		return 0
@@ -43,8 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func serve(args []string, stderr io.Writer) int {
-	cfg, err := config.Load(args, os.LookupEnv, stderr)
+func serve(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) int {
+	cfg, err := config.Load(args, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -57,8 +62,6 @@ func serve(args []string, stderr io.Writer) int {
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
 	}
 	log := slog.New(h)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	log.Info("wagraph starting", "version", version(), "mode", "whatsapp")
 	if err := app.Run(ctx, cfg, app.Options{Logger: log, Announce: stderr}); err != nil {
 		log.Error("wagraph stopped", "err", err)
