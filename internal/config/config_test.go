@@ -1,0 +1,433 @@
+package config_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/config"
+)
+
+// env returns a lookup function over a fixed environment.
+func env(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := kv[k]
+		return v, ok
+	}
+}
+
+var noEnv = env(nil)
+
+// fakeExecutable writes an executable file and returns its path, so the
+// --ffmpeg setting can be tested without ffmpeg installed.
+func fakeExecutable(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ffmpeg")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadDefaults(t *testing.T) {
+	var usage bytes.Buffer
+	c, err := config.Load(nil, noEnv, &usage)
+	if err != nil {
+		t.Fatalf("Load with no settings: %v", err)
+	}
+	wantFFmpeg := ""
+	if p, err := exec.LookPath("ffmpeg"); err == nil {
+		wantFFmpeg = p
+	}
+	want := config.Config{
+		Addr:             "127.0.0.1:8080",
+		DataDir:          "./data",
+		DatabaseURL:      "",
+		AdminToken:       "",
+		Sandbox:          false,
+		AllowPrivateURLs: false,
+		WebhookRetry: []time.Duration{
+			0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+		},
+		WebhookTimeout: 15 * time.Second,
+		MaxBody:        67108864,
+		Rate:           config.Rate{Per: 20, Burst: 100},
+		GeocoderURL:    "",
+		FFmpeg:         wantFFmpeg,
+		LogLevel:       slog.LevelInfo,
+		LogFormat:      "text",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	if usage.Len() != 0 {
+		t.Errorf("Load wrote to usage without an error: %q", usage.String())
+	}
+}
+
+// TestLoadSources checks every setting read from the environment alone, from
+// a flag alone, and from both (the flag wins).
+func TestLoadSources(t *testing.T) {
+	exe := fakeExecutable(t)
+	exe2 := fakeExecutable(t)
+	const token = "wgu_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	const token2 = "wgu_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210zy"
+	tests := []struct {
+		flag, env string
+		envVal    string // used alone, and losing to flagVal
+		flagVal   string
+		fromEnv   func(config.Config) any
+		wantEnv   any
+		wantFlag  any
+	}{
+		{"addr", "WAGRAPH_ADDR", "0.0.0.0:9000", "[::1]:9001",
+			func(c config.Config) any { return c.Addr }, "0.0.0.0:9000", "[::1]:9001"},
+		{"data-dir", "WAGRAPH_DATA_DIR", "/var/lib/wagraph", "/srv/wg",
+			func(c config.Config) any { return c.DataDir }, "/var/lib/wagraph", "/srv/wg"},
+		{"database-url", "WAGRAPH_DATABASE_URL", "postgres://u:p@db:5432/wg", "postgresql://u:p@other/wg",
+			func(c config.Config) any { return c.DatabaseURL }, "postgres://u:p@db:5432/wg", "postgresql://u:p@other/wg"},
+		{"admin-token", "WAGRAPH_ADMIN_TOKEN", token, token2,
+			func(c config.Config) any { return c.AdminToken }, token, token2},
+		{"sandbox", "WAGRAPH_SANDBOX", "true", "false",
+			func(c config.Config) any { return c.Sandbox }, true, false},
+		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "1", "false",
+			func(c config.Config) any { return c.AllowPrivateURLs }, true, false},
+		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "1s, 2m ,3h", "0s",
+			func(c config.Config) any { return c.WebhookRetry },
+			[]time.Duration{time.Second, 2 * time.Minute, 3 * time.Hour}, []time.Duration{0}},
+		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "30s", "1s",
+			func(c config.Config) any { return c.WebhookTimeout }, 30 * time.Second, time.Second},
+		{"max-body", "WAGRAPH_MAX_BODY", "1MB", "1KiB",
+			func(c config.Config) any { return c.MaxBody }, int64(1_000_000), int64(1024)},
+		{"rate", "WAGRAPH_RATE", "0.5/s,1", "1000/s, 2000",
+			func(c config.Config) any { return c.Rate }, config.Rate{Per: 0.5, Burst: 1}, config.Rate{Per: 1000, Burst: 2000}},
+		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "https://nominatim.example/search", "http://localhost:7070/search",
+			func(c config.Config) any { return c.GeocoderURL }, "https://nominatim.example/search", "http://localhost:7070/search"},
+		{"ffmpeg", "WAGRAPH_FFMPEG", exe, exe2,
+			func(c config.Config) any { return c.FFmpeg }, exe, exe2},
+		{"log-level", "WAGRAPH_LOG_LEVEL", "debug", "WARN",
+			func(c config.Config) any { return c.LogLevel }, slog.LevelDebug, slog.LevelWarn},
+		{"log-format", "WAGRAPH_LOG_FORMAT", "json", "text",
+			func(c config.Config) any { return c.LogFormat }, "json", "text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flag, func(t *testing.T) {
+			e := env(map[string]string{tt.env: tt.envVal})
+
+			c, err := config.Load(nil, e, io.Discard)
+			if err != nil {
+				t.Fatalf("env %s=%q: %v", tt.env, tt.envVal, err)
+			}
+			if got := tt.fromEnv(c); !reflect.DeepEqual(got, tt.wantEnv) {
+				t.Errorf("env only: got %#v, want %#v", got, tt.wantEnv)
+			}
+
+			c, err = config.Load([]string{"--" + tt.flag, tt.flagVal}, noEnv, io.Discard)
+			if err != nil {
+				t.Fatalf("flag --%s %q: %v", tt.flag, tt.flagVal, err)
+			}
+			if got := tt.fromEnv(c); !reflect.DeepEqual(got, tt.wantFlag) {
+				t.Errorf("flag only: got %#v, want %#v", got, tt.wantFlag)
+			}
+
+			c, err = config.Load([]string{"--" + tt.flag + "=" + tt.flagVal}, e, io.Discard)
+			if err != nil {
+				t.Fatalf("flag and env: %v", err)
+			}
+			if got := tt.fromEnv(c); !reflect.DeepEqual(got, tt.wantFlag) {
+				t.Errorf("flag and env: got %#v, want the flag's %#v", got, tt.wantFlag)
+			}
+		})
+	}
+}
+
+// A flag given explicitly wins even when it is empty or equal to the default.
+func TestLoadFlagWinsEvenWhenEmptyOrDefault(t *testing.T) {
+	e := env(map[string]string{
+		"WAGRAPH_GEOCODER_URL": "https://geo.example/search",
+		"WAGRAPH_ADDR":         "0.0.0.0:1",
+		"WAGRAPH_LOG_FORMAT":   "not-a-format", // must not be looked at
+	})
+	c, err := config.Load([]string{"--geocoder-url=", "--addr", "127.0.0.1:8080", "--log-format", "json"}, e, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GeocoderURL != "" {
+		t.Errorf("GeocoderURL = %q, want the empty flag to win", c.GeocoderURL)
+	}
+	if c.Addr != "127.0.0.1:8080" {
+		t.Errorf("Addr = %q, want the flag's default-valued 127.0.0.1:8080", c.Addr)
+	}
+}
+
+func TestLoadBareBoolFlags(t *testing.T) {
+	tests := []struct {
+		name           string
+		args           []string
+		env            map[string]string
+		sandbox, allow bool
+	}{
+		{"bare double dash", []string{"--sandbox"}, nil, true, false},
+		{"bare single dash", []string{"-sandbox"}, nil, true, false},
+		{"bare beats env false", []string{"--sandbox"}, map[string]string{"WAGRAPH_SANDBOX": "false"}, true, false},
+		{"explicit false beats env true", []string{"--sandbox=false"}, map[string]string{"WAGRAPH_SANDBOX": "true"}, false, false},
+		{"both bare, among other flags", []string{"--allow-private-urls", "--addr", "127.0.0.1:0", "--sandbox"}, nil, true, true},
+		{"bare before a flag with a value", []string{"--sandbox", "--data-dir", "/tmp/x"}, nil, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(tt.args, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatalf("Load(%q): %v", tt.args, err)
+			}
+			if c.Sandbox != tt.sandbox || c.AllowPrivateURLs != tt.allow {
+				t.Errorf("Load(%q): Sandbox=%v AllowPrivateURLs=%v, want %v %v", tt.args, c.Sandbox, c.AllowPrivateURLs, tt.sandbox, tt.allow)
+			}
+		})
+	}
+}
+
+func TestLoadBadValues(t *testing.T) {
+	const adminSecret = "s3cr3t-tok" // 10 characters
+	const spacedSecret = "this secret admin token has spaces in it!"
+	const dbSecret = "mysql://root:hunter2pass@db.internal:3306/wagraph"
+	tests := []struct {
+		name, flag, env, value string
+		problem                string   // part of the message
+		secrets                []string // must never appear in the message
+	}{
+		{"addr without port", "addr", "WAGRAPH_ADDR", "localhost", "host:port", nil},
+		{"addr port out of range", "addr", "WAGRAPH_ADDR", "127.0.0.1:70000", "port must be a number from 0 to 65535", nil},
+		{"addr port not a number", "addr", "WAGRAPH_ADDR", "127.0.0.1:http", "port must be a number", nil},
+		{"addr with newline", "addr", "WAGRAPH_ADDR", "127.0.0.1:80\n80", "port must be a number", nil},
+		{"addr host with slash", "addr", "WAGRAPH_ADDR", "a/b:80", "host", nil},
+		{"empty data-dir", "data-dir", "WAGRAPH_DATA_DIR", "", "must not be empty", nil},
+		{"blank data-dir", "data-dir", "WAGRAPH_DATA_DIR", "   ", "must not be empty", nil},
+		{"mysql database url", "database-url", "WAGRAPH_DATABASE_URL", dbSecret, "postgres://", []string{dbSecret, "hunter2pass", "root:"}},
+		{"postgres url without host", "database-url", "WAGRAPH_DATABASE_URL", "postgres:///nohost", "postgres://", []string{"nohost"}},
+		{"short admin token", "admin-token", "WAGRAPH_ADMIN_TOKEN", adminSecret, "at least 32 characters", []string{adminSecret}},
+		{"admin token with spaces", "admin-token", "WAGRAPH_ADMIN_TOKEN", spacedSecret, "spaces", []string{spacedSecret, "secret admin"}},
+		{"sandbox maybe", "sandbox", "WAGRAPH_SANDBOX", "maybe", "true or false", nil},
+		{"allow-private-urls yes", "allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "yes", "true or false", nil},
+		{"bad retry entry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5x,5m", "delay 2", nil},
+		{"negative retry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,-5s", "between 0s and 168h", nil},
+		{"retry over a week", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "169h", "between 0s and 168h", nil},
+		{"empty retry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "", "not a duration", nil},
+		{"too many retries", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", strings.Repeat("1s,", 30) + "1s", "at most 30", nil},
+		{"timeout 0s", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "0s", "between 1s and 5m", nil},
+		{"timeout over 5m", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "6m", "between 1s and 5m", nil},
+		{"timeout not a duration", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15", "duration", nil},
+		{"max-body unknown unit", "max-body", "WAGRAPH_MAX_BODY", "12XB", "unknown unit", nil},
+		{"max-body too small", "max-body", "WAGRAPH_MAX_BODY", "10", "between 1KiB and 4GiB", nil},
+		{"max-body just under 1KiB", "max-body", "WAGRAPH_MAX_BODY", "1023B", "between 1KiB and 4GiB", nil},
+		{"max-body too large", "max-body", "WAGRAPH_MAX_BODY", "5GiB", "between 1KiB and 4GiB", nil},
+		{"max-body huge", "max-body", "WAGRAPH_MAX_BODY", "99999999999999999999GiB", "between 1KiB and 4GiB", nil},
+		{"rate abc", "rate", "WAGRAPH_RATE", "abc", "RATE/s,BURST", nil},
+		{"rate zero", "rate", "WAGRAPH_RATE", "0/s,1", "above 0", nil},
+		{"rate negative", "rate", "WAGRAPH_RATE", "-1/s,1", "above 0", nil},
+		{"burst zero", "rate", "WAGRAPH_RATE", "5/s,0", "at least 1", nil},
+		{"rate without /s", "rate", "WAGRAPH_RATE", "5,10", "RATE/s,BURST", nil},
+		{"geocoder ftp", "geocoder-url", "WAGRAPH_GEOCODER_URL", "ftp://x", "http(s) URL", nil},
+		{"geocoder relative", "geocoder-url", "WAGRAPH_GEOCODER_URL", "/search", "http(s) URL", nil},
+		{"ffmpeg missing", "ffmpeg", "WAGRAPH_FFMPEG", "/nonexistent/ffmpeg", "no executable", nil},
+		{"log-level loud", "log-level", "WAGRAPH_LOG_LEVEL", "loud", "debug, info, warn or error", nil},
+		{"log-format xml", "log-format", "WAGRAPH_LOG_FORMAT", "xml", "text or json", nil},
+	}
+	for _, tt := range tests {
+		for _, via := range []string{"flag", "env"} {
+			t.Run(tt.name+"/"+via, func(t *testing.T) {
+				var args []string
+				e := noEnv
+				if via == "flag" {
+					args = []string{"--" + tt.flag + "=" + tt.value}
+				} else {
+					e = env(map[string]string{tt.env: tt.value})
+				}
+				var usage bytes.Buffer
+				c, err := config.Load(args, e, &usage)
+				if err == nil {
+					t.Fatalf("Load accepted %s=%q: %+v", tt.flag, tt.value, c)
+				}
+				var ce *config.Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v (%T) is not a *config.Error", err, err)
+				}
+				if ce.Flag != tt.flag || ce.Env != tt.env {
+					t.Errorf("Error names Flag=%q Env=%q, want %q %q", ce.Flag, ce.Env, tt.flag, tt.env)
+				}
+				msg := err.Error()
+				if strings.ContainsAny(msg, "\n\r") {
+					t.Errorf("message is not one line: %q", msg)
+				}
+				for _, want := range []string{"--" + tt.flag + " ", tt.env, tt.problem} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q does not contain %q", msg, want)
+					}
+				}
+				for _, s := range tt.secrets {
+					if strings.Contains(msg, s) {
+						t.Errorf("message %q reveals the secret %q", msg, s)
+					}
+				}
+				if !reflect.DeepEqual(c, config.Config{}) {
+					t.Errorf("a failed Load returned a partial Config: %+v", c)
+				}
+				if usage.Len() != 0 {
+					t.Errorf("a bad value wrote usage: %q", usage.String())
+				}
+			})
+		}
+	}
+}
+
+// The first bad setting is reported even when later ones are fine, and a
+// secret setting that is fine is never shown by another setting's error.
+func TestLoadSecretsNotInOtherErrors(t *testing.T) {
+	const token = "wgu_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	_, err := config.Load([]string{"--admin-token", token, "--database-url", "postgres://u:pw@db/x", "--rate", "nope"}, noEnv, io.Discard)
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Flag != "rate" {
+		t.Fatalf("err = %v, want a *config.Error for --rate", err)
+	}
+	for _, s := range []string{token, "pw@db"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("message %q reveals %q", err.Error(), s)
+		}
+	}
+}
+
+func TestLoadSyntaxErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		isHelp  bool
+		inUsage string // written to the usage writer
+		inErr   string
+	}{
+		{"unknown flag", []string{"--nope"}, false, "--addr", "nope"},
+		{"missing value", []string{"--addr"}, false, "--addr", "addr"},
+		{"positional argument", []string{"--addr", "127.0.0.1:1", "extra"}, false, "", `"extra"`},
+		{"help", []string{"-h"}, true, "WAGRAPH_ADDR", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var usage bytes.Buffer
+			_, err := config.Load(tt.args, noEnv, &usage)
+			if err == nil {
+				t.Fatalf("Load(%q) succeeded", tt.args)
+			}
+			if got := errors.Is(err, flag.ErrHelp); got != tt.isHelp {
+				t.Errorf("errors.Is(err, flag.ErrHelp) = %v, want %v (err %v)", got, tt.isHelp, err)
+			}
+			var ce *config.Error
+			if errors.As(err, &ce) {
+				t.Errorf("a syntax error is reported as a bad setting: %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.inErr) {
+				t.Errorf("error %q does not contain %q", err, tt.inErr)
+			}
+			if tt.inUsage != "" && !strings.Contains(usage.String(), tt.inUsage) {
+				t.Errorf("usage output %q does not contain %q", usage.String(), tt.inUsage)
+			}
+		})
+	}
+}
+
+func TestUsageListsEverySetting(t *testing.T) {
+	var b bytes.Buffer
+	config.Usage(&b)
+	out := b.String()
+	for _, want := range []string{
+		"--addr", "WAGRAPH_ADDR", "127.0.0.1:8080",
+		"--data-dir", "WAGRAPH_DATA_DIR", "--database-url", "WAGRAPH_DATABASE_URL",
+		"--admin-token", "WAGRAPH_ADMIN_TOKEN", "--sandbox", "WAGRAPH_SANDBOX",
+		"--allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS",
+		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
+		"--max-body", "64MiB", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
+		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Usage does not mention %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(out, "\n"); got != 14 {
+		t.Errorf("Usage has %d lines, want one per setting (14)", got)
+	}
+}
+
+func TestRateString(t *testing.T) {
+	tests := []struct {
+		r    config.Rate
+		want string
+	}{
+		{config.Rate{Per: 20, Burst: 100}, "20/s,100"},
+		{config.Rate{Per: 0.5, Burst: 1}, "0.5/s,1"},
+	}
+	for _, tt := range tests {
+		if got := tt.r.String(); got != tt.want {
+			t.Errorf("%#v.String() = %q, want %q", tt.r, got, tt.want)
+		}
+	}
+	// String is the flag syntax: it reads back.
+	c, err := config.Load([]string{"--rate", (config.Rate{Per: 2.5, Burst: 7}).String()}, noEnv, io.Discard)
+	if err != nil || c.Rate != (config.Rate{Per: 2.5, Burst: 7}) {
+		t.Errorf("Rate.String does not read back: %+v, %v", c.Rate, err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"0", 0, ""},
+		{"10", 10, ""},
+		{"10B", 10, ""},
+		{"1KB", 1000, ""},
+		{"1KiB", 1024, ""},
+		{"1MB", 1_000_000, ""},
+		{"64MiB", 67108864, ""},
+		{"1GB", 1_000_000_000, ""},
+		{"4GiB", 4 << 30, ""},
+		{"1.5KiB", 1536, ""},
+		{" 2 GiB ", 2 << 30, ""},
+		{"12XB", 0, "unknown unit"},
+		{"64mib", 0, "unknown unit"},
+		{"MiB", 0, "want a size"},
+		{"", 0, "want a size"},
+		{"1.2.3MB", 0, "want a size"},
+		{"-5", 0, "unknown unit"},
+		{"1e3", 0, "unknown unit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := config.ParseSize(tt.in)
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("ParseSize(%q) = %d, want an error", tt.in, got)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("ParseSize(%q) error %q does not contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseSize(%q): %v", tt.in, err)
+			}
+			if got != tt.want {
+				t.Errorf("ParseSize(%q) = %d, want %d", tt.in, got, tt.want)
+			}
+		})
+	}
+}
