@@ -6,6 +6,7 @@
 package restcompat
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -94,14 +95,17 @@ func ok(w http.ResponseWriter, code int, data any) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false) // a message quoting "&" or "<" stays readable
+	if err := enc.Encode(v); err != nil {
 		code = http.StatusInternalServerError
-		body = []byte(`{"status":"failed","message":"internal error: response could not be encoded"}`)
+		body.Reset()
+		body.WriteString(`{"status":"failed","message":"internal error: response could not be encoded"}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body.Bytes())
 }
 
 // empty is the `{}` data of operations that return nothing.

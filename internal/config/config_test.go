@@ -132,7 +132,13 @@ func TestLoadSources(t *testing.T) {
 				t.Errorf("env only: got %#v, want %#v", got, tt.wantEnv)
 			}
 
-			c, err = config.Load([]string{"--" + tt.flag, tt.flagVal}, noEnv, io.Discard)
+			// "--flag value"; booleans take "--flag=value" (a bare --sandbox
+			// means true, so "--sandbox false" would leave "false" over).
+			args := []string{"--" + tt.flag, tt.flagVal}
+			if tt.flag == "sandbox" || tt.flag == "allow-private-urls" {
+				args = []string{"--" + tt.flag + "=" + tt.flagVal}
+			}
+			c, err = config.Load(args, noEnv, io.Discard)
 			if err != nil {
 				t.Fatalf("flag --%s %q: %v", tt.flag, tt.flagVal, err)
 			}
@@ -314,8 +320,8 @@ func TestLoadSyntaxErrors(t *testing.T) {
 		inUsage string // written to the usage writer
 		inErr   string
 	}{
-		{"unknown flag", []string{"--nope"}, false, "--addr", "nope"},
-		{"missing value", []string{"--addr"}, false, "--addr", "addr"},
+		{"unknown flag", []string{"--nope"}, false, "WAGRAPH_ADDR", "nope"},
+		{"missing value", []string{"--addr"}, false, "WAGRAPH_ADDR", "addr"},
 		{"positional argument", []string{"--addr", "127.0.0.1:1", "extra"}, false, "", `"extra"`},
 		{"help", []string{"-h"}, true, "WAGRAPH_ADDR", ""},
 	}

@@ -308,7 +308,7 @@ func isPrivateHost(host string) bool {
 
 func validateHeaders(hs []Header) error {
 	if len(hs) > MaxHeaders {
-		return fault.InvalidField("headers", "at most %d headers (got %d)", MaxHeaders, len(hs))
+		return fault.InvalidField("headers", "headers must have at most %d entries (got %d)", MaxHeaders, len(hs))
 	}
 	seen := map[string]bool{}
 	for _, h := range hs {
@@ -321,7 +321,7 @@ func validateHeaders(hs []Header) error {
 			return fault.InvalidField(field, "header %s is set by the delivery itself and cannot be overridden", h.Name)
 		}
 		if seen[lower] {
-			return fault.InvalidField(field, "header %s is given twice", h.Name)
+			return fault.InvalidField(field, "header %s is given twice (header names are case-insensitive)", h.Name)
 		}
 		seen[lower] = true
 		if len(h.Value) > MaxHeaderValueLen {
