@@ -62,7 +62,11 @@ func serve(ctx context.Context, args []string, lookupEnv func(string) (string, b
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
 	}
 	log := slog.New(h)
-	log.Info("wagraph starting", "version", version(), "mode", "whatsapp")
+	mode := "whatsapp"
+	if cfg.Sandbox {
+		mode = "sandbox: simulated WhatsApp network, no session reaches real WhatsApp"
+	}
+	log.Info("wagraph starting", "version", version(), "mode", mode)
 	if err := app.Run(ctx, cfg, app.Options{Logger: log, Announce: stderr}); err != nil {
 		log.Error("wagraph stopped", "err", err)
 		return 1

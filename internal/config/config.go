@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"os/exec"
@@ -268,13 +269,16 @@ func ParseSize(v string) (int64, error) {
 	if err != nil || num == "" {
 		return 0, errors.New("want a size such as 64MiB")
 	}
+	if n := f * mult; n != n || n >= math.MaxInt64 {
+		return 0, errors.New("size is too large")
+	}
 	return int64(f * mult), nil
 }
 
 func parseMaxBody(c *Config, v string) string {
 	n, err := ParseSize(v)
 	if err != nil {
-		return err.Error()
+		return err.Error() + "; must be between 1KiB and 4GiB"
 	}
 	if n < 1<<10 || n > 4<<30 {
 		return "must be between 1KiB and 4GiB"

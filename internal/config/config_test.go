@@ -415,6 +415,8 @@ func TestParseSize(t *testing.T) {
 		{"1.2.3MB", 0, "want a size"},
 		{"-5", 0, "unknown unit"},
 		{"1e3", 0, "unknown unit"},
+		{"99999999999999999999GiB", 0, "too large"},
+		{"9223372036854775807", 0, "too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
