@@ -158,8 +158,7 @@ func (s *Service) issue(ctx context.Context, db *ent.Client, prefix, userID, ses
 // Revoke revokes the token raw on behalf of p. A token p may not manage is
 // answered exactly as an unknown one. Revoking a revoked token succeeds.
 func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
-	notFound := fault.InvalidField("token", "token not found")
-	notFound.Code = fault.NotFound
+	notFound := fault.New(fault.NotFound, "token not found")
 	t, err := s.db.Token.Query().Where(token.Hash(Hash(raw))).WithSession().Only(ctx)
 	if ent.IsNotFound(err) {
 		return notFound
