@@ -33,6 +33,7 @@ var ownCodes = map[string]string{
 // NewServer returns the GraphQL HTTP handler over the resolvers of r.
 func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+	srv.AddTransport(websocketTransport(r.Auth))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})

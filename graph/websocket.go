@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gorilla/websocket"
+
+	"github.com/wagraph/wagraph/internal/auth"
+)
+
+// Close codes of graphql-transport-ws that gqlgen does not send by itself.
+const (
+	closeForbidden   = 4403
+	closeInitTimeout = 4408
+)
+
+// InitTimeout is how long a websocket may stay silent before its
+// connection_init.
+const InitTimeout = 10 * time.Second
+
+// MaxWebsocketMessage caps one websocket message.
+const MaxWebsocketMessage = 1 << 20
+
+// websocketTransport serves graphql-transport-ws and the legacy graphql-ws
+// over gorilla/websocket, authenticating in connection_init.
+func websocketTransport(a *auth.Service) transport.Websocket {
+	limit := int64(MaxWebsocketMessage)
+	return transport.Websocket{
+		Implementation:        gorillaImplementation{initTimeout: InitTimeout},
+		InitFunc:              websocketInit(a),
+		KeepAlivePingInterval: 10 * time.Second,
+		PingPongInterval:      20 * time.Second,
+		PayloadReadLimit:      &limit,
+	}
+}
+
+// websocketInit authenticates a socket: a token in the connection_init
+// payload (Authorization, authorization or token) wins; otherwise the
+// Authorization header of the upgrade request counts. A bad or missing token
+// closes the socket with 4403.
+func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
+	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		raw := ""
+		for _, k := range []string{"Authorization", "authorization", "token"} {
+			if v := payload.GetString(k); v != "" {
+				raw = auth.FromHeader(v)
+				break
+			}
+		}
+		if raw != "" {
+			p, err := a.Authenticate(ctx, raw)
+			if err != nil {
+				return transport.WithWebsocketCloseCode(ctx, closeForbidden), nil, errors.New("forbidden: invalid or revoked token")
+			}
+			return auth.WithPrincipal(ctx, p), nil, nil
+		}
+		if _, err := auth.Require(ctx); err != nil {
+			return transport.WithWebsocketCloseCode(ctx, closeForbidden), nil, errors.New("forbidden: send the token in the connection_init payload as Authorization")
+		}
+		return ctx, nil, nil
+	}
+}
+
+// gorillaImplementation adapts gorilla/websocket to gqlgen's transport.
+type gorillaImplementation struct {
+	initTimeout time.Duration
+}
+
+func (g gorillaImplementation) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	up := websocket.Upgrader{
+		Subprotocols: opts.Subprotocols,
+		// Tokens travel in headers or connection_init, never in cookies, so a
+		// cross-origin page gains nothing it could not do with fetch.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
+	if err != nil {
+		return nil, err
+	}
+	c := &gorillaConn{conn: conn}
+	// gqlgen's own init timeout closes with 1002; the protocol asks for 4408.
+	c.initTimer = time.AfterFunc(g.initTimeout, func() {
+		_ = c.WriteClose(closeInitTimeout, "connection initialisation timeout")
+		_ = conn.Close()
+	})
+	return c, nil
+}
+
+type gorillaConn struct {
+	conn      *websocket.Conn
+	initTimer *time.Timer
+	once      sync.Once
+	wmu       sync.Mutex // gorilla allows one writer at a time
+}
+
+func (c *gorillaConn) Close() error {
+	c.initTimer.Stop()
+	return c.conn.Close()
+}
+
+func (c *gorillaConn) NextReader() (int, io.Reader, error) {
+	mt, r, err := c.conn.NextReader()
+	if err != nil {
+		if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseNoStatusReceived) {
+			return mt, nil, transport.ErrWebsocketClosed
+		}
+		return mt, nil, err
+	}
+	c.once.Do(func() { c.initTimer.Stop() })
+	return mt, r, nil
+}
+
+func (c *gorillaConn) WriteJSON(v any) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// A client that stops reading must not hold the writer forever.
+	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return c.conn.WriteJSON(v)
+}
+
+func (c *gorillaConn) WriteClose(code int, message string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
+}
+
+func (c *gorillaConn) Subprotocol() string               { return c.conn.Subprotocol() }
+func (c *gorillaConn) SetReadLimit(n int64)              { c.conn.SetReadLimit(n) }
+func (c *gorillaConn) SetReadDeadline(t time.Time) error { return c.conn.SetReadDeadline(t) }
+
+// hijacker lets gorilla take over a connection through middleware that
+// wraps the ResponseWriter (gorilla asserts http.Hijacker directly; the
+// ResponseController follows Unwrap).
+type hijacker struct{ http.ResponseWriter }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
