@@ -1,0 +1,74 @@
+// Package whatsapp is the only package that speaks to WhatsApp: it imports
+// go.mau.fi/whatsmeow and turns the gateway's requests into whatsmeow calls.
+// (The session manager, sends, groups and event conversion arrive with the
+// WhatsApp issue; today it parses recipients.)
+package whatsapp
+
+import (
+	"strings"
+
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// Number lengths of the contract: international format without '+'.
+const (
+	minNumberDigits = 7
+	maxNumberDigits = 15
+)
+
+// ParseRecipient reads the contract's `number`: 7-15 digits (a user), or a
+// full JID on s.whatsapp.net, g.us or lid. field names the input in errors.
+func ParseRecipient(field, s string) (types.JID, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return types.JID{}, fault.InvalidField(field, "%s must not be empty", field)
+	}
+	if !strings.Contains(s, "@") {
+		if err := checkDigits(field, s); err != nil {
+			return types.JID{}, err
+		}
+		return types.NewJID(s, types.DefaultUserServer), nil
+	}
+	jid, err := types.ParseJID(s)
+	if err != nil {
+		return types.JID{}, fault.InvalidField(field, "%s %q is not a JID such as 491701234567@s.whatsapp.net", field, s)
+	}
+	switch jid.Server {
+	case types.DefaultUserServer, types.HiddenUserServer:
+		if err := checkDigits(field, jid.User); err != nil {
+			return types.JID{}, err
+		}
+	case types.GroupServer:
+		if !isGroupUser(jid.User) {
+			return types.JID{}, fault.InvalidField(field, "%s %q is not a group JID such as 120363025246125888@g.us", field, s)
+		}
+	default:
+		return types.JID{}, fault.InvalidField(field, "%s %q: the server must be s.whatsapp.net, g.us or lid", field, s)
+	}
+	return jid, nil
+}
+
+func checkDigits(field, s string) error {
+	if len(s) < minNumberDigits || len(s) > maxNumberDigits || strings.ContainsFunc(s, notDigit) {
+		return fault.InvalidField(field, "%s must be a phone number of %d to %d digits in international format without '+' (got %q)", field, minNumberDigits, maxNumberDigits, s)
+	}
+	return nil
+}
+
+// isGroupUser accepts both group id shapes: the modern digits-only id and the
+// old "creator-timestamp" one.
+func isGroupUser(u string) bool {
+	if u == "" {
+		return false
+	}
+	for _, part := range strings.Split(u, "-") {
+		if part == "" || strings.ContainsFunc(part, notDigit) {
+			return false
+		}
+	}
+	return strings.Count(u, "-") <= 1
+}
+
+func notDigit(r rune) bool { return r < '0' || r > '9' }
