@@ -54,10 +54,15 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err != nil {
 		return false, err
 	}
+	tokenIDs, err := s.QueryTokens().IDs(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list tokens of session %s: %w", id, err)
+	}
 	// Tokens and webhooks go with it: their foreign keys cascade.
 	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
+	r.Auth.Disconnect(tokenIDs...)
 	return true, nil
 }
 

@@ -48,6 +48,7 @@ func websocketTransport(a *auth.Service) transport.Websocket {
 // closes the socket with 4403.
 func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
 	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		forbidden := transport.WithWebsocketCloseCode(ctx, closeForbidden)
 		raw := ""
 		for _, k := range []string{"Authorization", "authorization", "token"} {
 			if v := payload.GetString(k); v != "" {
@@ -55,17 +56,26 @@ func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
 				break
 			}
 		}
+		var (
+			p   *auth.Principal
+			err error
+		)
 		if raw != "" {
-			p, err := a.Authenticate(ctx, raw)
-			if err != nil {
-				return transport.WithWebsocketCloseCode(ctx, closeForbidden), nil, errors.New("forbidden: invalid or revoked token")
-			}
-			return auth.WithPrincipal(ctx, p), nil, nil
+			p, err = a.Authenticate(ctx, raw)
+			ctx = auth.WithPrincipal(ctx, p)
+		} else {
+			p, err = auth.Require(ctx) // the upgrade's Authorization header
 		}
-		if _, err := auth.Require(ctx); err != nil {
-			return transport.WithWebsocketCloseCode(ctx, closeForbidden), nil, errors.New("forbidden: send the token in the connection_init payload as Authorization")
+		if err != nil {
+			return forbidden, nil, errors.New("forbidden: invalid, revoked or missing token; send it in the connection_init payload as Authorization")
 		}
-		return ctx, nil, nil
+		// The socket ends when its token is revoked: gqlgen closes a
+		// connection whose context ends.
+		bound, err := a.Bind(ctx, p)
+		if err != nil {
+			return forbidden, nil, errors.New("forbidden: invalid or revoked token")
+		}
+		return bound, nil, nil
 	}
 }
 

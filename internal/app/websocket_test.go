@@ -103,3 +103,58 @@ func TestWebsocketAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestWebsocketEndsWithItsToken: revoking a token, or deleting the session
+// of a session token, closes the sockets it opened at once.
+func TestWebsocketEndsWithItsToken(t *testing.T) {
+	srv := apptest.Start(t, apptest.Config(t))
+	admin := apptest.AdminToken
+	newSession := func() (string, string) {
+		var r struct {
+			CreateSession struct {
+				Session struct{ ID string }
+				Token   string
+			}
+		}
+		srv.MustGraphQL(t, admin, `mutation { createSession(name: "ws") { session { id } token } }`, nil, &r)
+		return r.CreateSession.Session.ID, r.CreateSession.Token
+	}
+	open := func(tok string) *websocket.Conn {
+		c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+		send(t, c, `{"type":"connection_init","payload":{"Authorization":"`+tok+`"}}`)
+		if m, err := next(t, c); err != nil || m["type"] != "connection_ack" {
+			t.Fatalf("init: %v %v", m, err)
+		}
+		return c
+	}
+	waitClosed := func(c *websocket.Conn) {
+		t.Helper()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for {
+			if _, err := next(t, c); err != nil {
+				if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+					t.Fatalf("socket still open 5 s after its token ended")
+				}
+				return
+			}
+		}
+	}
+
+	_, tok := newSession()
+	c := open(tok)
+	srv.MustGraphQL(t, admin, `mutation($t: String!) { revokeToken(token: $t) }`, map[string]any{"t": tok}, nil)
+	waitClosed(c)
+
+	sid, tok2 := newSession()
+	c2 := open(tok2)
+	srv.MustGraphQL(t, admin, `mutation($s: ID!) { deleteSession(id: $s) }`, map[string]any{"s": sid}, nil)
+	waitClosed(c2)
+
+	// A socket of another token is not affected.
+	_, tok3 := newSession()
+	c3 := open(tok3)
+	send(t, c3, `{"id":"1","type":"subscribe","payload":{"query":"{ viewer { session { id } } }"}}`)
+	if m, err := next(t, c3); err != nil || m["type"] != "next" {
+		t.Fatalf("unrelated socket: %v %v", m, err)
+	}
+}

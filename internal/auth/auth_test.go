@@ -2,14 +2,21 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/wagraph/wagraph/ent/enttest"
+	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -354,5 +361,72 @@ func TestPrincipalRequire(t *testing.T) {
 				t.Errorf("IsSessionToken = %v", got)
 			}
 		})
+	}
+}
+
+// TestBindForgets: a binding goes away with its context, and Disconnect
+// ends only the bindings of the tokens it names.
+func TestBindForgets(t *testing.T) {
+	db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+	defer db.Close()
+	n := 0
+	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })
+	u, _, err := s.CreateUser(context.Background(), "u", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokA, err := db.Token.Query().Where(token.UserID(u.ID)).OnlyID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pA := &Principal{TokenID: tokA, UserID: u.ID}
+
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	b1, err := s.Bind(ctx1, pA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := s.Bind(context.Background(), pA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.bound(); got != 2 {
+		t.Fatalf("%d bound, want 2", got)
+	}
+	cancel1()
+	<-b1.Done()
+	waitFor(t, func() bool { return s.bound() == 1 })
+	s.Disconnect("some-other-token")
+	if b2.Err() != nil {
+		t.Fatal("Disconnect of another token ended this binding")
+	}
+	s.Disconnect(tokA)
+	<-b2.Done()
+	if !errors.Is(context.Cause(b2), ErrTokenGone) {
+		t.Errorf("cause %v, want ErrTokenGone", context.Cause(b2))
+	}
+	waitFor(t, func() bool { return s.bound() == 0 })
+
+	// A revoked token cannot be bound.
+	if err := s.Revoke(context.Background(), &Principal{UserID: u.ID, TokenID: tokA}, "unknown"); err == nil {
+		t.Fatal("revoking an unknown token succeeded")
+	}
+	if _, err := db.Token.UpdateOneID(tokA).SetRevokedAt(time.Now()).Save(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bind(context.Background(), pA); err == nil {
+		t.Error("a revoked token was bound")
+	}
+	waitFor(t, func() bool { return s.bound() == 0 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5 s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

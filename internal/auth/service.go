@@ -18,6 +18,7 @@ type Service struct {
 	rand  io.Reader
 	now   func() time.Time
 	newID func() string
+	live  live
 }
 
 // NewService returns a Service storing tokens in db. rand feeds token secrets,
@@ -184,5 +185,6 @@ func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
 	if err := s.db.Token.UpdateOne(t).SetRevokedAt(s.now()).Exec(ctx); err != nil {
 		return fmt.Errorf("revoke token: %w", err)
 	}
+	s.Disconnect(t.ID)
 	return nil
 }
