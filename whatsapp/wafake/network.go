@@ -1,0 +1,190 @@
+package wafake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+	"go.mau.fi/whatsmeow"
+	waBinary "go.mau.fi/whatsmeow/binary"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/util/keys"
+)
+
+// Options configure a Network.
+type Options struct {
+	// Logger receives the network's own log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Network is a simulated WhatsApp: a server on loopback that whatsmeow
+// clients connect to, and the world of accounts behind it.
+type Network struct {
+	log    *slog.Logger
+	ln     net.Listener
+	srv    *http.Server
+	static *keys.KeyPair
+	ids    atomic.Uint64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+}
+
+// New starts a network listening on a loopback port. Close stops it.
+func New(opts Options) (*Network, error) {
+	TrustFakeRoot()
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Network{
+		log: log, ln: ln, static: keys.NewKeyPair(),
+		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws/chat", n.serveChat)
+	n.srv = &http.Server{Handler: mux, BaseContext: func(net.Listener) context.Context { return ctx }}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("wafake: serve", "err", err)
+		}
+	}()
+	return n, nil
+}
+
+// Addr is the network's loopback address.
+func (n *Network) Addr() string { return n.ln.Addr().String() }
+
+// Close drops every connection and stops the server; it returns when all of
+// the network's goroutines have ended.
+func (n *Network) Close() error {
+	n.cancel()
+	err := n.srv.Close()
+	n.mu.Lock()
+	for c := range n.conns {
+		c.close()
+	}
+	n.mu.Unlock()
+	n.wg.Wait()
+	return err
+}
+
+// HTTPClient returns an HTTP client whose every connection, whatever host it
+// names, goes to the network. Connections are plain TCP: returning them from
+// DialTLSContext makes net/http treat them as already secured.
+func (n *Network) HTTPClient() *http.Client {
+	d := &net.Dialer{}
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, "tcp", n.Addr())
+	}
+	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
+}
+
+// Point makes cli connect to the network instead of WhatsApp. Call it before
+// cli.Connect, and never call cli.SetProxy afterwards (it would replace the
+// redirected transports).
+func (n *Network) Point(cli *whatsmeow.Client) {
+	cli.SetWebsocketHTTPClient(n.HTTPClient())
+	cli.SetPreLoginHTTPClient(n.HTTPClient())
+	cli.SetMediaHTTPClient(n.HTTPClient())
+}
+
+func (n *Network) nextID() string {
+	return "wafake-" + strconv.FormatUint(n.ids.Add(1), 10)
+}
+
+func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(16 << 20)
+	ctx, cancel := context.WithCancel(n.ctx)
+	c := &conn{net: n, ws: ws, log: n.log, ctx: ctx, cancel: cancel}
+	n.mu.Lock()
+	if n.ctx.Err() != nil {
+		n.mu.Unlock()
+		c.close()
+		return
+	}
+	n.conns[c] = struct{}{}
+	n.wg.Add(1)
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.conns, c)
+		n.mu.Unlock()
+		c.close()
+		n.wg.Done()
+	}()
+	if err := c.serverHandshake(); err != nil {
+		n.log.Debug("wafake: handshake failed", "err", err)
+		return
+	}
+	if c.payload.Username == nil {
+		if err := n.startPairing(c); err != nil {
+			n.log.Debug("wafake: start pairing", "err", err)
+			return
+		}
+	}
+	for {
+		node, err := c.readNode()
+		if err != nil {
+			return
+		}
+		n.handle(c, node)
+	}
+}
+
+// handle dispatches one node from a client.
+func (n *Network) handle(c *conn, node *waBinary.Node) {
+	switch node.Tag {
+	case "iq":
+		n.handleIQ(c, node)
+	}
+}
+
+func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
+	ag := node.AttrGetter()
+	typ, id := ag.String("type"), ag.String("id")
+	if typ == "result" || typ == "error" {
+		return // an answer to an IQ of ours
+	}
+	_ = c.send(waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}})
+}
+
+// startPairing offers a new (unregistered) client QR references; the client
+// shows them as QR codes.
+func (n *Network) startPairing(c *conn) error {
+	refs := make([]waBinary.Node, 6)
+	for i := range refs {
+		b := make([]byte, 18)
+		_, _ = rand.Read(b)
+		refs[i] = waBinary.Node{Tag: "ref", Content: []byte("2@" + base64.StdEncoding.EncodeToString(b))}
+	}
+	return c.send(waBinary.Node{
+		Tag:     "iq",
+		Attrs:   waBinary.Attrs{"id": n.nextID(), "type": "set", "xmlns": "md", "from": types.ServerJID},
+		Content: []waBinary.Node{{Tag: "pair-device", Content: refs}},
+	})
+}
