@@ -37,6 +37,7 @@ type conn struct {
 
 	noisePub [32]byte
 	payload  *waWa6.ClientPayload
+	dev      *companion // the device logged in on this connection
 }
 
 // nextFrame returns the next complete frame, reading websocket messages as

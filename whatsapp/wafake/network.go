@@ -39,8 +39,18 @@ type Network struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	conns map[*conn]struct{}
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	accounts map[string]*account
+	lidSeq   uint64
+	pairing  map[string]*conn // QR reference → the client showing it
+	pending  map[string]pendingIQ
+}
+
+// pendingIQ waits for a client's answer to an IQ the network sent.
+type pendingIQ struct {
+	c  *conn
+	fn func(*waBinary.Node)
 }
 
 // New starts a network listening on a loopback port. Close stops it.
@@ -58,6 +68,7 @@ func New(opts Options) (*Network, error) {
 	n := &Network{
 		log: log, ln: ln, static: keys.NewKeyPair(),
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws/chat", n.serveChat)
@@ -133,6 +144,19 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		n.mu.Lock()
 		delete(n.conns, c)
+		for ref, pc := range n.pairing {
+			if pc == c {
+				delete(n.pairing, ref)
+			}
+		}
+		for id, p := range n.pending {
+			if p.c == c {
+				delete(n.pending, id)
+			}
+		}
+		if c.dev != nil && c.dev.loggedIn == c {
+			c.dev.loggedIn = nil
+		}
 		n.mu.Unlock()
 		c.close()
 		n.wg.Done()
@@ -146,6 +170,8 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 			n.log.Debug("wafake: start pairing", "err", err)
 			return
 		}
+	} else if !n.login(c) {
+		return
 	}
 	for {
 		node, err := c.readNode()
@@ -164,24 +190,48 @@ func (n *Network) handle(c *conn, node *waBinary.Node) {
 	}
 }
 
+// expect registers fn for the client's answer to the IQ id.
+func (n *Network) expect(c *conn, id string, fn func(*waBinary.Node)) {
+	n.mu.Lock()
+	n.pending[id] = pendingIQ{c: c, fn: fn}
+	n.mu.Unlock()
+}
+
 func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
 	ag := node.AttrGetter()
 	typ, id := ag.String("type"), ag.String("id")
 	if typ == "result" || typ == "error" {
-		return // an answer to an IQ of ours
+		n.mu.Lock()
+		p, ok := n.pending[id]
+		delete(n.pending, id)
+		n.mu.Unlock()
+		if ok && p.c == c {
+			go p.fn(node) // may send and wait: never block the read loop
+		}
+		return
 	}
-	_ = c.send(waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}})
+	var content []waBinary.Node
+	switch ag.OptionalString("xmlns") {
+	case "encrypt":
+		content = n.handleEncrypt(c, node, typ)
+	}
+	// Every IQ gets an answer with its id: whatsmeow waits 75 s for one.
+	_ = c.send(waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}, Content: content})
 }
 
 // startPairing offers a new (unregistered) client QR references; the client
 // shows them as QR codes.
 func (n *Network) startPairing(c *conn) error {
 	refs := make([]waBinary.Node, 6)
+	n.mu.Lock()
 	for i := range refs {
 		b := make([]byte, 18)
 		_, _ = rand.Read(b)
-		refs[i] = waBinary.Node{Tag: "ref", Content: []byte("2@" + base64.StdEncoding.EncodeToString(b))}
+		ref := "2@" + base64.StdEncoding.EncodeToString(b)
+		n.pairing[ref] = c
+		refs[i] = waBinary.Node{Tag: "ref", Content: []byte(ref)}
 	}
+	n.mu.Unlock()
 	return c.send(waBinary.Node{
 		Tag:     "iq",
 		Attrs:   waBinary.Attrs{"id": n.nextID(), "type": "set", "xmlns": "md", "from": types.ServerJID},

@@ -11,6 +11,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/store/sqlstore"
+	"go.mau.fi/whatsmeow/types/events"
 	waLog "go.mau.fi/whatsmeow/util/log"
 
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -65,5 +66,107 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no QR code within 10 s")
+	}
+}
+
+// linkByQR connects a new client, has the phone of account phone scan its
+// QR code, and waits until the client is paired and connected.
+func linkByQR(t *testing.T, n *wafake.Network, phone string) (*whatsmeow.Client, *events.PairSuccess) {
+	t.Helper()
+	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
+	n.Point(cli)
+	paired := make(chan *events.PairSuccess, 1)
+	connected := make(chan struct{}, 1)
+	cli.AddEventHandler(func(evt any) {
+		switch e := evt.(type) {
+		case *events.PairSuccess:
+			paired <- e
+		case *events.Connected:
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	qr, err := cli.GetQRChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cli.Disconnect)
+	item := <-qr
+	if item.Event != "code" {
+		t.Fatalf("qr event %q", item.Event)
+	}
+	if err := n.ScanQR(item.Code, phone); err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	var ps *events.PairSuccess
+	select {
+	case ps = <-paired:
+	case <-ctx.Done():
+		t.Fatal("no PairSuccess within 20 s")
+	}
+	select {
+	case <-connected:
+	case <-ctx.Done():
+		t.Fatal("not connected within 20 s of pairing")
+	}
+	return cli, ps
+}
+
+func TestQRPairingAndLogin(t *testing.T) {
+	n := startNetwork(t)
+	cli, ps := linkByQR(t, n, "491701234567")
+	if ps.ID.User != "491701234567" || ps.ID.Device == 0 || ps.LID.Server != "lid" {
+		t.Errorf("paired as %s / %s", ps.ID, ps.LID)
+	}
+	if cli.Store.ID == nil || *cli.Store.ID != ps.ID {
+		t.Errorf("store id %v, want %s", cli.Store.ID, ps.ID)
+	}
+	if n, err := cli.Store.PreKeys.UploadedPreKeyCount(context.Background()); err != nil || n < 800 {
+		t.Errorf("%d prekeys marked uploaded (%v), want the initial 812", n, err)
+	}
+
+	// A paired device logs in again after a disconnect.
+	connected := make(chan struct{}, 1)
+	cli.AddEventHandler(func(evt any) {
+		if _, ok := evt.(*events.Connected); ok {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	cli.Disconnect()
+	if err := cli.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the paired device did not log in again")
+	}
+	if !cli.IsLoggedIn() {
+		t.Error("not logged in after reconnect")
+	}
+}
+
+func TestScanQRRefusals(t *testing.T) {
+	n := startNetwork(t)
+	if err := n.ScanQR("nonsense", "491701234567"); err == nil {
+		t.Error("a malformed code was accepted")
+	}
+	if err := n.ScanQR("2@x,AAAA,AAAA,AAAA", "491701234567"); err == nil {
+		t.Error("a code nobody shows was accepted")
+	}
+	for _, phone := range []string{"123", "4917012340000", "49170x234567"} {
+		if err := wafake.ValidPhone(phone); err == nil {
+			t.Errorf("%s accepted as an account", phone)
+		}
 	}
 }

@@ -1,0 +1,89 @@
+package wafake
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/util/keys"
+)
+
+// account is a simulated WhatsApp account: a phone (device 0) and the
+// companion devices linked to it.
+type account struct {
+	phone    string
+	lid      string // the account's LID user
+	identity *keys.KeyPair
+	devices  map[uint16]*companion
+	nextDev  uint16
+}
+
+// companion is a linked device, as the server knows it: its keys and the
+// prekeys it uploaded, which are what a sender encrypts to.
+type companion struct {
+	acct     *account
+	device   uint16
+	noisePub [32]byte
+	identity [32]byte
+	regID    uint32
+	signed   signedPreKey
+	prekeys  map[uint32][32]byte
+	loggedIn *conn // the connection logged in as this device, if any
+}
+
+type signedPreKey struct {
+	id  uint32
+	pub [32]byte
+	sig [64]byte
+}
+
+func (c *companion) jid() types.JID {
+	return types.JID{User: c.acct.phone, Device: c.device, Server: types.DefaultUserServer}
+}
+
+func (c *companion) lidJID() types.JID {
+	return types.JID{User: c.acct.lid, Device: c.device, Server: types.HiddenUserServer}
+}
+
+// ValidPhone reports whether phone is a WhatsApp account of the simulated
+// world: 7 to 15 digits, not ending in 0000 (those are not on WhatsApp).
+func ValidPhone(phone string) error {
+	if len(phone) < 7 || len(phone) > 15 || strings.IndexFunc(phone, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return fmt.Errorf("wafake: %q is not a phone number of 7 to 15 digits", phone)
+	}
+	if strings.HasSuffix(phone, "0000") {
+		return fmt.Errorf("wafake: %s is not on WhatsApp (numbers ending in 0000 never are)", phone)
+	}
+	return nil
+}
+
+// accountLocked returns the account of phone, creating it on first use.
+// n.mu must be held.
+func (n *Network) accountLocked(phone string) (*account, error) {
+	if err := ValidPhone(phone); err != nil {
+		return nil, err
+	}
+	a := n.accounts[phone]
+	if a == nil {
+		n.lidSeq++
+		a = &account{
+			phone:    phone,
+			lid:      strconv.FormatUint(200000000000000+n.lidSeq, 10),
+			identity: keys.NewKeyPair(),
+			devices:  map[uint16]*companion{},
+			nextDev:  1,
+		}
+		n.accounts[phone] = a
+	}
+	return a, nil
+}
+
+// companionLocked finds the companion a login payload names. n.mu must be
+// held.
+func (n *Network) companionLocked(phone string, device uint16) *companion {
+	if a := n.accounts[phone]; a != nil {
+		return a.devices[device]
+	}
+	return nil
+}
