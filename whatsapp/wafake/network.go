@@ -172,6 +172,8 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 		}
 	} else if !n.login(c) {
 		return
+	} else {
+		n.flushQueue(c)
 	}
 	for {
 		node, err := c.readNode()
@@ -187,6 +189,10 @@ func (n *Network) handle(c *conn, node *waBinary.Node) {
 	switch node.Tag {
 	case "iq":
 		n.handleIQ(c, node)
+	case "message":
+		n.handleMessage(c, node)
+	case "ack":
+		n.handleAck(c, node)
 	}
 }
 
@@ -214,6 +220,8 @@ func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
 	switch ag.OptionalString("xmlns") {
 	case "encrypt":
 		content = n.handleEncrypt(c, node, typ)
+	case "usync":
+		content = n.handleUsync(c, node)
 	}
 	// Every IQ gets an answer with its id: whatsmeow waits 75 s for one.
 	_ = c.send(waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}, Content: content})

@@ -19,6 +19,9 @@ func (n *Network) handleEncrypt(c *conn, node *waBinary.Node, typ string) []waBi
 		n.mu.Unlock()
 		return []waBinary.Node{{Tag: "count", Attrs: waBinary.Attrs{"value": strconv.Itoa(count)}}}
 	}
+	if key, ok := node.GetOptionalChildByTag("key"); ok && typ == "get" {
+		return n.handleKeyFetch(key)
+	}
 	if list, ok := node.GetOptionalChildByTag("list"); ok && typ == "set" {
 		n.mu.Lock()
 		defer n.mu.Unlock()

@@ -9,10 +9,13 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/store/sqlstore"
+	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	waLog "go.mau.fi/whatsmeow/util/log"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -167,6 +170,64 @@ func TestScanQRRefusals(t *testing.T) {
 	for _, phone := range []string{"123", "4917012340000", "49170x234567"} {
 		if err := wafake.ValidPhone(phone); err == nil {
 			t.Errorf("%s accepted as an account", phone)
+		}
+	}
+}
+
+// waitInbox waits until the phone of account phone has at least n messages.
+func waitInbox(t *testing.T, net *wafake.Network, phone string, n int) []wafake.Received {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if in := net.Inbox(phone); len(in) >= n {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s received %d messages within 10 s, want %d", phone, len(net.Inbox(phone)), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSendTextDecryptedByRecipient(t *testing.T) {
+	n := startNetwork(t)
+	cli, ps := linkByQR(t, n, "491701234567")
+	ctx := context.Background()
+	to := types.NewJID("4915112345678", types.DefaultUserServer)
+	for i, text := range []string{"hello from wagraph", "second message on the same session"} {
+		resp, err := cli.SendMessage(ctx, to, &waE2E.Message{Conversation: proto.String(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := waitInbox(t, n, "4915112345678", i+1)
+		got := in[i]
+		if got.Message.GetConversation() != text || got.ID != resp.ID || got.From != ps.ID || got.Chat != ps.ID.ToNonAD() {
+			t.Errorf("recipient decrypted %+v (text %q), want %q from %s", got, got.Message.GetConversation(), text, ps.ID)
+		}
+	}
+}
+
+func TestReceiveTextFromContact(t *testing.T) {
+	n := startNetwork(t)
+	cli, ps := linkByQR(t, n, "491701234567")
+	got := make(chan *events.Message, 4)
+	cli.AddEventHandler(func(evt any) {
+		if m, ok := evt.(*events.Message); ok {
+			got <- m
+		}
+	})
+	for _, text := range []string{"hi there", "and again"} {
+		id, err := n.SendText("4915112345678", ps.ID.User, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.Info.ID != id || m.Message.GetConversation() != text || m.Info.Sender.User != "4915112345678" || m.Info.IsFromMe {
+				t.Errorf("client got %+v %q, want %s %q", m.Info, m.Message.GetConversation(), id, text)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("client did not receive the message")
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/util/keys"
 )
@@ -17,6 +18,8 @@ type account struct {
 	identity *keys.KeyPair
 	devices  map[uint16]*companion
 	nextDev  uint16
+	phoneDev *signalStore // the phone (device 0) as a Signal device
+	inbox    []Received
 }
 
 // companion is a linked device, as the server knows it: its keys and the
@@ -30,6 +33,15 @@ type companion struct {
 	signed   signedPreKey
 	prekeys  map[uint32][32]byte
 	loggedIn *conn // the connection logged in as this device, if any
+	// unacked holds stanzas sent to the device and not yet acknowledged, in
+	// order: they are sent again when it logs in, as WhatsApp's offline
+	// queue does, so a client that crashed before acking loses nothing.
+	unacked []queued
+}
+
+type queued struct {
+	id   string
+	node waBinary.Node
 }
 
 type signedPreKey struct {
@@ -40,6 +52,19 @@ type signedPreKey struct {
 
 func (c *companion) jid() types.JID {
 	return types.JID{User: c.acct.phone, Device: c.device, Server: types.DefaultUserServer}
+}
+
+func (a *account) jid() types.JID { return types.NewJID(a.phone, types.DefaultUserServer) }
+
+// deviceJIDs lists the account's devices: the phone, then its companions.
+func (a *account) deviceJIDs() []types.JID {
+	out := []types.JID{{User: a.phone, Server: types.DefaultUserServer}}
+	for d := uint16(1); d < a.nextDev; d++ {
+		if c := a.devices[d]; c != nil {
+			out = append(out, c.jid())
+		}
+	}
+	return out
 }
 
 func (c *companion) lidJID() types.JID {
@@ -67,12 +92,14 @@ func (n *Network) accountLocked(phone string) (*account, error) {
 	a := n.accounts[phone]
 	if a == nil {
 		n.lidSeq++
+		id := keys.NewKeyPair()
 		a = &account{
 			phone:    phone,
 			lid:      strconv.FormatUint(200000000000000+n.lidSeq, 10),
-			identity: keys.NewKeyPair(),
+			identity: id,
 			devices:  map[uint16]*companion{},
 			nextDev:  1,
+			phoneDev: newSignalStore(id, uint32(1+n.lidSeq%16000)),
 		}
 		n.accounts[phone] = a
 	}

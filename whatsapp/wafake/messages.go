@@ -1,0 +1,316 @@
+package wafake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mau.fi/libsignal/ecc"
+	"go.mau.fi/libsignal/keys/identity"
+	"go.mau.fi/libsignal/keys/prekey"
+	"go.mau.fi/libsignal/protocol"
+	"go.mau.fi/libsignal/session"
+	"go.mau.fi/libsignal/util/optional"
+	waBinary "go.mau.fi/whatsmeow/binary"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
+)
+
+// Received is a message as a simulated phone decrypted it.
+type Received struct {
+	ID        string
+	From      types.JID // the sending device
+	Chat      types.JID // the sender's user JID, or the group
+	Message   *waE2E.Message
+	Timestamp time.Time
+}
+
+// Inbox returns every message the phone of account phone received, oldest
+// first.
+func (n *Network) Inbox(phone string) []Received {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if a := n.accounts[phone]; a != nil {
+		return append([]Received(nil), a.inbox...)
+	}
+	return nil
+}
+
+// handleMessage takes a message a client sent: every copy addressed to a
+// simulated phone is decrypted into that phone's inbox, every copy for a
+// linked device is passed on; the sender gets its ack.
+func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
+	ag := node.AttrGetter()
+	id, to := ag.String("id"), ag.JID("to")
+	if c.dev == nil {
+		return
+	}
+	sender := c.dev.jid()
+	for _, p := range node.GetChildrenByTag("participants") {
+		for _, t := range p.GetChildrenByTag("to") {
+			dest, ok := t.Attrs["jid"].(types.JID)
+			if !ok {
+				continue
+			}
+			for _, enc := range t.GetChildrenByTag("enc") {
+				n.deliverCopy(sender, to, dest, id, enc)
+			}
+		}
+	}
+	_ = c.send(waBinary.Node{Tag: "ack", Attrs: waBinary.Attrs{
+		"class": "message", "id": id, "from": to, "t": strconv.FormatInt(time.Now().Unix(), 10),
+	}})
+}
+
+// deliverCopy hands one encrypted copy to its device.
+func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBinary.Node) {
+	if dest.Server == types.HiddenUserServer {
+		dest = n.pnOfLID(dest)
+	}
+	n.mu.Lock()
+	acct := n.accounts[dest.User]
+	n.mu.Unlock()
+	if acct == nil {
+		return
+	}
+	if dest.Device != 0 {
+		// A linked device: relaying between two clients of the network
+		// arrives with the linked-device scenarios.
+		return
+	}
+	msg, err := n.phoneDecrypt(acct, sender, enc)
+	if err != nil {
+		n.log.Warn("wafake: phone could not decrypt", "to", dest.String(), "from", sender.String(), "err", err)
+		return
+	}
+	chatJID := sender.ToNonAD()
+	if chat.Server == types.GroupServer {
+		chatJID = chat
+	}
+	n.mu.Lock()
+	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, Message: msg, Timestamp: time.Now()})
+	n.mu.Unlock()
+}
+
+// pnOfLID maps a LID device JID to the phone-number JID of the same device.
+func (n *Network) pnOfLID(j types.JID) types.JID {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, a := range n.accounts {
+		if a.lid == j.User {
+			return types.JID{User: a.phone, Device: j.Device, Server: types.DefaultUserServer}
+		}
+	}
+	return j
+}
+
+// phoneDecrypt decrypts a 1:1 copy as the phone of acct.
+func (n *Network) phoneDecrypt(acct *account, sender types.JID, enc waBinary.Node) (*waE2E.Message, error) {
+	ct, ok := enc.Content.([]byte)
+	if !ok {
+		return nil, errors.New("enc without bytes")
+	}
+	ctx := context.Background()
+	addr := sender.SignalAddress()
+	builder := session.NewBuilderFromSignal(acct.phoneDev, addr, serializer)
+	cipher := session.NewCipher(builder, addr)
+	var plain []byte
+	var err error
+	switch enc.AttrGetter().String("type") {
+	case "pkmsg":
+		var m *protocol.PreKeySignalMessage
+		if m, err = protocol.NewPreKeySignalMessageFromBytes(ct, serializer.PreKeySignalMessage, serializer.SignalMessage); err == nil {
+			plain, err = cipher.DecryptMessage(ctx, m)
+		}
+	case "msg":
+		var m *protocol.SignalMessage
+		if m, err = protocol.NewSignalMessageFromBytes(ct, serializer.SignalMessage); err == nil {
+			plain, err = cipher.Decrypt(ctx, m)
+		}
+	default:
+		return nil, fmt.Errorf("enc type %q", enc.AttrGetter().String("type"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(plain) == 0 || int(plain[len(plain)-1]) > len(plain) {
+		return nil, errors.New("bad padding")
+	}
+	plain = plain[:len(plain)-int(plain[len(plain)-1])]
+	var msg waE2E.Message
+	if err := proto.Unmarshal(plain, &msg); err != nil {
+		return nil, fmt.Errorf("unmarshal message: %w", err)
+	}
+	if dsm := msg.GetDeviceSentMessage(); dsm != nil && dsm.GetMessage() != nil {
+		return dsm.GetMessage(), nil
+	}
+	return &msg, nil
+}
+
+// SendText has the phone of account from send text to every linked device of
+// account to; it returns the message id.
+func (n *Network) SendText(from, to, text string) (string, error) {
+	return n.SendMessage(from, to, &waE2E.Message{Conversation: proto.String(text)})
+}
+
+// SendMessage has the phone of account from send msg to every linked device
+// of account to. Devices that are offline get it when they log in.
+func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, error) {
+	plain, err := proto.Marshal(msg)
+	if err != nil {
+		return "", err
+	}
+	n.mu.Lock()
+	sender, err := n.accountLocked(from)
+	if err != nil {
+		n.mu.Unlock()
+		return "", err
+	}
+	recipient, err := n.accountLocked(to)
+	if err != nil {
+		n.mu.Unlock()
+		return "", err
+	}
+	var comps []*companion
+	for _, j := range recipient.deviceJIDs()[1:] {
+		comps = append(comps, recipient.devices[j.Device])
+	}
+	n.mu.Unlock()
+	if len(comps) == 0 {
+		return "", fmt.Errorf("wafake: account %s has no linked device", to)
+	}
+	id := newMessageID()
+	for _, comp := range comps {
+		enc, err := n.phoneEncrypt(sender, comp, plain)
+		if err != nil {
+			return "", err
+		}
+		node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
+			"id": id, "from": sender.jid(), "type": messageType(msg),
+			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": "Contact " + from,
+		}, Content: []waBinary.Node{enc}}
+		n.queue(comp, id, node)
+	}
+	return id, nil
+}
+
+func messageType(msg *waE2E.Message) string {
+	switch {
+	case msg.GetReactionMessage() != nil:
+		return "reaction"
+	case msg.GetConversation() != "" || msg.GetExtendedTextMessage() != nil || msg.GetProtocolMessage() != nil:
+		return "text"
+	default:
+		return "media"
+	}
+}
+
+func newMessageID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "3EB0" + strings.ToUpper(hex.EncodeToString(b))
+}
+
+// phoneEncrypt encrypts plain from the phone of sender to a linked device,
+// starting a session from the device's uploaded prekeys when there is none.
+func (n *Network) phoneEncrypt(sender *account, comp *companion, plain []byte) (waBinary.Node, error) {
+	ctx := context.Background()
+	addr := comp.jid().SignalAddress()
+	builder := session.NewBuilderFromSignal(sender.phoneDev, addr, serializer)
+	if has, _ := sender.phoneDev.ContainsSession(ctx, addr); !has {
+		b, err := n.companionBundle(comp)
+		if err != nil {
+			return waBinary.Node{}, err
+		}
+		if err := builder.ProcessBundle(ctx, b); err != nil {
+			return waBinary.Node{}, fmt.Errorf("wafake: start session with %s: %w", comp.jid(), err)
+		}
+	}
+	cipher := session.NewCipher(builder, addr)
+	pad := byte(1 + time.Now().UnixNano()%15)
+	padded := append(append([]byte{}, plain...), make([]byte, pad)...)
+	for i := len(plain); i < len(padded); i++ {
+		padded[i] = pad
+	}
+	ct, err := cipher.Encrypt(ctx, padded)
+	if err != nil {
+		return waBinary.Node{}, fmt.Errorf("wafake: encrypt for %s: %w", comp.jid(), err)
+	}
+	typ := "msg"
+	if ct.Type() == protocol.PREKEY_TYPE {
+		typ = "pkmsg"
+	}
+	return waBinary.Node{Tag: "enc", Attrs: waBinary.Attrs{"v": "2", "type": typ}, Content: ct.Serialize()}, nil
+}
+
+// companionBundle builds a prekey bundle of a linked device from what it
+// uploaded; the one-time prekey is used up.
+func (n *Network) companionBundle(comp *companion) (*prekey.Bundle, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var (
+		pkID  uint32
+		pkPub [32]byte
+		found bool
+	)
+	for id, pub := range comp.prekeys {
+		if !found || id < pkID {
+			pkID, pkPub, found = id, pub, true
+		}
+	}
+	sk := comp.signed
+	idKey := identity.NewKey(ecc.NewDjbECPublicKey(comp.identity))
+	if !found {
+		return prekey.NewBundle(comp.regID, uint32(comp.device), optional.NewEmptyUint32(), sk.id,
+			nil, ecc.NewDjbECPublicKey(sk.pub), sk.sig, idKey), nil
+	}
+	delete(comp.prekeys, pkID)
+	return prekey.NewBundle(comp.regID, uint32(comp.device), optional.NewOptionalUint32(pkID), sk.id,
+		ecc.NewDjbECPublicKey(pkPub), ecc.NewDjbECPublicKey(sk.pub), sk.sig, idKey), nil
+}
+
+// queue sends a stanza to a linked device now if it is online, and keeps it
+// until the device acknowledges it.
+func (n *Network) queue(comp *companion, id string, node waBinary.Node) {
+	n.mu.Lock()
+	comp.unacked = append(comp.unacked, queued{id: id, node: node})
+	c := comp.loggedIn
+	n.mu.Unlock()
+	if c != nil {
+		_ = c.send(node)
+	}
+}
+
+// flushQueue sends a device everything it has not acknowledged, after it
+// logged in.
+func (n *Network) flushQueue(c *conn) {
+	n.mu.Lock()
+	pending := append([]queued(nil), c.dev.unacked...)
+	n.mu.Unlock()
+	for _, q := range pending {
+		_ = c.send(q.node)
+	}
+}
+
+// handleAck removes an acknowledged stanza from the device's queue.
+func (n *Network) handleAck(c *conn, node *waBinary.Node) {
+	if c.dev == nil {
+		return
+	}
+	id := node.AttrGetter().OptionalString("id")
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	q := c.dev.unacked[:0]
+	for _, e := range c.dev.unacked {
+		if e.id != id {
+			q = append(q, e)
+		}
+	}
+	c.dev.unacked = q
+}
