@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -300,15 +301,38 @@ func (n *Network) flushQueue(c *conn) {
 
 // handleAck removes an acknowledged stanza from the device's queue.
 func (n *Network) handleAck(c *conn, node *waBinary.Node) {
+	n.acknowledge(c, node.AttrGetter().OptionalString("id"))
+}
+
+// handleReceipt takes a client's receipt. For a message, the delivery
+// receipt is what acknowledges it (whatsmeow sends it only once its handlers
+// succeeded); the network answers every receipt with an ack.
+func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
+	ag := node.AttrGetter()
+	id := ag.String("id")
+	ids := []string{id}
+	if list, ok := node.GetOptionalChildByTag("list"); ok {
+		for _, item := range list.GetChildrenByTag("item") {
+			ids = append(ids, item.AttrGetter().String("id"))
+		}
+	}
+	n.acknowledge(c, ids...)
+	attrs := waBinary.Attrs{"class": "receipt", "id": id, "from": node.Attrs["to"]}
+	if typ, ok := node.Attrs["type"]; ok {
+		attrs["type"] = typ
+	}
+	_ = c.send(waBinary.Node{Tag: "ack", Attrs: attrs})
+}
+
+func (n *Network) acknowledge(c *conn, ids ...string) {
 	if c.dev == nil {
 		return
 	}
-	id := node.AttrGetter().OptionalString("id")
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	q := c.dev.unacked[:0]
 	for _, e := range c.dev.unacked {
-		if e.id != id {
+		if !slices.Contains(ids, e.id) {
 			q = append(q, e)
 		}
 	}

@@ -193,6 +193,8 @@ func (n *Network) handle(c *conn, node *waBinary.Node) {
 		n.handleMessage(c, node)
 	case "ack":
 		n.handleAck(c, node)
+	case "receipt":
+		n.handleReceipt(c, node)
 	}
 }
 
@@ -245,4 +247,15 @@ func (n *Network) startPairing(c *conn) error {
 		Attrs:   waBinary.Attrs{"id": n.nextID(), "type": "set", "xmlns": "md", "from": types.ServerJID},
 		Content: []waBinary.Node{{Tag: "pair-device", Content: refs}},
 	})
+}
+
+// Unacked is how many stanzas the network holds for a linked device because
+// it has not acknowledged them yet.
+func (n *Network) Unacked(device types.JID) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c := n.companionLocked(device.User, device.Device); c != nil {
+		return len(c.unacked)
+	}
+	return 0
 }
