@@ -71,7 +71,7 @@ func New(opts Options) (*Network, error) {
 		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/ws/chat", n.serveChat)
+	n.routes(mux)
 	n.srv = &http.Server{Handler: mux, BaseContext: func(net.Listener) context.Context { return ctx }}
 	n.wg.Add(1)
 	go func() {
@@ -186,15 +186,8 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 
 // handle dispatches one node from a client.
 func (n *Network) handle(c *conn, node *waBinary.Node) {
-	switch node.Tag {
-	case "iq":
-		n.handleIQ(c, node)
-	case "message":
-		n.handleMessage(c, node)
-	case "ack":
-		n.handleAck(c, node)
-	case "receipt":
-		n.handleReceipt(c, node)
+	if h := n.stanzaHandler(node.Tag); h != nil {
+		h(c, node)
 	}
 }
 
@@ -218,15 +211,17 @@ func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
 		}
 		return
 	}
-	var content []waBinary.Node
-	switch ag.OptionalString("xmlns") {
-	case "encrypt":
-		content = n.handleEncrypt(c, node, typ)
-	case "usync":
-		content = n.handleUsync(c, node)
+	reply := waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}}
+	if h := n.iqHandler(ag.OptionalString("xmlns")); h != nil {
+		content, iqErr := h(c, node)
+		if iqErr != nil {
+			reply.Attrs["type"] = "error"
+			content = []waBinary.Node{{Tag: "error", Attrs: waBinary.Attrs{"code": strconv.Itoa(iqErr.code), "text": iqErr.text}}}
+		}
+		reply.Content = content
 	}
 	// Every IQ gets an answer with its id: whatsmeow waits 75 s for one.
-	_ = c.send(waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}, Content: content})
+	_ = c.send(reply)
 }
 
 // startPairing offers a new (unregistered) client QR references; the client

@@ -9,18 +9,19 @@ import (
 
 // handleEncrypt serves the prekey IQs of a logged-in device: the count of
 // prekeys the server holds, and uploads of new ones.
-func (n *Network) handleEncrypt(c *conn, node *waBinary.Node, typ string) []waBinary.Node {
+func (n *Network) handleEncrypt(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
+	typ := node.AttrGetter().String("type")
 	if c.dev == nil {
-		return nil
+		return nil, &iqError{401, "not-authorized"}
 	}
 	if _, ok := node.GetOptionalChildByTag("count"); ok && typ == "get" {
 		n.mu.Lock()
 		count := len(c.dev.prekeys)
 		n.mu.Unlock()
-		return []waBinary.Node{{Tag: "count", Attrs: waBinary.Attrs{"value": strconv.Itoa(count)}}}
+		return []waBinary.Node{{Tag: "count", Attrs: waBinary.Attrs{"value": strconv.Itoa(count)}}}, nil
 	}
 	if key, ok := node.GetOptionalChildByTag("key"); ok && typ == "get" {
-		return n.handleKeyFetch(key)
+		return n.handleKeyFetch(key), nil
 	}
 	if list, ok := node.GetOptionalChildByTag("list"); ok && typ == "set" {
 		n.mu.Lock()
@@ -33,5 +34,5 @@ func (n *Network) handleEncrypt(c *conn, node *waBinary.Node, typ string) []waBi
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -11,10 +11,10 @@ import (
 // handleUsync answers user queries: device lists (every valid number is an
 // account with a phone; the asking device is left out of its own list) and
 // "is on WhatsApp" contact lookups.
-func (n *Network) handleUsync(c *conn, node *waBinary.Node) []waBinary.Node {
+func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	us, ok := node.GetOptionalChildByTag("usync")
 	if !ok {
-		return nil
+		return nil, &iqError{400, "bad-request"}
 	}
 	query := us.GetChildByTag("query")
 	_, wantDevices := query.GetOptionalChildByTag("devices")
@@ -67,7 +67,7 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) []waBinary.Node {
 		}
 		users = append(users, waBinary.Node{Tag: "user", Attrs: waBinary.Attrs{"jid": jid.ToNonAD()}, Content: children})
 	}
-	return []waBinary.Node{{Tag: "usync", Content: []waBinary.Node{{Tag: "list", Content: users}}}}
+	return []waBinary.Node{{Tag: "usync", Content: []waBinary.Node{{Tag: "list", Content: users}}}}, nil
 }
 
 // handleKeyFetch answers a prekey bundle request for devices: a phone mints a
