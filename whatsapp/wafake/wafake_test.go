@@ -2,6 +2,7 @@ package wafake_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,17 +32,24 @@ func startNetwork(t *testing.T) *wafake.Network {
 }
 
 // newDevice returns a fresh device store in its own SQLite file (WAL, busy
-// timeout: many clients write at once in the larger tests).
+// timeout: many clients write at once in the larger tests), closed when the
+// test ends.
 func newDevice(t *testing.T) *store.Device {
 	t.Helper()
-	ctx := context.Background()
+	dev, closeStore := openDevice(t)
+	t.Cleanup(closeStore)
+	return dev
+}
+
+// openDevice returns a fresh device store and the function that closes it.
+func openDevice(t *testing.T) (*store.Device, func()) {
+	t.Helper()
 	dsn := "file:" + filepath.Join(t.TempDir(), "wm.db") + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
-	c, err := sqlstore.New(ctx, "sqlite3", dsn, waLog.Noop)
+	c, err := sqlstore.New(context.Background(), "sqlite3", dsn, waLog.Noop)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c.NewDevice()
+	return c.NewDevice(), func() { c.Close() }
 }
 
 func TestHandshakeOffersQRCodes(t *testing.T) {
@@ -77,13 +85,27 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 func linkByQR(t *testing.T, n *wafake.Network, phone string) (*whatsmeow.Client, *events.PairSuccess) {
 	t.Helper()
 	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
+	t.Cleanup(cli.Disconnect)
+	ps, err := link(n, cli, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli, ps
+}
+
+// link pairs cli with the account phone by QR and waits until it is
+// connected. It may run outside the test's goroutine.
+func link(n *wafake.Network, cli *whatsmeow.Client, phone string) (*events.PairSuccess, error) {
 	n.Point(cli)
 	paired := make(chan *events.PairSuccess, 1)
 	connected := make(chan struct{}, 1)
 	cli.AddEventHandler(func(evt any) {
 		switch e := evt.(type) {
 		case *events.PairSuccess:
-			paired <- e
+			select {
+			case paired <- e:
+			default:
+			}
 		case *events.Connected:
 			select {
 			case connected <- struct{}{}:
@@ -91,35 +113,34 @@ func linkByQR(t *testing.T, n *wafake.Network, phone string) (*whatsmeow.Client,
 			}
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	qr, err := cli.GetQRChannel(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := cli.Connect(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(cli.Disconnect)
 	item := <-qr
 	if item.Event != "code" {
-		t.Fatalf("qr event %q", item.Event)
+		return nil, fmt.Errorf("qr event %q", item.Event)
 	}
 	if err := n.ScanQR(item.Code, phone); err != nil {
-		t.Fatalf("scan: %v", err)
+		return nil, fmt.Errorf("scan: %w", err)
 	}
 	var ps *events.PairSuccess
 	select {
 	case ps = <-paired:
 	case <-ctx.Done():
-		t.Fatal("no PairSuccess within 20 s")
+		return nil, fmt.Errorf("%s: no PairSuccess within 30 s", phone)
 	}
 	select {
 	case <-connected:
 	case <-ctx.Done():
-		t.Fatal("not connected within 20 s of pairing")
+		return nil, fmt.Errorf("%s: not connected within 30 s of pairing", phone)
 	}
-	return cli, ps
+	return ps, nil
 }
 
 func TestQRPairingAndLogin(t *testing.T) {
