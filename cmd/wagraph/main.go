@@ -35,6 +35,8 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], lookupEnv, stderr)
+	case "sandbox-network":
+		return sandboxNetwork(ctx, args[1:], stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "wagraph", version())
 		return 0
@@ -78,8 +80,9 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: wagraph <command> [flags]")
 	fmt.Fprintln(w, "")
 	fmt.Fprintln(w, "commands:")
-	fmt.Fprintln(w, "  serve     run the gateway")
-	fmt.Fprintln(w, "  version   print the version")
+	fmt.Fprintln(w, "  serve            run the gateway")
+	fmt.Fprintln(w, "  sandbox-network  run the simulated WhatsApp network as its own process (loopback only)")
+	fmt.Fprintln(w, "  version          print the version")
 	fmt.Fprintln(w, "")
 	fmt.Fprintln(w, "serve settings (each flag has an environment variable; the flag wins):")
 	config.Usage(w)

@@ -1,16 +1,24 @@
 // Package wafake is a simulated WhatsApp network: a server on loopback that
-// the real, unmodified whatsmeow client connects to (Noise handshake, binary
-// nodes, pairing, …), used by the project's tests and by the sandbox mode.
+// the real, unmodified whatsmeow client connects to — Noise handshake, binary
+// nodes, Signal encryption, pairing, media, groups, app state — and whose
+// simulated phones decrypt what they receive, so a test asserts what a real
+// recipient would see. It backs the project's tests and the sandbox mode.
 //
-// Using it in a test:
+// In a test, in ten lines:
 //
-//	net, err := wafake.New(wafake.Options{})   // listens on 127.0.0.1, trusts the fake root
-//	defer net.Close()
-//	cli := whatsmeow.NewClient(device, log)    // device from a sqlstore container
-//	net.Point(cli)                             // redirect the client's HTTP and websocket
-//	qr, _ := cli.GetQRChannel(ctx)
-//	cli.Connect()                              // the network offers QR codes on <-qr
+//	net, _ := wafake.New(wafake.Options{})           // 127.0.0.1, trusts the fake root
+//	defer net.Close()                                // waits for every goroutine
+//	cli := whatsmeow.NewClient(device, waLog.Noop)   // device from a sqlstore container
+//	net.Point(cli)                                   // redirect websocket and HTTP
+//	qr, _ := cli.GetQRChannel(ctx); cli.Connect()
+//	net.ScanQR((<-qr).Code, "491701234567")          // the phone links the device
+//	// … wait for events.Connected, then:
+//	cli.SendMessage(ctx, types.NewJID("4915112345678", types.DefaultUserServer), msg)
+//	net.Inbox("4915112345678")                       // what that phone decrypted
+//	net.SendText("4915112345678", "491701234567", "hi") // a contact writes back
 //
-// Only loopback is ever listened on, and nothing but an explicit call turns a
-// client towards the network.
+// The world follows sandbox.md: every number of 7 to 15 digits is an account
+// with a phone, except those ending in 0000. The network only ever listens on
+// loopback, and nothing but an explicit call (New, TrustRoot, Point) turns a
+// client towards it.
 package wafake

@@ -16,7 +16,7 @@ func (n *Network) login(c *conn) bool {
 	comp := n.companionLocked(phone, uint16(c.payload.GetDevice()))
 	if comp == nil || comp.noisePub != c.noisePub {
 		n.mu.Unlock()
-		_ = c.send(waBinary.Node{Tag: "failure", Attrs: waBinary.Attrs{"reason": "401"}})
+		n.endStream(c, waBinary.Node{Tag: "failure", Attrs: waBinary.Attrs{"reason": "401"}})
 		return false
 	}
 	old := comp.loggedIn
@@ -26,8 +26,14 @@ func (n *Network) login(c *conn) bool {
 		_ = old.send(waBinary.Node{Tag: "stream:error", Content: []waBinary.Node{{Tag: "conflict", Attrs: waBinary.Attrs{"type": "replaced"}}}})
 		old.close()
 	}
-	return c.send(waBinary.Node{Tag: "success", Attrs: waBinary.Attrs{
+	if err := c.send(waBinary.Node{Tag: "success", Attrs: waBinary.Attrs{
 		"t":   strconv.FormatInt(time.Now().Unix(), 10),
 		"lid": comp.lidJID(),
-	}}) == nil
+	}}); err != nil {
+		return false
+	}
+	if err := n.enqueueKeyShare(comp); err != nil {
+		n.log.Warn("wafake: app state key share", "device", comp.jid().String(), "err", err)
+	}
+	return true
 }

@@ -192,6 +192,9 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 		if err != nil {
 			return "", err
 		}
+		if mt := encMediaType(msg); mt != "" {
+			enc.Attrs["mediatype"] = mt
+		}
 		node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
 			"id": id, "from": sender.jid(), "type": messageType(msg),
 			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": "Contact " + from,
@@ -317,6 +320,7 @@ func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 		}
 	}
 	n.acknowledge(c, ids...)
+	n.recordReceipt(c, node)
 	attrs := waBinary.Attrs{"class": "receipt", "id": id, "from": node.Attrs["to"]}
 	if typ, ok := node.Attrs["type"]; ok {
 		attrs["type"] = typ

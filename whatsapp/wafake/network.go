@@ -24,6 +24,12 @@ import (
 type Options struct {
 	// Logger receives the network's own log; nil discards it.
 	Logger *slog.Logger
+	// Addr is the listen address; it must be on loopback. Empty: a free
+	// port on 127.0.0.1.
+	Addr string
+	// Root certifies the network's server key. Nil: the shared in-process
+	// root, which New makes this process trust.
+	Root *keys.KeyPair
 }
 
 // Network is a simulated WhatsApp: a server on loopback that whatsmeow
@@ -33,6 +39,7 @@ type Network struct {
 	ln     net.Listener
 	srv    *http.Server
 	static *keys.KeyPair
+	root   *keys.KeyPair
 	ids    atomic.Uint64
 
 	ctx    context.Context
@@ -45,6 +52,10 @@ type Network struct {
 	lidSeq   uint64
 	pairing  map[string]*conn // QR reference → the client showing it
 	pending  map[string]pendingIQ
+	codeRegs map[string]*codeReg // paircode.go: pairing-code reference → the waiting client, under mu
+
+	media  mediaStore // media.go: uploaded blobs, with their own lock
+	groups groupState // groups.go: groups and pictures, under mu
 }
 
 // pendingIQ waits for a client's answer to an IQ the network sent.
@@ -55,18 +66,31 @@ type pendingIQ struct {
 
 // New starts a network listening on a loopback port. Close stops it.
 func New(opts Options) (*Network, error) {
-	TrustFakeRoot()
+	root := opts.Root
+	if root == nil {
+		root = defaultRoot
+		if err := TrustRoot(*root.Pub); err != nil {
+			return nil, err
+		}
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Network{
-		log: log, ln: ln, static: keys.NewKeyPair(),
+		log: log, ln: ln, static: keys.NewKeyPair(), root: root,
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
 		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
 	}
@@ -101,12 +125,16 @@ func (n *Network) Close() error {
 }
 
 // HTTPClient returns an HTTP client whose every connection, whatever host it
-// names, goes to the network. Connections are plain TCP: returning them from
-// DialTLSContext makes net/http treat them as already secured.
-func (n *Network) HTTPClient() *http.Client {
+// names, goes to the network.
+func (n *Network) HTTPClient() *http.Client { return redirectedClient(n.Addr()) }
+
+// redirectedClient sends every connection to addr. Connections are plain
+// TCP: returning them from DialTLSContext makes net/http treat them as
+// already secured, so wss:// and https:// URLs of WhatsApp's hosts work.
+func redirectedClient(addr string) *http.Client {
 	d := &net.Dialer{}
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, "tcp", n.Addr())
+		return d.DialContext(ctx, "tcp", addr)
 	}
 	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
 }
@@ -114,10 +142,14 @@ func (n *Network) HTTPClient() *http.Client {
 // Point makes cli connect to the network instead of WhatsApp. Call it before
 // cli.Connect, and never call cli.SetProxy afterwards (it would replace the
 // redirected transports).
-func (n *Network) Point(cli *whatsmeow.Client) {
-	cli.SetWebsocketHTTPClient(n.HTTPClient())
-	cli.SetPreLoginHTTPClient(n.HTTPClient())
-	cli.SetMediaHTTPClient(n.HTTPClient())
+func (n *Network) Point(cli *whatsmeow.Client) { PointAt(cli, n.Addr()) }
+
+// PointAt makes cli connect to a network listening at addr, such as one
+// running as its own process (see RootFile).
+func PointAt(cli *whatsmeow.Client, addr string) {
+	cli.SetWebsocketHTTPClient(redirectedClient(addr))
+	cli.SetPreLoginHTTPClient(redirectedClient(addr))
+	cli.SetMediaHTTPClient(redirectedClient(addr))
 }
 
 func (n *Network) nextID() string {
@@ -173,7 +205,7 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 	} else if !n.login(c) {
 		return
 	} else {
-		n.flushQueue(c)
+		n.afterLogin(c)
 	}
 	for {
 		node, err := c.readNode()
@@ -253,4 +285,20 @@ func (n *Network) Unacked(device types.JID) int {
 		return len(c.unacked)
 	}
 	return 0
+}
+
+// checkLoopback refuses any listen address off loopback: the network is a
+// test and sandbox tool, never a server for others.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("wafake: address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("wafake: %q is not a loopback address; the simulated network only listens on loopback (127.0.0.1, ::1)", addr)
+	}
+	return nil
 }

@@ -2,7 +2,11 @@ package wafake
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"go.mau.fi/libsignal/ecc"
@@ -13,31 +17,50 @@ import (
 )
 
 // The certificate chain a client checks in the Noise handshake is rooted in
-// whatsmeow.WACertPubKey, a process-wide variable. The fake's root and
-// intermediate keys are derived from fixed seeds so that every network in
-// the process, and a network in another process, share one root; it is
-// installed once and never changed while clients run.
+// whatsmeow.WACertPubKey, a process-wide variable: a process trusts one root,
+// set once before any client connects and never changed while clients run.
+// In-process networks share a root derived from a fixed seed; a network
+// running as its own process makes a random root and writes its public half
+// to a file that the server process reads (RootFile).
 var (
-	rootKey         = keys.NewKeyPairFromPrivateKey(sha256.Sum256([]byte("wagraph wafake root key")))
-	intermediateKey = keys.NewKeyPairFromPrivateKey(sha256.Sum256([]byte("wagraph wafake intermediate key")))
-	installRootOnce sync.Once
+	defaultRoot = keys.NewKeyPairFromPrivateKey(sha256.Sum256([]byte("wagraph wafake root key")))
+	trust       struct {
+		sync.Mutex
+		root *[32]byte
+	}
 )
+
+// TrustRoot makes every whatsmeow client of this process accept servers
+// certified by root — and no longer WhatsApp's. Only tests and the sandbox
+// mode call it. Trusting a second, different root fails: clients already
+// running would stop verifying.
+func TrustRoot(root [32]byte) error {
+	trust.Lock()
+	defer trust.Unlock()
+	if trust.root != nil {
+		if *trust.root != root {
+			return errors.New("wafake: this process already trusts another fake root")
+		}
+		return nil
+	}
+	trust.root = &root
+	whatsmeow.WACertPubKey = root
+	return nil
+}
+
+// NewRootKey returns a random root key for a network of its own process.
+func NewRootKey() *keys.KeyPair { return keys.NewKeyPair() }
 
 const intermediateSerial = 7
 
-// TrustFakeRoot makes every whatsmeow client of this process accept the fake
-// network's servers — and no longer WhatsApp's. Only tests and the sandbox
-// mode call it; New calls it.
-func TrustFakeRoot() {
-	installRootOnce.Do(func() { whatsmeow.WACertPubKey = *rootKey.Pub })
-}
-
-// certChain signs a server's static key into a chain the client verifies.
-func certChain(serverStatic *keys.KeyPair) ([]byte, error) {
+// certChain signs a server's static key into the chain a client verifies:
+// root → intermediate → leaf (the static key).
+func certChain(root, serverStatic *keys.KeyPair) ([]byte, error) {
+	inter := keys.NewKeyPairFromPrivateKey(sha256.Sum256(append([]byte("wafake intermediate"), root.Priv[:]...)))
 	interDetails, err := proto.Marshal(&waCert.CertChain_NoiseCertificate_Details{
 		Serial:       proto.Uint32(intermediateSerial),
 		IssuerSerial: proto.Uint32(whatsmeow.WACertIssuerSerial),
-		Key:          intermediateKey.Pub[:],
+		Key:          inter.Pub[:],
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marshal intermediate: %w", err)
@@ -50,10 +73,44 @@ func certChain(serverStatic *keys.KeyPair) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal leaf: %w", err)
 	}
-	interSig := ecc.CalculateSignature(ecc.NewDjbECPrivateKey(*rootKey.Priv), interDetails)
-	leafSig := ecc.CalculateSignature(ecc.NewDjbECPrivateKey(*intermediateKey.Priv), leafDetails)
+	interSig := ecc.CalculateSignature(ecc.NewDjbECPrivateKey(*root.Priv), interDetails)
+	leafSig := ecc.CalculateSignature(ecc.NewDjbECPrivateKey(*inter.Priv), leafDetails)
 	return proto.Marshal(&waCert.CertChain{
 		Intermediate: &waCert.CertChain_NoiseCertificate{Details: interDetails, Signature: interSig[:]},
 		Leaf:         &waCert.CertChain_NoiseCertificate{Details: leafDetails, Signature: leafSig[:]},
 	})
+}
+
+// RootFile is what a network of its own process publishes for the server
+// process: where it listens and the public key of its root.
+type RootFile struct {
+	Addr    string `json:"addr"`
+	RootKey string `json:"rootPublicKey"` // hex
+}
+
+// WriteRootFile writes the network's address and root public key to path,
+// readable by its owner only.
+func (n *Network) WriteRootFile(path string) error {
+	b, err := json.MarshalIndent(RootFile{Addr: n.Addr(), RootKey: hex.EncodeToString(n.root.Pub[:])}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// ReadRootFile reads a RootFile and returns the address and root key.
+func ReadRootFile(path string) (string, [32]byte, error) {
+	var rf RootFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", [32]byte{}, err
+	}
+	if err := json.Unmarshal(b, &rf); err != nil {
+		return "", [32]byte{}, fmt.Errorf("%s: %w", path, err)
+	}
+	key, err := hex.DecodeString(rf.RootKey)
+	if err != nil || len(key) != 32 {
+		return "", [32]byte{}, fmt.Errorf("%s: rootPublicKey is not 32 bytes of hex", path)
+	}
+	return rf.Addr, [32]byte(key), nil
 }

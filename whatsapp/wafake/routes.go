@@ -22,6 +22,9 @@ type iqFunc func(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError)
 
 func (n *Network) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/ws/chat", n.serveChat)
+	mux.HandleFunc("POST /mms/", n.serveMediaUpload)
+	mux.HandleFunc("GET /v/", n.serveMedia)
+	mux.HandleFunc("GET /pp/", n.serveProfilePicture)
 }
 
 // iqHandler returns the handler of an IQ namespace; nil answers an empty
@@ -32,6 +35,22 @@ func (n *Network) iqHandler(xmlns string) iqFunc {
 		return n.handleEncrypt
 	case "usync":
 		return n.handleUsync
+	case "md":
+		return n.handleMD
+	case "w:sync:app:state":
+		return n.handleAppStateSync
+	case "w:m":
+		return n.handleMediaConn
+	case "privacy":
+		return n.handlePrivacy
+	case "disappearing_mode":
+		return n.handleDisappearingMode
+	case "status":
+		return n.handleStatus
+	case "blocklist":
+		return n.handleBlocklist
+	case "w:profile:picture":
+		return n.handleProfilePicture
 	}
 	return nil
 }
@@ -47,6 +66,8 @@ func (n *Network) stanzaHandler(tag string) func(*conn, *waBinary.Node) {
 		return n.handleAck
 	case "receipt":
 		return n.handleReceipt
+	case "presence":
+		return n.handlePresence
 	}
 	return nil
 }

@@ -20,6 +20,9 @@ type account struct {
 	nextDev  uint16
 	phoneDev *signalStore // the phone (device 0) as a Signal device
 	inbox    []Received
+	state    accountState // settings, blocklist, presence, receipts (account.go)
+	appState *appState    // encrypted app state patches (appstate.go)
+	pushName string       // as set through app state
 }
 
 // companion is a linked device, as the server knows it: its keys and the
@@ -36,7 +39,8 @@ type companion struct {
 	// unacked holds stanzas sent to the device and not yet acknowledged, in
 	// order: they are sent again when it logs in, as WhatsApp's offline
 	// queue does, so a client that crashed before acking loses nothing.
-	unacked []queued
+	unacked   []queued
+	keyShared bool // the phone has given it the app state key
 }
 
 type queued struct {
@@ -100,6 +104,7 @@ func (n *Network) accountLocked(phone string) (*account, error) {
 			devices:  map[uint16]*companion{},
 			nextDev:  1,
 			phoneDev: newSignalStore(id, uint32(1+n.lidSeq%16000)),
+			appState: newAppState(),
 		}
 		n.accounts[phone] = a
 	}

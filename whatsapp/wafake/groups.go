@@ -1,0 +1,586 @@
+package wafake
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	waBinary "go.mau.fi/whatsmeow/binary"
+	"go.mau.fi/whatsmeow/types"
+)
+
+// Groups as the network keeps them (sandbox.md), served over the w:g2 IQ
+// namespace in the shapes whatsmeow's group.go parses. Every change is
+// pushed to the members as a w:gp2 notification (groupmsg.go).
+
+// groupState is the network's part for groups; n.mu
+// guards it. The zero value is ready.
+type groupState struct {
+	byID map[string]*group // by the group JID's user part
+}
+
+type group struct {
+	id        string
+	created   time.Time
+	creator   string // phone of the creator
+	subject   string
+	subjectAt time.Time
+	subjectBy string
+	desc      string
+	descID    string
+	descAt    time.Time
+	descBy    string
+	announce  bool
+	locked    bool
+	ephemeral uint32 // disappearing timer in seconds, 0 when off
+	invite    string
+	picture   groupPicture
+	version   int // bumped on every setting change: the v_id whatsmeow requires on announcement changes
+	members   []groupMember
+}
+
+type groupMember struct {
+	phone string
+	role  string // RoleMember, RoleAdmin or RoleSuperAdmin
+}
+
+// Participant roles in GroupInfo.
+const (
+	RoleMember     = "member"
+	RoleAdmin      = "admin"
+	RoleSuperAdmin = "superadmin"
+)
+
+// GroupInfo is the network's view of a group.
+type GroupInfo struct {
+	JID           types.JID
+	Subject       string
+	Description   string
+	Announce      bool
+	Locked        bool
+	InviteCode    string
+	PictureSHA256 string // hex of the current picture's SHA-256, "" without one
+	Participants  []GroupParticipant
+}
+
+// GroupParticipant is a member of a group and its role.
+type GroupParticipant struct {
+	Phone string
+	Role  string // RoleMember, RoleAdmin or RoleSuperAdmin
+}
+
+// Group returns the network's view of the group jid.
+func (n *Network) Group(jid types.JID) (GroupInfo, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	g := n.groups.byID[jid.User]
+	if g == nil || jid.Server != types.GroupServer {
+		return GroupInfo{}, false
+	}
+	info := GroupInfo{
+		JID: g.jid(), Subject: g.subject, Description: g.desc,
+		Announce: g.announce, Locked: g.locked, InviteCode: g.invite,
+	}
+	if p := g.picture.jpeg; p != nil {
+		sum := sha256.Sum256(p)
+		info.PictureSHA256 = hex.EncodeToString(sum[:])
+	}
+	for _, m := range g.members {
+		info.Participants = append(info.Participants, GroupParticipant{Phone: m.phone, Role: m.role})
+	}
+	return info, true
+}
+
+func (g *group) jid() types.JID { return types.NewJID(g.id, types.GroupServer) }
+
+// role is the phone's role in the group, "" when it is not a member.
+func (g *group) role(phone string) string {
+	for _, m := range g.members {
+		if m.phone == phone {
+			return m.role
+		}
+	}
+	return ""
+}
+
+func (g *group) isAdmin(phone string) bool {
+	r := g.role(phone)
+	return r == RoleAdmin || r == RoleSuperAdmin
+}
+
+func (g *group) setRole(phone, role string) {
+	for i := range g.members {
+		if g.members[i].phone == phone {
+			g.members[i].role = role
+		}
+	}
+}
+
+func (g *group) phones() []string {
+	out := make([]string, len(g.members))
+	for i, m := range g.members {
+		out[i] = m.phone
+	}
+	return out
+}
+
+var (
+	errGroupNotFound = &iqError{404, "item-not-found"}
+	errNotInGroup    = &iqError{403, "forbidden"}
+	errNotAdmin      = &iqError{401, "not-authorized"}
+	errBadRequest    = &iqError{400, "bad-request"}
+	errNotAcceptable = &iqError{406, "not-acceptable"}
+)
+
+// maxSubject is WhatsApp's current limit on group names (whatsmeow's comment
+// still says 25); longer names are refused with 406 as the server does.
+const maxSubject = 100
+
+// groupChange is what one operation on a group produced: the IQ result,
+// the children of the w:gp2 notification (none: nothing to tell) and
+// phones that are told although no longer members (the removed).
+type groupChange struct {
+	reply  []waBinary.Node
+	notify []waBinary.Node
+	extra  []string
+}
+
+// handleGroupIQ serves the w:g2 namespace: operations on the group server
+// itself (create, participating, leave, joining by link) and on one group.
+func (n *Network) handleGroupIQ(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
+	if c.dev == nil {
+		return nil, errNotAdmin
+	}
+	children := node.GetChildren()
+	if len(children) == 0 {
+		return nil, errBadRequest
+	}
+	req := children[0]
+	typ := node.AttrGetter().String("type")
+	actor := c.dev.acct.phone
+	to, _ := node.Attrs["to"].(types.JID)
+	if to.Server != types.GroupServer {
+		return nil, errBadRequest
+	}
+	if to.User == "" {
+		switch {
+		case req.Tag == "create" && typ == "set":
+			return n.createGroup(actor, req)
+		case req.Tag == "participating":
+			return n.participating(actor), nil
+		case req.Tag == "leave":
+			return n.leaveGroups(actor, req)
+		case req.Tag == "invite":
+			return n.joinByLink(actor, typ == "set", req)
+		}
+		return nil, &iqError{501, "feature-not-implemented"}
+	}
+	return n.groupOp(to, actor, func(g *group) (groupChange, *iqError) {
+		switch req.Tag {
+		case "query":
+			return groupChange{reply: []waBinary.Node{n.groupNodeLocked(g)}}, nil
+		case "subject":
+			return setSubject(g, actor, req)
+		case "description":
+			return setDescription(g, actor, req)
+		case "announcement", "not_announcement", "locked", "unlocked", "ephemeral", "not_ephemeral":
+			return setFlag(g, actor, req)
+		case "invite":
+			return inviteCode(g, actor, typ == "set")
+		case "add", "remove", "promote", "demote":
+			return n.changeParticipantsLocked(g, actor, req)
+		}
+		return groupChange{}, &iqError{501, "feature-not-implemented"}
+	})
+}
+
+// groupOp runs fn on the group to under n.mu for a member, then tells every
+// member's linked devices what changed.
+func (n *Network) groupOp(to types.JID, actor string, fn func(*group) (groupChange, *iqError)) ([]waBinary.Node, *iqError) {
+	n.mu.Lock()
+	g := n.groups.byID[to.User]
+	if g == nil {
+		n.mu.Unlock()
+		return nil, errGroupNotFound
+	}
+	if g.role(actor) == "" {
+		n.mu.Unlock()
+		return nil, errNotInGroup
+	}
+	ch, err := fn(g)
+	var targets []*companion
+	if err == nil && len(ch.notify) > 0 {
+		targets = n.devicesLocked(append(g.phones(), ch.extra...))
+	}
+	n.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if len(ch.notify) > 0 {
+		n.notifyGroup(targets, g.jid(), actor, ch.notify)
+	}
+	return ch.reply, nil
+}
+
+func (n *Network) createGroup(actor string, req waBinary.Node) ([]waBinary.Node, *iqError) {
+	ag := req.AttrGetter()
+	subject, key := ag.OptionalString("subject"), ag.OptionalString("key")
+	if subject == "" || len([]rune(subject)) > maxSubject {
+		return nil, errNotAcceptable
+	}
+	now := time.Now()
+	n.mu.Lock()
+	if n.groups.byID == nil {
+		n.groups.byID = map[string]*group{}
+	}
+	g := &group{
+		id: n.newGroupIDLocked(), created: now, creator: actor,
+		subject: subject, subjectAt: now, subjectBy: actor,
+		invite: newInviteCode(), members: []groupMember{{phone: actor, role: RoleSuperAdmin}},
+	}
+	var refused []waBinary.Node
+	for _, p := range req.GetChildren() {
+		switch p.Tag {
+		case "participant":
+			jid, _ := p.Attrs["jid"].(types.JID)
+			phone, ok := n.phoneOfLocked(jid)
+			if !ok {
+				// Not on WhatsApp: 404, the code WhatsApp gives for
+				// unregistered numbers.
+				refused = append(refused, waBinary.Node{Tag: "participant", Attrs: waBinary.Attrs{"jid": jid, "error": "404"}})
+			} else if g.role(phone) == "" {
+				g.members = append(g.members, groupMember{phone: phone, role: RoleMember})
+			}
+		case "locked":
+			g.locked = true
+		case "announcement":
+			g.announce = true
+		case "ephemeral":
+			g.ephemeral = uint32(p.AttrGetter().OptionalInt("expiration"))
+		}
+	}
+	n.groups.byID[g.id] = g
+	gnode := n.groupNodeLocked(g)
+	targets := n.devicesLocked(g.phones())
+	n.mu.Unlock()
+
+	reply := gnode
+	reply.Content = append(gnode.GetChildren(), refused...)
+	create := waBinary.Node{Tag: "create", Attrs: waBinary.Attrs{"type": "new"}, Content: []waBinary.Node{gnode}}
+	if key != "" {
+		create.Attrs["key"] = key
+	}
+	n.notifyGroup(targets, g.jid(), actor, []waBinary.Node{create})
+	return []waBinary.Node{reply}, nil
+}
+
+func (n *Network) participating(actor string) []waBinary.Node {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []waBinary.Node
+	for _, g := range n.groups.byID {
+		if g.role(actor) != "" {
+			out = append(out, n.groupNodeLocked(g))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Attrs["id"].(string) < out[j].Attrs["id"].(string) })
+	return []waBinary.Node{{Tag: "groups", Content: out}}
+}
+
+func (n *Network) leaveGroups(actor string, req waBinary.Node) ([]waBinary.Node, *iqError) {
+	var left []waBinary.Node
+	for _, gn := range req.GetChildrenByTag("group") {
+		jid, _ := gn.Attrs["id"].(types.JID)
+		_, err := n.groupOp(jid, actor, func(g *group) (groupChange, *iqError) {
+			g.members = slices.DeleteFunc(g.members, func(m groupMember) bool { return m.phone == actor })
+			return groupChange{
+				notify: []waBinary.Node{{Tag: "remove", Content: []waBinary.Node{n.participantNodeLocked(groupMember{phone: actor})}}},
+				extra:  []string{actor},
+			}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		left = append(left, waBinary.Node{Tag: "group", Attrs: waBinary.Attrs{"id": jid}})
+	}
+	return []waBinary.Node{{Tag: "leave", Content: left}}, nil
+}
+
+// joinByLink looks up (get) or joins (set) the group of an invite code.
+func (n *Network) joinByLink(actor string, join bool, req waBinary.Node) ([]waBinary.Node, *iqError) {
+	code := req.AttrGetter().OptionalString("code")
+	n.mu.Lock()
+	var g *group
+	for _, cand := range n.groups.byID {
+		if code != "" && cand.invite == code {
+			g = cand
+		}
+	}
+	if g == nil {
+		n.mu.Unlock()
+		return nil, errNotAcceptable // whatsmeow: ErrInviteLinkInvalid
+	}
+	if !join {
+		node := n.groupNodeLocked(g)
+		n.mu.Unlock()
+		return []waBinary.Node{node}, nil
+	}
+	member := g.role(actor) != ""
+	if !member {
+		g.members = append(g.members, groupMember{phone: actor, role: RoleMember})
+	}
+	add := waBinary.Node{Tag: "add", Attrs: waBinary.Attrs{"reason": "invite"}, Content: []waBinary.Node{n.participantNodeLocked(groupMember{phone: actor})}}
+	targets := n.devicesLocked(g.phones())
+	n.mu.Unlock()
+	if !member {
+		n.notifyGroup(targets, g.jid(), actor, []waBinary.Node{add})
+	}
+	return []waBinary.Node{{Tag: "group", Attrs: waBinary.Attrs{"jid": g.jid()}}}, nil
+}
+
+func setSubject(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	if g.locked && !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	subject := contentString(req.Content)
+	if subject == "" || len([]rune(subject)) > maxSubject {
+		return groupChange{}, errNotAcceptable
+	}
+	g.subject, g.subjectAt, g.subjectBy = subject, time.Now(), actor
+	return groupChange{notify: []waBinary.Node{{Tag: "subject", Attrs: waBinary.Attrs{
+		"subject": subject, "s_t": unixString(g.subjectAt), "s_o": pnJID(actor),
+	}}}}, nil
+}
+
+// setDescription takes SetGroupTopic's <description id prev [delete]> and
+// SetGroupDescription's bare <description><body/>: a prev that is not the
+// current description's id is a conflict, as on WhatsApp.
+func setDescription(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	if g.locked && !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	ag := req.AttrGetter()
+	id, prev := ag.OptionalString("id"), ag.OptionalString("prev")
+	if prev != "" && prev != g.descID {
+		return groupChange{}, &iqError{409, "conflict"}
+	}
+	body := ""
+	if b, ok := req.GetOptionalChildByTag("body"); ok {
+		body = contentString(b.Content)
+	}
+	if ag.OptionalString("delete") == "true" {
+		body = ""
+	}
+	if id == "" {
+		id = newMessageID()
+	}
+	g.desc, g.descID, g.descAt, g.descBy = body, id, time.Now(), actor
+	change := waBinary.Node{Tag: "description", Attrs: waBinary.Attrs{"id": id}}
+	if body == "" {
+		change.Content = []waBinary.Node{{Tag: "delete"}}
+	} else {
+		change.Content = []waBinary.Node{{Tag: "body", Content: []byte(body)}}
+	}
+	return groupChange{notify: []waBinary.Node{change}}, nil
+}
+
+// setFlag switches announce, locked or the disappearing timer; only admins
+// may.
+func setFlag(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	if !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	g.version++
+	change := waBinary.Node{Tag: req.Tag}
+	switch req.Tag {
+	case "announcement", "not_announcement":
+		g.announce = req.Tag == "announcement"
+		change.Attrs = waBinary.Attrs{"v_id": strconv.Itoa(g.version)}
+	case "locked", "unlocked":
+		g.locked = req.Tag == "locked"
+	case "ephemeral":
+		exp := req.AttrGetter().OptionalInt("expiration")
+		if exp <= 0 {
+			return groupChange{}, errBadRequest
+		}
+		g.ephemeral = uint32(exp)
+		change.Attrs = waBinary.Attrs{"expiration": strconv.Itoa(exp)}
+	case "not_ephemeral":
+		g.ephemeral = 0
+	}
+	return groupChange{notify: []waBinary.Node{change}}, nil
+}
+
+// inviteCode answers the group's invite code, a new one after a reset; both
+// are for admins only (whatsmeow: ErrGroupInviteLinkUnauthorized).
+func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
+	if !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	if reset {
+		g.invite = newInviteCode()
+	}
+	return groupChange{reply: []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}}, nil
+}
+
+// changeParticipantsLocked adds, removes, promotes or demotes. WhatsApp
+// answers each participant on its own: no error attribute when done, else
+// 403 (the caller is no admin), 404 (not on WhatsApp, or not a member) or
+// 409 (already a member).
+func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	action := req.Tag
+	admin := g.isAdmin(actor)
+	var results, done []waBinary.Node
+	var removed []string
+	for _, p := range req.GetChildrenByTag("participant") {
+		jid, _ := p.Attrs["jid"].(types.JID)
+		res := waBinary.Node{Tag: "participant", Attrs: waBinary.Attrs{"jid": jid}}
+		phone, ok := n.phoneOfLocked(jid)
+		role := ""
+		if ok {
+			role = g.role(phone)
+		}
+		code := 0
+		switch {
+		case !admin:
+			code = 403
+		case !ok:
+			code = 404
+		case action == "add" && role != "":
+			code = 409
+		case action != "add" && role == "":
+			code = 404
+		case action == "add":
+			g.members = append(g.members, groupMember{phone: phone, role: RoleMember})
+		case action == "remove":
+			g.members = slices.DeleteFunc(g.members, func(m groupMember) bool { return m.phone == phone })
+			removed = append(removed, phone)
+		case action == "promote" && role == RoleMember:
+			g.setRole(phone, RoleAdmin)
+		case action == "demote":
+			g.setRole(phone, RoleMember)
+		}
+		if code != 0 {
+			res.Attrs["error"] = strconv.Itoa(code)
+		} else {
+			done = append(done, n.participantNodeLocked(groupMember{phone: phone}))
+		}
+		results = append(results, res)
+	}
+	ch := groupChange{reply: []waBinary.Node{{Tag: action, Content: results}}, extra: removed}
+	if len(done) > 0 {
+		ch.notify = []waBinary.Node{{Tag: action, Content: done}}
+	}
+	return ch, nil
+}
+
+// groupNodeLocked renders the group as whatsmeow's parseGroupNode reads it.
+func (n *Network) groupNodeLocked(g *group) waBinary.Node {
+	var children []waBinary.Node
+	for _, m := range g.members {
+		children = append(children, n.participantNodeLocked(m))
+	}
+	if g.desc != "" {
+		children = append(children, waBinary.Node{Tag: "description", Attrs: waBinary.Attrs{
+			"id": g.descID, "participant": pnJID(g.descBy), "t": unixString(g.descAt),
+		}, Content: []waBinary.Node{{Tag: "body", Content: []byte(g.desc)}}})
+	}
+	if g.announce {
+		children = append(children, waBinary.Node{Tag: "announcement"})
+	}
+	if g.locked {
+		children = append(children, waBinary.Node{Tag: "locked"})
+	}
+	if g.ephemeral > 0 {
+		children = append(children, waBinary.Node{Tag: "ephemeral", Attrs: waBinary.Attrs{"expiration": strconv.FormatUint(uint64(g.ephemeral), 10)}})
+	}
+	return waBinary.Node{Tag: "group", Attrs: waBinary.Attrs{
+		"id": g.id, "creation": unixString(g.created), "creator": pnJID(g.creator),
+		"subject": g.subject, "s_t": unixString(g.subjectAt), "s_o": pnJID(g.subjectBy),
+		"size": strconv.Itoa(len(g.members)),
+	}, Content: children}
+}
+
+// participantNodeLocked names a member by phone number, with its LID so the
+// client learns the mapping, and its role when it has one.
+func (n *Network) participantNodeLocked(m groupMember) waBinary.Node {
+	attrs := waBinary.Attrs{"jid": pnJID(m.phone)}
+	if a := n.accounts[m.phone]; a != nil {
+		attrs["lid"] = types.NewJID(a.lid, types.HiddenUserServer)
+	}
+	if m.role == RoleAdmin || m.role == RoleSuperAdmin {
+		attrs["type"] = m.role
+	}
+	return waBinary.Node{Tag: "participant", Attrs: attrs}
+}
+
+// phoneOfLocked resolves a participant JID (phone number or LID) to an
+// account of the simulated world, creating it on first use.
+func (n *Network) phoneOfLocked(jid types.JID) (string, bool) {
+	switch jid.Server {
+	case types.HiddenUserServer:
+		for _, a := range n.accounts {
+			if a.lid == jid.User {
+				return a.phone, true
+			}
+		}
+	case types.DefaultUserServer:
+		if a, err := n.accountLocked(jid.User); err == nil {
+			return a.phone, true
+		}
+	}
+	return "", false
+}
+
+// devicesLocked lists the linked devices of the accounts of phones.
+func (n *Network) devicesLocked(phones []string) []*companion {
+	var out []*companion
+	for _, p := range phones {
+		if a := n.accounts[p]; a != nil {
+			for _, j := range a.deviceJIDs()[1:] {
+				out = append(out, a.devices[j.Device])
+			}
+		}
+	}
+	return out
+}
+
+// newGroupIDLocked returns an unused group id shaped like WhatsApp's
+// (120363 and 12 more digits).
+func (n *Network) newGroupIDLocked() string {
+	for {
+		r, _ := rand.Int(rand.Reader, big.NewInt(1e12))
+		id := "120363" + leftPad(r.String(), 12)
+		if n.groups.byID[id] == nil {
+			return id
+		}
+	}
+}
+
+func leftPad(s string, width int) string {
+	for len(s) < width {
+		s = "0" + s
+	}
+	return s
+}
+
+// newInviteCode returns a code shaped like chat.whatsapp.com's: 22
+// characters of base62.
+func newInviteCode() string {
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 22)
+	for i := range b {
+		r, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		b[i] = alphabet[r.Int64()]
+	}
+	return string(b)
+}
+
+func pnJID(phone string) types.JID { return types.NewJID(phone, types.DefaultUserServer) }
+
+func unixString(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
