@@ -23,7 +23,9 @@ func TestSandboxNetworkProcess(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"sandbox-network", "--addr", "127.0.0.1:0", "--data-dir", dir}, noEnv, io.Discard, io.Discard) }()
+	go func() {
+		done <- run(ctx, []string{"sandbox-network", "--addr", "127.0.0.1:0", "--data-dir", dir}, noEnv, io.Discard, io.Discard)
+	}()
 	defer func() {
 		cancel()
 		select {

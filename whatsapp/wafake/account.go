@@ -381,7 +381,7 @@ func (n *Network) blockedLocked(phone, from string) bool {
 // groups.go's, users (and no target: the own account) are handled here.
 func (n *Network) handleProfilePicture(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	if t, ok := node.Attrs["target"].(types.JID); ok && t.Server == types.GroupServer {
-		return nil, &iqError{404, "item-not-found"}
+		return n.handleGroupPicture(c, node)
 	}
 	return n.handleUserPicture(c, node)
 }

@@ -52,6 +52,10 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 	if c.dev == nil {
 		return
 	}
+	if to.Server == types.GroupServer {
+		n.handleGroupMessage(c, node)
+		return
+	}
 	sender := c.dev.jid()
 	for _, p := range node.GetChildrenByTag("participants") {
 		for _, t := range p.GetChildrenByTag("to") {

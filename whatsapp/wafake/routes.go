@@ -25,6 +25,7 @@ func (n *Network) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /mms/", n.serveMediaUpload)
 	mux.HandleFunc("GET /v/", n.serveMedia)
 	mux.HandleFunc("GET /pp/", n.serveProfilePicture)
+	mux.HandleFunc("GET /ppg/", n.serveGroupPicture)
 }
 
 // iqHandler returns the handler of an IQ namespace; nil answers an empty
@@ -51,6 +52,8 @@ func (n *Network) iqHandler(xmlns string) iqFunc {
 		return n.handleBlocklist
 	case "w:profile:picture":
 		return n.handleProfilePicture
+	case "w:g2":
+		return n.handleGroupIQ
 	}
 	return nil
 }
