@@ -64,23 +64,33 @@ func (n *Network) enqueueKeyShare(comp *companion) error {
 			},
 		}}},
 	}}
-	plain, err := proto.Marshal(msg)
+	id, node, err := n.peerMessage(acct, comp, msg)
 	if err != nil {
 		return err
 	}
-	enc, err := n.phoneEncrypt(acct, comp, plain)
-	if err != nil {
-		return err
-	}
-	id := newMessageID()
-	node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
-		"id": id, "from": acct.jid(), "type": "protocol", "category": "peer",
-		"t": strconv.FormatInt(time.Now().Unix(), 10),
-	}, Content: []waBinary.Node{enc}}
 	n.mu.Lock()
 	comp.unacked = append(comp.unacked, queued{id: id, node: node})
 	n.mu.Unlock()
 	return nil
+}
+
+// peerMessage encrypts msg from the account's phone to one of its own linked
+// devices. whatsmeow acts on protocol messages (key shares, history sync)
+// only when they come from its own account, marked as peer traffic.
+func (n *Network) peerMessage(acct *account, comp *companion, msg *waE2E.Message) (string, waBinary.Node, error) {
+	plain, err := proto.Marshal(msg)
+	if err != nil {
+		return "", waBinary.Node{}, err
+	}
+	enc, err := n.phoneEncrypt(acct, comp, plain)
+	if err != nil {
+		return "", waBinary.Node{}, err
+	}
+	id := newMessageID()
+	return id, waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
+		"id": id, "from": acct.jid(), "type": "protocol", "category": "peer",
+		"t": strconv.FormatInt(time.Now().Unix(), 10),
+	}, Content: []waBinary.Node{enc}}, nil
 }
 
 // handleAppStateSync serves w:sync:app:state: uploads of patches, answered

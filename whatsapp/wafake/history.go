@@ -1,0 +1,97 @@
+package wafake
+
+import (
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waCommon"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/proto/waHistorySync"
+	"go.mau.fi/whatsmeow/proto/waWeb"
+	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
+)
+
+// HistoryMessage is one message of a chat's history as the phone holds it.
+type HistoryMessage struct {
+	ID     string
+	FromMe bool
+	Text   string
+	Time   time.Time
+}
+
+// HistoryChat is one chat of a history sync.
+type HistoryChat struct {
+	JID      types.JID
+	Messages []HistoryMessage
+}
+
+// SendHistorySync has the phone of account phone give every linked device
+// the history of chats, as after linking: the history is zlib-compressed,
+// uploaded as an encrypted media blob, and announced in a peer message the
+// device downloads it from (events.HistorySync).
+func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
+	hs := &waHistorySync.HistorySync{
+		SyncType:   waHistorySync.HistorySync_INITIAL_BOOTSTRAP.Enum(),
+		ChunkOrder: proto.Uint32(1),
+		Progress:   proto.Uint32(100),
+	}
+	for _, c := range chats {
+		conv := &waHistorySync.Conversation{ID: proto.String(c.JID.String())}
+		for _, m := range c.Messages {
+			conv.Messages = append(conv.Messages, &waHistorySync.HistorySyncMsg{Message: &waWeb.WebMessageInfo{
+				Key:              &waCommon.MessageKey{RemoteJID: proto.String(c.JID.String()), FromMe: proto.Bool(m.FromMe), ID: proto.String(m.ID)},
+				Message:          &waE2E.Message{Conversation: proto.String(m.Text)},
+				MessageTimestamp: proto.Uint64(uint64(m.Time.Unix())),
+			}})
+		}
+		hs.Conversations = append(hs.Conversations, conv)
+	}
+	raw, err := proto.Marshal(hs)
+	if err != nil {
+		return err
+	}
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	if _, err := w.Write(raw); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	up, err := n.Upload(z.Bytes(), whatsmeow.MediaHistory)
+	if err != nil {
+		return err
+	}
+	msg := &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
+		Type: waE2E.ProtocolMessage_HISTORY_SYNC_NOTIFICATION.Enum(),
+		HistorySyncNotification: &waE2E.HistorySyncNotification{
+			FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), MediaKey: up.MediaKey,
+			FileEncSHA256: up.FileEncSHA256, DirectPath: proto.String(up.DirectPath),
+			SyncType: waE2E.HistorySyncType_INITIAL_BOOTSTRAP.Enum(), ChunkOrder: proto.Uint32(1),
+		},
+	}}
+	n.mu.Lock()
+	acct := n.accounts[phone]
+	var comps []*companion
+	if acct != nil {
+		for _, j := range acct.deviceJIDs()[1:] {
+			comps = append(comps, acct.devices[j.Device])
+		}
+	}
+	n.mu.Unlock()
+	if len(comps) == 0 {
+		return fmt.Errorf("wafake: account %s has no linked device", phone)
+	}
+	for _, comp := range comps {
+		id, node, err := n.peerMessage(acct, comp, msg)
+		if err != nil {
+			return err
+		}
+		n.queue(comp, id, node)
+	}
+	return nil
+}
