@@ -82,6 +82,12 @@ func TestManyClients(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				errs <- fmt.Errorf("%s received nothing", phone)
 			}
+			// The receipt is sent in the background; disconnecting while it
+			// is written races inside whatsmeow's frame socket, so wait for
+			// the network to have it.
+			for deadline := time.Now().Add(30 * time.Second); n.Unacked(ps.ID) > 0 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				in := n.Inbox(contact)

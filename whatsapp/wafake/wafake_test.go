@@ -251,4 +251,7 @@ func TestReceiveTextFromContact(t *testing.T) {
 			t.Fatal("client did not receive the message")
 		}
 	}
+	// The receipts go out in the background: let them arrive before the
+	// cleanup disconnects (whatsmeow's frame socket races a send with a close).
+	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
 }
