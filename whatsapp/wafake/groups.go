@@ -40,7 +40,7 @@ type group struct {
 	ephemeral uint32 // disappearing timer in seconds, 0 when off
 	invite    string
 	picture   groupPicture
-	version   int // bumped on every setting change: the v_id whatsmeow requires on announcement changes
+	version   int // the v_id whatsmeow requires on announcement changes
 	members   []groupMember
 }
 
@@ -65,6 +65,7 @@ type GroupInfo struct {
 	Locked        bool
 	InviteCode    string
 	PictureSHA256 string // hex of the current picture's SHA-256, "" without one
+	Disappearing  time.Duration
 	Participants  []GroupParticipant
 }
 
@@ -85,6 +86,7 @@ func (n *Network) Group(jid types.JID) (GroupInfo, bool) {
 	info := GroupInfo{
 		JID: g.jid(), Subject: g.subject, Description: g.desc,
 		Announce: g.announce, Locked: g.locked, InviteCode: g.invite,
+		Disappearing: time.Duration(g.ephemeral) * time.Second,
 	}
 	if p := g.picture.jpeg; p != nil {
 		sum := sha256.Sum256(p)
@@ -270,7 +272,7 @@ func (n *Network) createGroup(actor string, req waBinary.Node) ([]waBinary.Node,
 	n.mu.Unlock()
 
 	reply := gnode
-	reply.Content = append(gnode.GetChildren(), refused...)
+	reply.Content = slices.Concat(gnode.GetChildren(), refused) // the refused are told in the reply only
 	create := waBinary.Node{Tag: "create", Attrs: waBinary.Attrs{"type": "new"}, Content: []waBinary.Node{gnode}}
 	if key != "" {
 		create.Attrs["key"] = key
@@ -299,8 +301,9 @@ func (n *Network) leaveGroups(actor string, req waBinary.Node) ([]waBinary.Node,
 		_, err := n.groupOp(jid, actor, func(g *group) (groupChange, *iqError) {
 			g.members = slices.DeleteFunc(g.members, func(m groupMember) bool { return m.phone == actor })
 			return groupChange{
-				notify: []waBinary.Node{{Tag: "remove", Content: []waBinary.Node{n.participantNodeLocked(groupMember{phone: actor})}}},
-				extra:  []string{actor},
+				notify: append([]waBinary.Node{{Tag: "remove", Content: []waBinary.Node{n.participantNodeLocked(groupMember{phone: actor})}}},
+					n.keepAnAdminLocked(g)...),
+				extra: []string{actor},
 			}, nil
 		})
 		if err != nil {
@@ -341,142 +344,6 @@ func (n *Network) joinByLink(actor string, join bool, req waBinary.Node) ([]waBi
 		n.notifyGroup(targets, g.jid(), actor, []waBinary.Node{add})
 	}
 	return []waBinary.Node{{Tag: "group", Attrs: waBinary.Attrs{"jid": g.jid()}}}, nil
-}
-
-func setSubject(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
-	if g.locked && !g.isAdmin(actor) {
-		return groupChange{}, errNotAdmin
-	}
-	subject := contentString(req.Content)
-	if subject == "" || len([]rune(subject)) > maxSubject {
-		return groupChange{}, errNotAcceptable
-	}
-	g.subject, g.subjectAt, g.subjectBy = subject, time.Now(), actor
-	return groupChange{notify: []waBinary.Node{{Tag: "subject", Attrs: waBinary.Attrs{
-		"subject": subject, "s_t": unixString(g.subjectAt), "s_o": pnJID(actor),
-	}}}}, nil
-}
-
-// setDescription takes SetGroupTopic's <description id prev [delete]> and
-// SetGroupDescription's bare <description><body/>: a prev that is not the
-// current description's id is a conflict, as on WhatsApp.
-func setDescription(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
-	if g.locked && !g.isAdmin(actor) {
-		return groupChange{}, errNotAdmin
-	}
-	ag := req.AttrGetter()
-	id, prev := ag.OptionalString("id"), ag.OptionalString("prev")
-	if prev != "" && prev != g.descID {
-		return groupChange{}, &iqError{409, "conflict"}
-	}
-	body := ""
-	if b, ok := req.GetOptionalChildByTag("body"); ok {
-		body = contentString(b.Content)
-	}
-	if ag.OptionalString("delete") == "true" {
-		body = ""
-	}
-	if id == "" {
-		id = newMessageID()
-	}
-	g.desc, g.descID, g.descAt, g.descBy = body, id, time.Now(), actor
-	change := waBinary.Node{Tag: "description", Attrs: waBinary.Attrs{"id": id}}
-	if body == "" {
-		change.Content = []waBinary.Node{{Tag: "delete"}}
-	} else {
-		change.Content = []waBinary.Node{{Tag: "body", Content: []byte(body)}}
-	}
-	return groupChange{notify: []waBinary.Node{change}}, nil
-}
-
-// setFlag switches announce, locked or the disappearing timer; only admins
-// may.
-func setFlag(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
-	if !g.isAdmin(actor) {
-		return groupChange{}, errNotAdmin
-	}
-	g.version++
-	change := waBinary.Node{Tag: req.Tag}
-	switch req.Tag {
-	case "announcement", "not_announcement":
-		g.announce = req.Tag == "announcement"
-		change.Attrs = waBinary.Attrs{"v_id": strconv.Itoa(g.version)}
-	case "locked", "unlocked":
-		g.locked = req.Tag == "locked"
-	case "ephemeral":
-		exp := req.AttrGetter().OptionalInt("expiration")
-		if exp <= 0 {
-			return groupChange{}, errBadRequest
-		}
-		g.ephemeral = uint32(exp)
-		change.Attrs = waBinary.Attrs{"expiration": strconv.Itoa(exp)}
-	case "not_ephemeral":
-		g.ephemeral = 0
-	}
-	return groupChange{notify: []waBinary.Node{change}}, nil
-}
-
-// inviteCode answers the group's invite code, a new one after a reset; both
-// are for admins only (whatsmeow: ErrGroupInviteLinkUnauthorized).
-func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
-	if !g.isAdmin(actor) {
-		return groupChange{}, errNotAdmin
-	}
-	if reset {
-		g.invite = newInviteCode()
-	}
-	return groupChange{reply: []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}}, nil
-}
-
-// changeParticipantsLocked adds, removes, promotes or demotes. WhatsApp
-// answers each participant on its own: no error attribute when done, else
-// 403 (the caller is no admin), 404 (not on WhatsApp, or not a member) or
-// 409 (already a member).
-func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
-	action := req.Tag
-	admin := g.isAdmin(actor)
-	var results, done []waBinary.Node
-	var removed []string
-	for _, p := range req.GetChildrenByTag("participant") {
-		jid, _ := p.Attrs["jid"].(types.JID)
-		res := waBinary.Node{Tag: "participant", Attrs: waBinary.Attrs{"jid": jid}}
-		phone, ok := n.phoneOfLocked(jid)
-		role := ""
-		if ok {
-			role = g.role(phone)
-		}
-		code := 0
-		switch {
-		case !admin:
-			code = 403
-		case !ok:
-			code = 404
-		case action == "add" && role != "":
-			code = 409
-		case action != "add" && role == "":
-			code = 404
-		case action == "add":
-			g.members = append(g.members, groupMember{phone: phone, role: RoleMember})
-		case action == "remove":
-			g.members = slices.DeleteFunc(g.members, func(m groupMember) bool { return m.phone == phone })
-			removed = append(removed, phone)
-		case action == "promote" && role == RoleMember:
-			g.setRole(phone, RoleAdmin)
-		case action == "demote":
-			g.setRole(phone, RoleMember)
-		}
-		if code != 0 {
-			res.Attrs["error"] = strconv.Itoa(code)
-		} else {
-			done = append(done, n.participantNodeLocked(groupMember{phone: phone}))
-		}
-		results = append(results, res)
-	}
-	ch := groupChange{reply: []waBinary.Node{{Tag: action, Content: results}}, extra: removed}
-	if len(done) > 0 {
-		ch.notify = []waBinary.Node{{Tag: action, Content: done}}
-	}
-	return ch, nil
 }
 
 // groupNodeLocked renders the group as whatsmeow's parseGroupNode reads it.

@@ -334,34 +334,26 @@ func (n *Network) SendReaction(from, to, messageID, emoji string) (string, error
 	}})
 }
 
-// CallOffer has account from call to: every online linked device of to (or
-// the one device named) gets the offer and emits events.CallOffer. A call
-// is not queued for offline devices: it would ring long after it ended. It
+// CallOffer has account from call to: every linked device of to (or the one
+// device named) gets the offer and emits events.CallOffer. Devices that are
+// offline get it when they log in, as from WhatsApp's offline queue. It
 // returns the call id.
 func (n *Network) CallOffer(from string, to types.JID) (string, error) {
 	n.mu.Lock()
 	comps, err := n.targetsLocked(from, to)
-	var conns []*conn
-	for _, comp := range comps {
-		if comp.loggedIn != nil {
-			conns = append(conns, comp.loggedIn)
-		}
-	}
 	n.mu.Unlock()
 	if err != nil {
 		return "", err
-	}
-	if len(conns) == 0 {
-		return "", fmt.Errorf("wafake: no linked device of %s is online", to)
 	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	callID := strings.ToUpper(hex.EncodeToString(b))
 	caller := types.NewJID(from, types.DefaultUserServer)
+	id := n.nextID()
 	node := waBinary.Node{
 		Tag: "call",
 		Attrs: waBinary.Attrs{
-			"id": n.nextID(), "from": caller, "t": strconv.FormatInt(time.Now().Unix(), 10),
+			"id": id, "from": caller, "t": strconv.FormatInt(time.Now().Unix(), 10),
 			"platform": "android", "version": "2.25.1.75", "notify": "Contact " + from,
 		},
 		Content: []waBinary.Node{{
@@ -374,8 +366,8 @@ func (n *Network) CallOffer(from string, to types.JID) (string, error) {
 			},
 		}},
 	}
-	for _, c := range conns {
-		_ = c.send(node)
+	for _, comp := range comps {
+		n.queue(comp, id, node)
 	}
 	return callID, nil
 }

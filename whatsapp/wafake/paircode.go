@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/curve25519"
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/util/hkdfutil"
 	"go.mau.fi/whatsmeow/util/keys"
+	"golang.org/x/crypto/curve25519"
 )
 
 // Pairing by phone code (whatsmeow pair-code.go). The client shows an
@@ -135,18 +135,21 @@ func (n *Network) EnterPairingCode(phone, code string) error {
 		return fmt.Errorf("wafake: no client is waiting for a pairing code of %s", phone)
 	}
 
-	companionEph, err := linkCodeCTR(code, r.wrapped[:32], r.wrapped[32:48], r.wrapped[48:])
+	// The phone wraps its own key under the client's salt with a fresh IV:
+	// the client reads the salt from the message either way, and one PBKDF2
+	// derivation (131072 rounds) per attempt keeps tests fast.
+	salt := r.wrapped[:32]
+	block, err := linkCodeCipher(code, salt)
 	if err != nil {
 		return err
 	}
+	companionEph := make([]byte, 32)
+	cipher.NewCTR(block, r.wrapped[32:48]).XORKeyStream(companionEph, r.wrapped[48:])
 	primaryEph := keys.NewKeyPair()
-	salt, iv := make([]byte, 32), make([]byte, 16)
-	_, _ = rand.Read(salt)
+	iv := make([]byte, 16)
 	_, _ = rand.Read(iv)
-	wrappedPub, err := linkCodeCTR(code, salt, iv, primaryEph.Pub[:])
-	if err != nil {
-		return err
-	}
+	wrappedPub := make([]byte, 32)
+	cipher.NewCTR(block, iv).XORKeyStream(wrappedPub, primaryEph.Pub[:])
 	wrappedPrimary := concat(salt, iv, wrappedPub)
 	secret, err := curve25519.X25519(primaryEph.Priv[:], companionEph)
 	if err != nil {
@@ -205,21 +208,14 @@ func (n *Network) EnterPairingCode(phone, code string) error {
 	return n.pair(r.c, phone, res.advSecret)
 }
 
-// linkCodeCTR encrypts or decrypts (AES-CTR is its own inverse) a 32-byte
-// ephemeral key with the pairing code, as whatsmeow's
-// generateCompanionEphemeralKey does.
-func linkCodeCTR(code string, salt, iv, key []byte) ([]byte, error) {
+// linkCodeCipher is the AES key that wraps the ephemeral keys with the
+// pairing code (AES-CTR, as whatsmeow's generateCompanionEphemeralKey).
+func linkCodeCipher(code string, salt []byte) (cipher.Block, error) {
 	k, err := pbkdf2.Key(sha256.New, code, salt, linkCodeIterations, 32)
 	if err != nil {
 		return nil, err
 	}
-	block, err := aes.NewCipher(k)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, len(key))
-	cipher.NewCTR(block, iv).XORKeyStream(out, key)
-	return out, nil
+	return aes.NewCipher(k)
 }
 
 // openKeyBundle decrypts the client's companion_finish key bundle,

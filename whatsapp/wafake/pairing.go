@@ -132,6 +132,13 @@ func (n *Network) pair(c *conn, phone string, advSecret []byte) error {
 	case err := <-done:
 		return err
 	case <-c.ctx.Done():
+		// The 515 that finishPairing sends makes the client leave, possibly
+		// before its result reaches done: prefer that result.
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Second):
+		}
 		return errors.New("wafake: the pairing client went away")
 	case <-time.After(30 * time.Second):
 		return errors.New("wafake: the client did not confirm the pairing within 30 s")

@@ -113,7 +113,9 @@ func link(n *wafake.Network, cli *whatsmeow.Client, phone string) (*events.PairS
 			}
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Generous: 50 clients pairing at once under the race detector on two
+	// cores each generate and store 812 prekeys.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	qr, err := cli.GetQRChannel(ctx)
 	if err != nil {
@@ -133,12 +135,12 @@ func link(n *wafake.Network, cli *whatsmeow.Client, phone string) (*events.PairS
 	select {
 	case ps = <-paired:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: no PairSuccess within 30 s", phone)
+		return nil, fmt.Errorf("%s: no PairSuccess within 90 s", phone)
 	}
 	select {
 	case <-connected:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: not connected within 30 s of pairing", phone)
+		return nil, fmt.Errorf("%s: not connected within 90 s of pairing", phone)
 	}
 	return ps, nil
 }
