@@ -239,7 +239,13 @@ func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
 		delete(n.pending, id)
 		n.mu.Unlock()
 		if ok && p.c == c {
-			go p.fn(node) // may send and wait: never block the read loop
+			// The answer's handler may send and wait: never block the read
+			// loop. The reader holds a count on n.wg, so Close waits for it.
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				p.fn(node)
+			}()
 		}
 		return
 	}
