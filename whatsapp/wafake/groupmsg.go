@@ -17,7 +17,6 @@ import (
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
-	"google.golang.org/protobuf/proto"
 )
 
 // Group notifications, group messages and pictures.
@@ -153,15 +152,7 @@ func phoneGroupDecrypt(acct *account, name *protocol.SenderKeyName, enc waBinary
 	if err != nil {
 		return nil, err
 	}
-	if len(plain) == 0 || int(plain[len(plain)-1]) > len(plain) {
-		return nil, errors.New("bad padding")
-	}
-	plain = plain[:len(plain)-int(plain[len(plain)-1])]
-	var msg waE2E.Message
-	if err := proto.Unmarshal(plain, &msg); err != nil {
-		return nil, fmt.Errorf("unmarshal group message: %w", err)
-	}
-	return &msg, nil
+	return unpadMessage(plain)
 }
 
 // groupPicture is the current picture of a group.

@@ -144,6 +144,19 @@ func (n *Network) phoneDecrypt(acct *account, sender types.JID, enc waBinary.Nod
 	if err != nil {
 		return nil, err
 	}
+	msg, err := unpadMessage(plain)
+	if err != nil {
+		return nil, err
+	}
+	if dsm := msg.GetDeviceSentMessage(); dsm != nil && dsm.GetMessage() != nil {
+		return dsm.GetMessage(), nil
+	}
+	return msg, nil
+}
+
+// unpadMessage strips whatsmeow's random padding (n bytes of value n) from a
+// decrypted payload and reads the message.
+func unpadMessage(plain []byte) (*waE2E.Message, error) {
 	if len(plain) == 0 || int(plain[len(plain)-1]) > len(plain) {
 		return nil, errors.New("bad padding")
 	}
@@ -151,9 +164,6 @@ func (n *Network) phoneDecrypt(acct *account, sender types.JID, enc waBinary.Nod
 	var msg waE2E.Message
 	if err := proto.Unmarshal(plain, &msg); err != nil {
 		return nil, fmt.Errorf("unmarshal message: %w", err)
-	}
-	if dsm := msg.GetDeviceSentMessage(); dsm != nil && dsm.GetMessage() != nil {
-		return dsm.GetMessage(), nil
 	}
 	return &msg, nil
 }
