@@ -1,7 +1,8 @@
 // Package whatsapp is the only package that speaks to WhatsApp: it imports
 // go.mau.fi/whatsmeow and turns the gateway's requests into whatsmeow calls.
-// (The session manager, sends, groups and event conversion arrive with the
-// WhatsApp issue; today it parses recipients.)
+// It holds the session manager (manager.go: one whatsmeow client per
+// session, its status and lifecycle) and parses recipients; sends, groups
+// and event conversion arrive with the next WhatsApp issues.
 package whatsapp
 
 import (

@@ -1,0 +1,277 @@
+package whatsapp
+
+// The life of a session's clients: loading sessions, starting, stopping and
+// closing clients.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/store"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// closeGrace is how long a client whose stream the server ended is given
+// to be closed by the server before closeLater closes it.
+const closeGrace = time.Second
+
+// closeLater ends a detached cli whose stream the server ended, once the
+// server has had closeGrace to close the socket itself: it disconnects the
+// client (nothing left to do when the server did close it) and ends its QR
+// watcher (stop). Disconnecting at once would race with the server's close,
+// and that is a data race inside whatsmeow (FrameSocket.closed, .conn and
+// .OnDisconnect are read or written unlocked); so is polling IsConnected.
+// Close waits for these timers.
+func (m *Manager) closeLater(cli *whatsmeow.Client, stop context.CancelFunc) {
+	closeNow := func() {
+		cli.Disconnect()
+		stop()
+	}
+	m.mu.Lock()
+	if m.closed { // an event that slipped past Close: its own goroutine waits
+		m.mu.Unlock()
+		time.Sleep(closeGrace)
+		closeNow()
+		return
+	}
+	m.wg.Add(1)
+	time.AfterFunc(closeGrace, func() {
+		defer m.wg.Done()
+		closeNow()
+	})
+	m.mu.Unlock()
+}
+
+// forEach calls fn(0..n-1), parallelStarts at a time, and waits for all.
+func forEach(n int, fn func(i int)) {
+	sem := make(chan struct{}, parallelStarts)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// lockSession returns the session, loaded from the StatusStore when the
+// manager does not hold it yet, with its opMu locked.
+func (m *Manager) lockSession(ctx context.Context, id string) (*session, error) {
+	for {
+		s, err := m.load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		s.opMu.Lock()
+		s.mu.Lock()
+		deleted := s.deleted
+		s.mu.Unlock()
+		if !deleted {
+			return s, nil
+		}
+		s.opMu.Unlock() // deleted while we waited: look it up again
+	}
+}
+
+func (m *Manager) load(ctx context.Context, id string) (*session, error) {
+	m.mu.Lock()
+	s, closed := m.sessions[id], m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if s != nil {
+		return s, nil
+	}
+	rec, found, err := m.statuses.LoadStatus(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: load status: %w", id, err)
+	}
+	if !found {
+		return nil, fault.New(fault.NotFound, "session %s not found", id)
+	}
+	s = newSession(id, m.log.With("session_id", id), rec)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	if cur := m.sessions[id]; cur != nil {
+		return cur, nil
+	}
+	m.sessions[id] = s
+	return s, nil
+}
+
+// connect starts a client for s unless one is already connecting, pairing
+// or connected. With restoring set it only logs in linked devices and never
+// starts pairing. s.opMu must be held.
+func (m *Manager) connect(ctx context.Context, s *session, restoring bool) error {
+	if m.isClosed() {
+		return errClosed
+	}
+	s.mu.Lock()
+	cur, status, jid := s.cli, s.st.status, s.st.jid
+	s.mu.Unlock()
+	if cur != nil {
+		switch status {
+		case StatusConnecting, StatusPairing, StatusConnected:
+			return nil
+		}
+		// A client left behind: end it without touching the status.
+		var stop context.CancelFunc
+		m.change(s, nil, func(s *session) bool { _, stop = s.detachLocked(); return true })
+		cur.Disconnect()
+		if stop != nil {
+			stop()
+		}
+	}
+	var dev *store.Device
+	if !jid.IsEmpty() {
+		d, err := m.store.GetDevice(ctx, jid)
+		if err != nil {
+			return fmt.Errorf("session %s: load device %s: %w", s.id, jid, err)
+		}
+		dev = d
+	}
+	if dev == nil && !jid.IsEmpty() {
+		s.log.Warn("the linked device is missing from the device store", "jid", jid.String())
+		m.change(s, nil, func(s *session) bool {
+			s.st.jid, s.st.lid, s.st.status = jidNone, jidNone, StatusDisconnected
+			s.st.reason = "the linked device is missing from the device store: connect to pair again"
+			return true
+		})
+	}
+	if dev == nil && restoring {
+		return nil
+	}
+	if dev == nil {
+		dev = m.store.NewDevice()
+	}
+	return m.start(s, dev)
+}
+
+// start builds and connects the client of dev for s.
+func (m *Manager) start(s *session, dev *store.Device) error {
+	linked := dev.ID != nil
+	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
+	cli.BackgroundEventCtx = m.ctx
+	cli.SynchronousAck = true
+	cli.EnableAutoReconnect = true
+	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
+	cli.AutoReconnectHook = func(err error) bool {
+		if cli.AutoReconnectErrors > maxReconnectSteps {
+			cli.AutoReconnectErrors = maxReconnectSteps
+		}
+		failures := cli.AutoReconnectErrors
+		s.log.Warn("reconnect failed", "failures", failures, "err", err)
+		m.change(s, cli, func(s *session) bool {
+			if s.st.status != StatusConnecting {
+				return false
+			}
+			s.st.reason = fmt.Sprintf("the connection was lost: reconnecting (%d attempts failed)", failures)
+			return true
+		})
+		return m.ctx.Err() == nil && s.current(cli)
+	}
+	if m.point != nil {
+		m.point(cli)
+	}
+	run := &clientRun{m: m, s: s, cli: cli}
+	cli.AddEventHandlerWithSuccessStatus(run.handleEvent)
+	// stop ends the QR watcher of a pairing client. It is not the context
+	// of the client itself: whatsmeow still deletes a logged-out device
+	// with that one after the handlers have seen LoggedOut.
+	qrCtx, stop := context.WithCancel(m.ctx)
+	var qr <-chan whatsmeow.QRChannelItem
+	if !linked {
+		var err error
+		if qr, err = cli.GetQRChannel(qrCtx); err != nil {
+			stop()
+			return fmt.Errorf("session %s: QR channel: %w", s.id, err)
+		}
+	}
+	pushName := dev.PushName // read before the client runs
+	m.change(s, nil, func(s *session) bool {
+		s.cli, s.stop = cli, stop
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
+		if !linked {
+			s.st.jid, s.st.lid, s.st.pushName = jidNone, jidNone, ""
+		} else if s.st.pushName == "" {
+			s.st.pushName = pushName
+		}
+		return true
+	})
+	if qr != nil {
+		m.wg.Add(1)
+		go run.watchQR(qrCtx, qr)
+	}
+	if err := cli.ConnectContext(m.ctx); err != nil {
+		s.log.Warn("connect failed", "err", err)
+		run.end(StatusDisconnected, "could not reach WhatsApp", false)
+		return fault.New(fault.WhatsAppError, "session %s could not reach WhatsApp", s.id)
+	}
+	return nil
+}
+
+// stopClient ends the session's client, if any: DISCONNECTED with reason
+// (LOGGED_OUT stays), the connection closed. s.opMu must be held.
+func (m *Manager) stopClient(s *session, reason string) {
+	var cli *whatsmeow.Client
+	var stop context.CancelFunc
+	m.change(s, nil, func(s *session) bool {
+		if s.cli == nil {
+			return false
+		}
+		cli, stop = s.detachLocked()
+		if s.st.status != StatusLoggedOut {
+			s.st.end(StatusDisconnected, reason)
+		}
+		return true
+	})
+	if cli != nil {
+		cli.Disconnect()
+		stop()
+	}
+}
+
+// client returns the session's client when it is CONNECTED: the entry point
+// of every operation that talks to WhatsApp.
+func (m *Manager) client(sessionID string) (*whatsmeow.Client, error) {
+	m.mu.Lock()
+	s := m.sessions[sessionID]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, fault.New(fault.NotConnected, "session %s is not connected (status: %s)", sessionID, StatusDisconnected)
+	}
+	return s.connectedClient()
+}
+
+// classify turns a whatsmeow failure of action into a fault.
+func classify(id, action string, err error) error {
+	var iq *whatsmeow.IQError
+	switch {
+	case errors.Is(err, whatsmeow.ErrPhoneNumberTooShort), errors.Is(err, whatsmeow.ErrPhoneNumberIsNotInternational):
+		return fault.InvalidField("number", "number must be a phone number in international format without '+'")
+	case errors.As(err, &iq) && iq.Code != 0:
+		return fault.New(fault.WhatsAppRefused, "session %s: WhatsApp refused to %s (%d %s)", id, action, iq.Code, iq.Text)
+	case errors.Is(err, whatsmeow.ErrIQTimedOut), errors.Is(err, context.DeadlineExceeded):
+		return fault.New(fault.WhatsAppTimeout, "session %s: WhatsApp did not answer in time to %s", id, action)
+	default:
+		return fault.New(fault.WhatsAppError, "session %s could not %s: the connection to WhatsApp failed", id, action)
+	}
+}

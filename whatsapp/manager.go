@@ -1,0 +1,421 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver of the device store
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/store/sqlstore"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// Status is the connection status of a session: the GraphQL SessionStatus.
+type Status string
+
+// The statuses of a session.
+const (
+	StatusDisconnected Status = "DISCONNECTED" // not connected, by request, failure or shutdown
+	StatusConnecting   Status = "CONNECTING"   // connecting or logging in, also while reconnecting
+	StatusPairing      Status = "PAIRING"      // connected without a device, showing a QR code
+	StatusConnected    Status = "CONNECTED"    // logged in: operations work
+	StatusLoggedOut    Status = "LOGGED_OUT"   // the device was unlinked; connecting pairs anew
+)
+
+// The event kinds the manager publishes (events.md).
+const (
+	KindConnectionUpdate = "connection.update" // {status, qr?, reason?}
+	KindCredsUpdate      = "creds.update"      // {jid?, lid?, phone?, platform?, businessName?, pushName?}
+)
+
+// Event is one event of a session, handed to the Publisher: a kind of
+// events.md and its data.
+type Event struct {
+	Kind string
+	Data map[string]any
+}
+
+// Publisher stores and fans out the events of sessions (the app's event
+// bus). An error means the event was not stored: the handler then reports a
+// failure to whatsmeow, which does not acknowledge the stanza, so WhatsApp
+// sends it again. Publish is called in order, one event of a session at a
+// time, sometimes from within an operation on that session: it must not call
+// the Manager's operations (State is fine).
+type Publisher interface {
+	Publish(ctx context.Context, sessionID string, ev Event) error
+}
+
+// StatusRecord is what the manager persists about a session.
+type StatusRecord struct {
+	Status      Status
+	JID         string // the linked device ("491701234567:3@s.whatsapp.net"); "" when none
+	PushName    string
+	ConnectedAt time.Time // the last time the session logged in; zero before
+}
+
+func (r StatusRecord) equal(o StatusRecord) bool {
+	return r.Status == o.Status && r.JID == o.JID && r.PushName == o.PushName && r.ConnectedAt.Equal(o.ConnectedAt)
+}
+
+// StatusStore persists the status record of each session (the app's
+// session table). LoadStatus reports found=false for a session that does not
+// exist: the manager then answers fault.NotFound.
+type StatusStore interface {
+	LoadStatus(ctx context.Context, sessionID string) (rec StatusRecord, found bool, err error)
+	SaveStatus(ctx context.Context, sessionID string, rec StatusRecord) error
+}
+
+// SessionState is what the manager knows of a session right now.
+type SessionState struct {
+	Status      Status
+	Reason      string // why the session is in Status, when that says more ("stream replaced")
+	QRCode      string // the QR code to show while PAIRING
+	QRImage     string // QRCode as a data:image/png;base64 URL; "" (no QR encoder in the module yet)
+	PairingCode string // the code of PairPhone, while PAIRING
+	JID         string // the linked device; "" when none
+	LID         string // the account's LID, when known
+	Phone       string // the account's number
+	PushName    string
+	ConnectedAt time.Time
+}
+
+// ManagerOptions are the dependencies of a Manager.
+type ManagerOptions struct {
+	Store     *sqlstore.Container // the device stores (OpenStore)
+	Logger    *slog.Logger        // nil discards
+	Publisher Publisher           // nil: events are dropped
+	Statuses  StatusStore         // required
+	// Point, when set, is called on every new client before it connects:
+	// tests and the sandbox redirect clients to a wafake network with it.
+	Point func(*whatsmeow.Client)
+}
+
+// Manager holds one whatsmeow client per session and keeps each session's
+// status in memory, in the StatusStore and in the event stream.
+//
+// Locks: a session's opMu serialises the operations on it (connect,
+// disconnect, pair, logout, delete) and is never taken by event handlers;
+// emitMu serialises state changes with their persistence and publication;
+// mu guards the fields. Order: opMu, emitMu, mu. No whatsmeow call is made
+// under emitMu or mu.
+type Manager struct {
+	store    *sqlstore.Container
+	log      *slog.Logger
+	pub      Publisher
+	statuses StatusStore
+	point    func(*whatsmeow.Client)
+
+	// ctx is the context of every client: whatsmeow connects, reconnects
+	// and handles events with it. Close cancels it once every client is
+	// disconnected (cancelling it earlier closes sockets under whatsmeow's
+	// feet: a data race inside whatsmeow); closing makes the clients' late
+	// events ignored.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	closing atomic.Bool
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	closed   bool
+
+	wg sync.WaitGroup // the QR watchers and closeLater's timers
+}
+
+const (
+	parallelStarts    = 8                // sessions restored or closed at once
+	pairWait          = 30 * time.Second // PairPhone's wait for the first QR code
+	maxReconnectSteps = 30               // whatsmeow waits 2 s × failures between reconnects: at most a minute
+	storeTimeout      = 15 * time.Second // one persist or publish
+)
+
+var errClosed = errors.New("whatsapp: the session manager is closed")
+
+// OpenStore opens (and creates or upgrades) the whatsmeow device store in the
+// SQLite file at path: WAL, a busy timeout, immediate transactions and
+// foreign keys, so that many clients can write at once.
+func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Container, error) {
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("whatsmeow store path %q: '?' and '#' are not allowed", path)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dsn := "file:" + path + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
+	c, err := sqlstore.New(ctx, "sqlite3", dsn, newWALogger(log, "sqlstore"))
+	if err != nil {
+		return nil, fmt.Errorf("open whatsmeow store %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// NewManager returns a manager with no session running: call Restore to
+// reconnect the linked sessions.
+func NewManager(opts ManagerOptions) *Manager {
+	if opts.Store == nil || opts.Statuses == nil {
+		panic("whatsapp.NewManager: Store and Statuses are required")
+	}
+	m := &Manager{
+		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
+		point: opts.Point, sessions: map[string]*session{},
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.pub == nil {
+		m.pub = discardPublisher{}
+	}
+	return m
+}
+
+type discardPublisher struct{}
+
+func (discardPublisher) Publish(context.Context, string, Event) error { return nil }
+
+// State returns what the manager knows of a session. A session the manager
+// has not loaded (neither restored nor connected) is DISCONNECTED.
+func (m *Manager) State(sessionID string) SessionState {
+	m.mu.Lock()
+	s := m.sessions[sessionID]
+	m.mu.Unlock()
+	if s == nil {
+		return SessionState{Status: StatusDisconnected}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.public()
+}
+
+// Connect starts the session: with a linked device it logs in (CONNECTING,
+// then CONNECTED), without one it starts pairing (PAIRING, with a QR code
+// that rotates). It returns once the connection is open, not when it is
+// logged in; it does nothing when the session is already connecting,
+// pairing or connected.
+func (m *Manager) Connect(ctx context.Context, sessionID string) error {
+	s, err := m.lockSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	defer s.opMu.Unlock()
+	return m.connect(ctx, s, false)
+}
+
+// PairPhone links the session by phone code instead of QR: it connects the
+// session for pairing when needed, waits for the first QR code, asks
+// WhatsApp for a code for number and returns it ("ABCD-EFGH"). The user
+// enters it on that phone; the session then becomes CONNECTED.
+func (m *Manager) PairPhone(ctx context.Context, sessionID, number string) (string, error) {
+	number = strings.TrimPrefix(strings.TrimSpace(number), "+")
+	if err := checkDigits("number", number); err != nil {
+		return "", err
+	}
+	s, err := m.lockSession(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	st, running := s.st, s.cli != nil
+	s.mu.Unlock()
+	switch {
+	case !st.jid.IsEmpty():
+		s.opMu.Unlock()
+		return "", fault.New(fault.Conflict, "session %s is already linked to %s: log out first", s.id, st.jid.User)
+	case !running || (st.status != StatusConnecting && st.status != StatusPairing):
+		if err := m.connect(ctx, s, false); err != nil {
+			s.opMu.Unlock()
+			return "", err
+		}
+	}
+	s.opMu.Unlock()
+
+	wctx, cancel := context.WithTimeout(ctx, pairWait)
+	defer cancel()
+	st, cli, err := s.waitFor(wctx, func(st *sessionState) bool { return st.status != StatusConnecting })
+	switch {
+	case fault.From(err) != nil:
+		return "", err
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case err != nil:
+		return "", fault.New(fault.WhatsAppTimeout, "session %s: WhatsApp did not offer pairing in time", s.id)
+	}
+	if st.status != StatusPairing || cli == nil {
+		return "", notPairing(s.id, st)
+	}
+	code, err := cli.PairPhone(ctx, number, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
+	if err != nil {
+		s.log.Warn("pairing by phone code failed", "err", err)
+		return "", classify(s.id, "pair by phone code", err)
+	}
+	m.change(s, cli, func(s *session) bool {
+		if s.st.status != StatusPairing {
+			return false
+		}
+		s.st.pairingCode = code
+		return true
+	})
+	return code, nil
+}
+
+func notPairing(id string, st sessionState) error {
+	if st.status == StatusConnected {
+		return fault.New(fault.Conflict, "session %s is already linked to %s", id, st.jid.User)
+	}
+	msg := fmt.Sprintf("session %s is not pairing (status: %s", id, st.status)
+	if st.reason != "" {
+		msg += ": " + st.reason
+	}
+	return fault.New(fault.NotConnected, "%s)", msg)
+}
+
+// Disconnect closes the session's connection (DISCONNECTED); the device
+// stays linked and Connect logs in again. A session the manager is not
+// running is left as it is.
+func (m *Manager) Disconnect(sessionID string) error {
+	m.mu.Lock()
+	s := m.sessions[sessionID]
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	m.stopClient(s, "disconnected on request")
+	return nil
+}
+
+// Logout unlinks the session's device from the account (the phone no longer
+// lists it) and deletes its keys: LOGGED_OUT. The session must be CONNECTED.
+func (m *Manager) Logout(ctx context.Context, sessionID string) error {
+	s, err := m.lockSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	defer s.opMu.Unlock()
+	cli, err := s.connectedClient()
+	if err != nil {
+		return err
+	}
+	if err := cli.Logout(ctx); err != nil {
+		s.log.Warn("logout failed", "err", err)
+		return classify(s.id, "log out", err)
+	}
+	var stop context.CancelFunc
+	m.change(s, nil, func(s *session) bool {
+		_, stop = s.detachLocked()
+		s.st.loggedOut("logged out on request")
+		return true
+	})
+	cli.Disconnect()
+	if stop != nil {
+		stop()
+	}
+	return nil
+}
+
+// Delete forgets a session: it unlinks the device when the session is
+// connected (otherwise it only deletes the keys here; the phone drops the
+// device after its own inactivity timeout), closes the connection and
+// deletes the device store. Nothing is persisted or published about the
+// session afterwards. Deleting a session that is not linked is not an error.
+func (m *Manager) Delete(ctx context.Context, sessionID string) error {
+	s, err := m.lockSession(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	defer s.opMu.Unlock()
+	if cli, err := s.connectedClient(); err == nil {
+		if err := cli.Logout(ctx); err != nil {
+			s.log.Warn("unlinking before delete failed; deleting the device keys here only", "err", err)
+		}
+	}
+	s.emitMu.Lock()
+	s.mu.Lock()
+	cli, stop := s.detachLocked()
+	jid := s.st.jid
+	s.deleted = true
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.emitMu.Unlock()
+	if cli != nil {
+		cli.Disconnect()
+	}
+	if stop != nil {
+		stop()
+	}
+	m.mu.Lock()
+	if m.sessions[s.id] == s {
+		delete(m.sessions, s.id)
+	}
+	m.mu.Unlock()
+	if jid.IsEmpty() {
+		return nil
+	}
+	dev, err := m.store.GetDevice(ctx, jid)
+	if err != nil {
+		return fmt.Errorf("session %s: load device %s: %w", s.id, jid, err)
+	}
+	if dev != nil {
+		if err := dev.Delete(ctx); err != nil {
+			return fmt.Errorf("session %s: delete device %s: %w", s.id, jid, err)
+		}
+	}
+	return nil
+}
+
+// Restore loads the given sessions and reconnects those with a linked
+// device, a few at a time; the app calls it at start with every session id.
+// Sessions without a device are loaded as DISCONNECTED (or LOGGED_OUT) and
+// a status left behind by a previous process is corrected. Errors of single
+// sessions are joined; the others are restored regardless.
+func (m *Manager) Restore(ctx context.Context, sessionIDs []string) error {
+	errs := make([]error, len(sessionIDs))
+	forEach(len(sessionIDs), func(i int) { errs[i] = m.restore(ctx, sessionIDs[i]) })
+	return errors.Join(errs...)
+}
+
+func (m *Manager) restore(ctx context.Context, id string) error {
+	s, err := m.lockSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer s.opMu.Unlock()
+	s.mu.Lock()
+	linked, running := !s.st.jid.IsEmpty() && s.st.status != StatusLoggedOut, s.cli != nil
+	s.mu.Unlock()
+	if linked && !running {
+		return m.connect(ctx, s, true)
+	}
+	m.change(s, nil, func(*session) bool { return true }) // persists and publishes a corrected stale status
+	return nil
+}
+
+// Close disconnects every session (DISCONNECTED, persisted) and returns when
+// every goroutine the manager started has ended. The devices stay linked:
+// a new manager's Restore logs them in again.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	ss := make([]*session, 0, len(m.sessions))
+	if !m.closed {
+		m.closed = true
+		m.closing.Store(true)
+		for _, s := range m.sessions {
+			ss = append(ss, s)
+		}
+	}
+	m.mu.Unlock()
+	forEach(len(ss), func(i int) {
+		ss[i].opMu.Lock()
+		defer ss[i].opMu.Unlock()
+		m.stopClient(ss[i], "the gateway is shutting down")
+	})
+	m.wg.Wait() // QR watchers, and closeLater's timers: at most closeGrace
+	m.cancel()
+}

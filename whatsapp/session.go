@@ -1,0 +1,467 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+var jidNone = types.EmptyJID
+
+// session is one session of the manager: its state and its current client.
+// See Manager for the locks.
+type session struct {
+	id  string
+	log *slog.Logger // carries session_id
+
+	opMu   sync.Mutex
+	emitMu sync.Mutex
+
+	mu        sync.Mutex
+	cli       *whatsmeow.Client  // nil when no connection is running
+	stop      context.CancelFunc // ends cli's QR watcher
+	st        sessionState
+	stored    StatusRecord  // the last record persisted
+	published connState     // the last connection.update published
+	changed   chan struct{} // closed and replaced at every change
+	deleted   bool
+}
+
+// sessionState is the in-memory state of a session.
+type sessionState struct {
+	status        Status
+	reason        string
+	qr            string
+	pairingCode   string
+	jid, lid      types.JID
+	pushName      string
+	connectedAt   time.Time
+	keepaliveLost bool // CONNECTING because keepalives failed, not because the socket closed
+}
+
+// connState is the data of connection.update.
+type connState struct {
+	status     Status
+	qr, reason string
+}
+
+func (c connState) data() map[string]any {
+	d := map[string]any{"status": string(c.status)}
+	if c.qr != "" {
+		d["qr"] = c.qr
+	}
+	if c.reason != "" {
+		d["reason"] = c.reason
+	}
+	return d
+}
+
+// newSession builds a session from its persisted record. A status left
+// behind by a process that did not close cleanly (CONNECTING, PAIRING,
+// CONNECTED with no client running) reads DISCONNECTED; the next change
+// persists and publishes the correction.
+func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
+	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{})}
+	s.st = sessionState{status: rec.Status, pushName: rec.PushName, connectedAt: rec.ConnectedAt}
+	switch rec.Status {
+	case StatusDisconnected, StatusLoggedOut:
+	case "":
+		s.st.status, s.published.status = StatusDisconnected, StatusDisconnected
+	default:
+		s.st.status, s.st.reason = StatusDisconnected, "the gateway restarted"
+	}
+	if rec.JID != "" {
+		jid, err := types.ParseJID(rec.JID)
+		if err != nil || jid.User == "" {
+			log.Warn("ignoring the stored device JID", "jid", rec.JID, "err", err)
+		} else {
+			s.st.jid = jid
+		}
+	}
+	return s
+}
+
+func (st *sessionState) record() StatusRecord {
+	rec := StatusRecord{Status: st.status, PushName: st.pushName, ConnectedAt: st.connectedAt}
+	if !st.jid.IsEmpty() {
+		rec.JID = st.jid.String()
+	}
+	return rec
+}
+
+func (st *sessionState) connection() connState {
+	return connState{status: st.status, qr: st.qr, reason: st.reason}
+}
+
+func (st *sessionState) public() SessionState {
+	p := SessionState{
+		Status: st.status, Reason: st.reason, QRCode: st.qr, QRImage: qrDataURL(st.qr),
+		PairingCode: st.pairingCode, PushName: st.pushName, ConnectedAt: st.connectedAt,
+	}
+	if !st.jid.IsEmpty() {
+		p.JID, p.Phone = st.jid.String(), st.jid.User
+	}
+	if !st.lid.IsEmpty() {
+		p.LID = st.lid.String()
+	}
+	return p
+}
+
+// qrDataURL would render code as a data:image/png;base64 URL. No pure-Go QR
+// encoder is in the module's dependencies yet, so it returns "".
+func qrDataURL(code string) string { return "" }
+
+// loggedOut puts the state in LOGGED_OUT: the device is gone.
+func (st *sessionState) loggedOut(reason string) {
+	st.status, st.reason, st.qr, st.pairingCode = StatusLoggedOut, reason, "", ""
+	st.jid, st.lid, st.pushName, st.keepaliveLost = jidNone, jidNone, "", false
+}
+
+// end puts the state in status (DISCONNECTED or LOGGED_OUT) with reason.
+func (st *sessionState) end(status Status, reason string) {
+	if status == StatusLoggedOut {
+		st.loggedOut(reason)
+		return
+	}
+	st.status, st.reason, st.qr, st.pairingCode, st.keepaliveLost = status, reason, "", "", false
+}
+
+// detachLocked forgets the client and returns it with the function that
+// ends its QR watcher (nil, nil when there was no client). s.mu must be held.
+func (s *session) detachLocked() (*whatsmeow.Client, context.CancelFunc) {
+	cli, stop := s.cli, s.stop
+	s.cli, s.stop = nil, nil
+	return cli, stop
+}
+
+func (s *session) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// current reports whether cli is still the session's client.
+func (s *session) current(cli *whatsmeow.Client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cli == cli
+}
+
+// connectedClient returns the client of a CONNECTED session.
+func (s *session) connectedClient() (*whatsmeow.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cli == nil || s.st.status != StatusConnected {
+		return nil, fault.New(fault.NotConnected, "session %s is not connected (status: %s)", s.id, s.st.status)
+	}
+	return s.cli, nil
+}
+
+// waitFor waits until ok holds for the state and returns the state and the
+// client of that moment.
+func (s *session) waitFor(ctx context.Context, ok func(*sessionState) bool) (sessionState, *whatsmeow.Client, error) {
+	for {
+		s.mu.Lock()
+		st, cli, ch, deleted := s.st, s.cli, s.changed, s.deleted
+		done := ok(&s.st)
+		s.mu.Unlock()
+		if deleted {
+			return st, nil, fault.New(fault.NotFound, "session %s not found", s.id)
+		}
+		if done {
+			return st, cli, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return st, cli, ctx.Err()
+		}
+	}
+}
+
+// change applies fn to s (with s.mu held) when cli is still the session's
+// client (cli nil: an operation, whatever the client), then persists the
+// record if it changed, publishes connection.update if status, QR or reason
+// changed, and publishes extra. fn returns false to change nothing. The
+// error is that of persisting or publishing: the change is made in memory
+// regardless.
+func (m *Manager) change(s *session, cli *whatsmeow.Client, fn func(*session) bool, extra ...Event) (bool, error) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.mu.Lock()
+	if s.deleted || (cli != nil && (s.cli != cli || m.closing.Load())) || !fn(s) {
+		s.mu.Unlock()
+		return false, nil
+	}
+	rec, conn, before := s.st.record(), s.st.connection(), s.published
+	save, publish := !rec.equal(s.stored), conn != before
+	if publish {
+		s.published = conn
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	var errs []error
+	if save {
+		if err := m.statuses.SaveStatus(ctx, s.id, rec); err != nil {
+			s.log.Error("persisting the session status failed", "status", rec.Status, "err", err)
+			errs = append(errs, err)
+		} else {
+			s.mu.Lock()
+			s.stored = rec
+			s.mu.Unlock()
+		}
+	}
+	if publish {
+		if conn.status != before.status {
+			s.log.Info("session status", "status", conn.status, "reason", conn.reason)
+		}
+		extra = append([]Event{{Kind: KindConnectionUpdate, Data: conn.data()}}, extra...)
+	}
+	for _, ev := range extra {
+		if err := m.pub.Publish(ctx, s.id, ev); err != nil {
+			s.log.Error("publishing an event failed", "kind", ev.Kind, "err", err)
+			errs = append(errs, fmt.Errorf("publish %s: %w", ev.Kind, err))
+		}
+	}
+	return true, errors.Join(errs...)
+}
+
+// clientRun is one client of a session, from Connect until it is detached.
+// Its events change the session only while it is the session's client.
+type clientRun struct {
+	m   *Manager
+	s   *session
+	cli *whatsmeow.Client
+}
+
+// handleEvent is the client's event handler, registered with success status
+// and SynchronousAck: it returns false when what the event produced could
+// not be stored, and whatsmeow then does not acknowledge the stanza. QR codes
+// come through the QR channel (watchQR), not from here.
+func (r *clientRun) handleEvent(raw any) bool {
+	if r.m.closing.Load() || !r.s.current(r.cli) {
+		return false // a client that is over stores nothing: WhatsApp re-sends to the current one
+	}
+	switch evt := raw.(type) {
+	case *events.PairSuccess:
+		return r.handlePairSuccess(evt)
+	case *events.PairError:
+		return r.end(StatusDisconnected, fmt.Sprintf("pairing failed: %v", evt.Error), false)
+	case *events.Connected:
+		return r.handleConnected()
+	case *events.Disconnected:
+		return r.handleDisconnected()
+	case *events.LoggedOut:
+		return r.handleLoggedOut(evt)
+	case *events.StreamReplaced:
+		return r.end(StatusDisconnected, "another connection of this device replaced this one", true)
+	case *events.StreamError:
+		return r.handleStreamError(evt)
+	case *events.KeepAliveTimeout:
+		return r.handleKeepAliveTimeout(evt)
+	case *events.KeepAliveRestored:
+		return r.handleKeepAliveRestored()
+	case *events.TemporaryBan:
+		return r.end(StatusDisconnected, evt.String(), true)
+	case *events.ConnectFailure:
+		return r.end(StatusDisconnected, "WhatsApp refused the connection: "+evt.PermanentDisconnectDescription(), true)
+	case *events.ClientOutdated:
+		return r.end(StatusDisconnected, "WhatsApp refused the connection: this client version is outdated", true)
+	case *events.PushNameSetting:
+		return r.handlePushName(evt)
+	}
+	return true
+}
+
+// update is change for this client.
+func (r *clientRun) update(fn func(*session) bool, extra ...Event) bool {
+	_, err := r.m.change(r.s, r.cli, fn, extra...)
+	return err == nil
+}
+
+// end detaches the client and puts the session in status (DISCONNECTED or
+// LOGGED_OUT): the connection is over and whatsmeow will not reconnect it.
+// serverCloses is for the stanzas after which the server closes the socket
+// itself (a stream error, a login failure): the client is then closed only
+// if the server has not done so within closeGrace, because whatsmeow's
+// Disconnect racing with a socket closing under it is a data race inside
+// whatsmeow (NoiseSocket.Stop writes FrameSocket.OnDisconnect unlocked).
+func (r *clientRun) end(status Status, reason string, serverCloses bool) bool {
+	var stop context.CancelFunc
+	ok := r.update(func(s *session) bool {
+		_, stop = s.detachLocked()
+		s.st.end(status, reason)
+		return true
+	})
+	if stop == nil {
+		return ok
+	}
+	if serverCloses {
+		r.m.closeLater(r.cli, stop)
+	} else {
+		r.cli.Disconnect()
+		stop()
+	}
+	return ok
+}
+
+// watchQR follows the client's QR channel while it pairs: each code becomes
+// the session's current QR; running out of codes ends the pairing.
+func (r *clientRun) watchQR(ctx context.Context, ch <-chan whatsmeow.QRChannelItem) {
+	defer r.m.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case item, ok := <-ch:
+			if !ok {
+				return
+			}
+			switch item.Event {
+			case whatsmeow.QRChannelEventCode:
+				r.showQR(item.Code)
+			case whatsmeow.QRChannelTimeout.Event:
+				r.end(StatusDisconnected, "pairing timed out: no QR code was scanned", false)
+				return
+			case whatsmeow.QRChannelSuccess.Event, whatsmeow.QRChannelEventError:
+				return // PairSuccess and PairError are handled as events
+			default:
+				r.s.log.Warn("pairing", "qr_event", item.Event)
+			}
+		}
+	}
+}
+
+func (r *clientRun) showQR(code string) {
+	r.update(func(s *session) bool {
+		if !s.st.jid.IsEmpty() || (s.st.status != StatusConnecting && s.st.status != StatusPairing) {
+			return false // paired meanwhile
+		}
+		s.st.status, s.st.qr = StatusPairing, code
+		return true
+	})
+}
+
+// handlePairSuccess: the device is linked and whatsmeow logs in with it.
+// The JID is persisted at once, so a restart logs the device in again.
+func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
+	creds := map[string]any{"jid": evt.ID.String(), "phone": evt.ID.User, "platform": evt.Platform}
+	if !evt.LID.IsEmpty() {
+		creds["lid"] = evt.LID.String()
+	}
+	if evt.BusinessName != "" {
+		creds["businessName"] = evt.BusinessName
+	}
+	return r.update(func(s *session) bool {
+		s.st.jid, s.st.lid = evt.ID, evt.LID
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
+		return true
+	}, Event{Kind: KindCredsUpdate, Data: creds})
+}
+
+func (r *clientRun) handleConnected() bool {
+	// whatsmeow wrote the store's LID before dispatching Connected.
+	jid, lid := r.cli.Store.GetJID(), r.cli.Store.GetLID()
+	r.s.mu.Lock()
+	learned := !lid.IsEmpty() && r.s.st.lid != lid
+	r.s.mu.Unlock()
+	var extra []Event
+	if learned {
+		extra = append(extra, Event{Kind: KindCredsUpdate, Data: map[string]any{"jid": jid.String(), "lid": lid.String()}})
+	}
+	return r.update(func(s *session) bool {
+		if !jid.IsEmpty() {
+			s.st.jid = jid
+		}
+		if !lid.IsEmpty() {
+			s.st.lid = lid
+		}
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnected, "", "", ""
+		s.st.connectedAt, s.st.keepaliveLost = time.Now().UTC(), false
+		return true
+	}, extra...)
+}
+
+// handleDisconnected: the socket closed without being asked to. A linked
+// device reconnects by itself (whatsmeow's auto-reconnect, with backoff); a
+// pairing connection is over.
+func (r *clientRun) handleDisconnected() bool {
+	var stop context.CancelFunc
+	ok := r.update(func(s *session) bool {
+		if s.st.jid.IsEmpty() {
+			_, stop = s.detachLocked()
+			s.st.end(StatusDisconnected, "the connection was lost while pairing")
+			return true
+		}
+		s.st.status, s.st.reason, s.st.keepaliveLost = StatusConnecting, "the connection was lost: reconnecting", false
+		return true
+	})
+	if stop != nil {
+		r.cli.Disconnect()
+		stop()
+	}
+	return ok
+}
+
+// handleLoggedOut: the device was unlinked (from the phone, or refused at
+// login). whatsmeow deletes its store itself.
+func (r *clientRun) handleLoggedOut(evt *events.LoggedOut) bool {
+	reason := "the device was removed from the phone"
+	if evt.OnConnect {
+		reason = "WhatsApp refused the login: " + evt.Reason.String()
+	}
+	return r.end(StatusLoggedOut, reason, true)
+}
+
+func (r *clientRun) handleStreamError(evt *events.StreamError) bool {
+	return r.update(func(s *session) bool {
+		if s.st.status != StatusConnected && s.st.status != StatusConnecting {
+			return false
+		}
+		s.st.status, s.st.reason = StatusConnecting, "stream error "+evt.Code+": reconnecting"
+		return true
+	})
+}
+
+func (r *clientRun) handleKeepAliveTimeout(evt *events.KeepAliveTimeout) bool {
+	return r.update(func(s *session) bool {
+		if s.st.status != StatusConnected && !s.st.keepaliveLost {
+			return false
+		}
+		s.st.status, s.st.keepaliveLost = StatusConnecting, true
+		s.st.reason = fmt.Sprintf("WhatsApp is not answering keepalives (%d failed)", evt.ErrorCount)
+		return true
+	})
+}
+
+func (r *clientRun) handleKeepAliveRestored() bool {
+	return r.update(func(s *session) bool {
+		if !s.st.keepaliveLost {
+			return false
+		}
+		s.st.status, s.st.reason, s.st.keepaliveLost = StatusConnected, "", false
+		return true
+	})
+}
+
+func (r *clientRun) handlePushName(evt *events.PushNameSetting) bool {
+	name := evt.Action.GetName()
+	return r.update(func(s *session) bool {
+		if name == "" || name == s.st.pushName {
+			return false
+		}
+		s.st.pushName = name
+		return true
+	}, Event{Kind: KindCredsUpdate, Data: map[string]any{"pushName": name}})
+}
