@@ -23,8 +23,9 @@ func (n *Network) login(c *conn) bool {
 	comp.loggedIn, c.dev = c, comp
 	n.mu.Unlock()
 	if old != nil {
-		_ = old.send(waBinary.Node{Tag: "stream:error", Content: []waBinary.Node{{Tag: "conflict", Attrs: waBinary.Attrs{"type": "replaced"}}}})
-		old.close()
+		// As every stream end: give the old client the reason before the
+		// close, or it reconnects and kicks the new one off.
+		n.endStream(old, waBinary.Node{Tag: "stream:error", Content: []waBinary.Node{{Tag: "conflict", Attrs: waBinary.Attrs{"type": "replaced"}}}})
 	}
 	if err := c.send(waBinary.Node{Tag: "success", Attrs: waBinary.Attrs{
 		"t":   strconv.FormatInt(time.Now().Unix(), 10),
