@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 	waBinary "go.mau.fi/whatsmeow/binary"
@@ -37,7 +39,8 @@ type conn struct {
 
 	noisePub [32]byte
 	payload  *waWa6.ClientPayload
-	dev      *companion // the device logged in on this connection
+	dev      *companion   // the device logged in on this connection
+	lastRead atomic.Int64 // unix nanoseconds of the last stanza read
 }
 
 // nextFrame returns the next complete frame, reading websocket messages as
@@ -150,6 +153,7 @@ func (c *conn) readNode() (*waBinary.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	plain, err := c.read.Open(nil, iv(c.readN), frame, nil)
 	c.readN++
 	if err != nil {

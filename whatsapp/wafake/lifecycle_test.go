@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,14 +23,21 @@ import (
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
-// TestMain shortens whatsmeow's keepalive timing for every test of the
-// package: the values are process globals that its keepalive loops read
-// unsynchronised, so they are set once here, before any client runs
-// (changing them later races with running clients).
+// keepAliveChild marks the child process in which TestKeepAlive runs.
+const keepAliveChild = "WAFAKE_KEEPALIVE_CHILD"
+
+// TestMain shortens whatsmeow's keepalive timing, but only in the child
+// process TestKeepAlive starts: the values are process globals that the
+// keepalive loops read unsynchronised, so they are set once, before any
+// client runs; and in the main test process frequent keepalives would race
+// inside whatsmeow with every test's final Disconnect (its frame socket
+// reads the connection without a lock while Close clears it).
 func TestMain(m *testing.M) {
-	whatsmeow.KeepAliveIntervalMin = 200 * time.Millisecond
-	whatsmeow.KeepAliveIntervalMax = 400 * time.Millisecond
-	whatsmeow.KeepAliveResponseDeadline = time.Second
+	if os.Getenv(keepAliveChild) == "1" {
+		whatsmeow.KeepAliveIntervalMin = 200 * time.Millisecond
+		whatsmeow.KeepAliveIntervalMax = 400 * time.Millisecond
+		whatsmeow.KeepAliveResponseDeadline = time.Second
+	}
 	os.Exit(m.Run())
 }
 
@@ -443,6 +451,16 @@ func (c countingConn) Write(b []byte) (int, error) {
 // with TestMain's settings), every ping is answered within the 1 s deadline,
 // and the client stays logged in without events.KeepAliveTimeout.
 func TestKeepAlive(t *testing.T) {
+	if os.Getenv(keepAliveChild) != "1" {
+		// Run this test alone in a child process with short keepalives.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKeepAlive$", "-test.count=1")
+		cmd.Env = append(os.Environ(), keepAliveChild+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "PASS") {
+			t.Fatalf("keepalive child: %v\n%s", err, out)
+		}
+		return
+	}
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	rec := recordEvents(cli)

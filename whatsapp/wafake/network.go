@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 	"go.mau.fi/whatsmeow"
@@ -307,4 +308,20 @@ func checkLoopback(addr string) error {
 		return fmt.Errorf("wafake: %q is not a loopback address; the simulated network only listens on loopback (127.0.0.1, ::1)", addr)
 	}
 	return nil
+}
+
+// Idle is how long the device's connection has sent nothing (a day when it
+// is not connected). Tests wait for a quiet client before disconnecting it:
+// whatsmeow races a send still in flight with its own Disconnect.
+func (n *Network) Idle(device types.JID) time.Duration {
+	n.mu.Lock()
+	var c *conn
+	if comp := n.companionLocked(device.User, device.Device); comp != nil {
+		c = comp.loggedIn
+	}
+	n.mu.Unlock()
+	if c == nil {
+		return 24 * time.Hour
+	}
+	return time.Since(time.Unix(0, c.lastRead.Load()))
 }

@@ -85,12 +85,29 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 func linkByQR(t *testing.T, n *wafake.Network, phone string) (*whatsmeow.Client, *events.PairSuccess) {
 	t.Helper()
 	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
-	t.Cleanup(cli.Disconnect)
 	ps, err := link(n, cli, phone)
 	if err != nil {
+		cli.Disconnect()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		quiesce(n, ps.ID)
+		cli.Disconnect()
+	})
 	return cli, ps
+}
+
+// quiesce waits (a few seconds at most) until the network holds nothing
+// unacknowledged for the device and the device has sent nothing for a
+// moment: receipts and acks go out on goroutines of their own, and a send
+// still in flight when the client disconnects is a data race inside
+// whatsmeow's frame socket.
+func quiesce(n *wafake.Network, device types.JID) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if n.Unacked(device) == 0 && n.Idle(device) > 200*time.Millisecond {
+			return
+		}
+	}
 }
 
 // link pairs cli with the account phone by QR and waits until it is
