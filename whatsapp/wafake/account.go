@@ -156,9 +156,6 @@ func (n *Network) notify(to []*companion, from types.JID, typ string, content []
 // changes one or more and tells the account's other linked devices
 // (account_sync), whose clients then emit events.PrivacySettings.
 func (n *Network) handlePrivacy(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	p, ok := node.GetOptionalChildByTag("privacy")
 	if !ok {
 		return nil, &iqError{400, "bad-request"}
@@ -239,9 +236,6 @@ func (e *ValueError) Error() string {
 // handleDisappearingMode stores the default disappearing timer; WhatsApp only
 // offers a few durations.
 func (n *Network) handleDisappearingMode(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	dm, ok := node.GetOptionalChildByTag("disappearing_mode")
 	if !ok || node.AttrGetter().String("type") != "set" {
 		return nil, &iqError{400, "bad-request"}
@@ -258,9 +252,6 @@ func (n *Network) handleDisappearingMode(c *conn, node *waBinary.Node) ([]waBina
 
 // handleStatus stores the "about" text (SetStatusMessage).
 func (n *Network) handleStatus(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	if node.AttrGetter().String("type") == "get" {
 		// GetStatusPrivacy (status broadcast audience): whatsmeow reads 404
 		// as "the default", contacts.
@@ -283,9 +274,6 @@ func (n *Network) handleStatus(c *conn, node *waBinary.Node) ([]waBinary.Node, *
 // handleBlocklist answers GetBlocklist and UpdateBlocklist; a change is told
 // to the account's other linked devices.
 func (n *Network) handleBlocklist(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	a := c.dev.acct
 	if node.AttrGetter().String("type") == "set" {
 		item, ok := node.GetOptionalChildByTag("item")

@@ -96,9 +96,6 @@ func (n *Network) peerMessage(acct *account, comp *companion, msg *waE2E.Message
 // handleAppStateSync serves w:sync:app:state: uploads of patches, answered
 // with the new version, and fetches of the patches after a version.
 func (n *Network) handleAppStateSync(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	sync, ok := node.GetOptionalChildByTag("sync")
 	if !ok {
 		return nil, &iqError{400, "bad-request"}

@@ -166,9 +166,6 @@ type groupPicture struct {
 // no content removes) and get (GetProfilePictureInfo). Members' linked
 // devices get a picture notification (events.Picture).
 func (n *Network) handleGroupPicture(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, errNotAdmin
-	}
 	actor := c.dev.acct.phone
 	target, _ := node.Attrs["target"].(types.JID)
 	n.mu.Lock()
@@ -254,10 +251,5 @@ func (n *Network) serveGroupPicture(w http.ResponseWriter, r *http.Request) {
 		jpeg = g.picture.jpeg
 	}
 	n.mu.Unlock()
-	if jpeg == nil {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "image/jpeg")
-	_, _ = w.Write(jpeg)
+	writeJPEG(w, r, jpeg)
 }

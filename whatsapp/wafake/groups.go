@@ -155,9 +155,6 @@ type groupChange struct {
 // handleGroupIQ serves the w:g2 namespace: operations on the group server
 // itself (create, participating, leave, joining by link) and on one group.
 func (n *Network) handleGroupIQ(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
-	if c.dev == nil {
-		return nil, errNotAdmin
-	}
 	children := node.GetChildren()
 	if len(children) == 0 {
 		return nil, errBadRequest

@@ -116,9 +116,6 @@ func (n *Network) handleMediaConn(c *conn, node *waBinary.Node) ([]waBinary.Node
 	if _, ok := node.GetOptionalChildByTag("media_conn"); !ok {
 		return nil, &iqError{code: 400, text: "bad-request"}
 	}
-	if c.dev == nil {
-		return nil, &iqError{code: 401, text: "not-authorized"}
-	}
 	return []waBinary.Node{{
 		Tag: "media_conn",
 		Attrs: waBinary.Attrs{

@@ -251,8 +251,15 @@ func (n *Network) handleIQ(c *conn, node *waBinary.Node) {
 		return
 	}
 	reply := waBinary.Node{Tag: "iq", Attrs: waBinary.Attrs{"id": id, "type": "result", "from": types.ServerJID}}
-	if h := n.iqHandler(ag.OptionalString("xmlns")); h != nil {
-		content, iqErr := h(c, node)
+	xmlns := ag.OptionalString("xmlns")
+	if h := n.iqHandler(xmlns); h != nil {
+		var content []waBinary.Node
+		var iqErr *iqError
+		if c.dev == nil && !beforeLogin(xmlns) {
+			iqErr = &iqError{401, "not-authorized"}
+		} else {
+			content, iqErr = h(c, node)
+		}
 		if iqErr != nil {
 			reply.Attrs["type"] = "error"
 			content = []waBinary.Node{{Tag: "error", Attrs: waBinary.Attrs{"code": strconv.Itoa(iqErr.code), "text": iqErr.text}}}

@@ -11,9 +11,6 @@ import (
 // prekeys the server holds, and uploads of new ones.
 func (n *Network) handleEncrypt(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	typ := node.AttrGetter().String("type")
-	if c.dev == nil {
-		return nil, &iqError{401, "not-authorized"}
-	}
 	if _, ok := node.GetOptionalChildByTag("count"); ok && typ == "get" {
 		n.mu.Lock()
 		count := len(c.dev.prekeys)

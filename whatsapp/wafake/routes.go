@@ -58,6 +58,11 @@ func (n *Network) iqHandler(xmlns string) iqFunc {
 	return nil
 }
 
+// beforeLogin reports whether a namespace serves clients that have not
+// logged in: pairing (md) and user queries. Every other routed namespace
+// answers them 401, so its handler can rely on c.dev.
+func beforeLogin(xmlns string) bool { return xmlns == "md" || xmlns == "usync" }
+
 // stanzaHandler returns the handler of a stanza a client sends.
 func (n *Network) stanzaHandler(tag string) func(*conn, *waBinary.Node) {
 	switch tag {
