@@ -84,13 +84,10 @@ func (r *queryResolver) Sessions(ctx context.Context) ([]*model.Session, error) 
 
 func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session, error) {
 	_, s, err := r.reachSession(ctx, id)
+	if isNotFound(err) {
+		return nil, nil // the contract: null when not visible
+	}
 	if err != nil {
-		if _, authErr := auth.Require(ctx); authErr != nil {
-			return nil, authErr
-		}
-		if isNotFound(err) {
-			return nil, nil // the contract: null when not visible
-		}
 		return nil, err
 	}
 	return toSession(s), nil

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -268,7 +269,8 @@ func (r *Registry) validateURL(raw string) error {
 		return fault.InvalidField("url", "url must not have a #fragment")
 	}
 	if p := u.Port(); p != "" {
-		if n, err := parsePort(p); err != nil || n == 0 {
+		// url.Parse checks the port is digits; the range is left to us.
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return fault.InvalidField("url", "url has an invalid port %q", p)
 		}
 	}
@@ -276,20 +278,6 @@ func (r *Registry) validateURL(raw string) error {
 		return fault.InvalidField("url", "url points at a loopback, private or link-local address (%s); start the server with --allow-private-urls to allow it", u.Hostname())
 	}
 	return nil
-}
-
-func parsePort(p string) (int, error) {
-	var n int
-	for _, c := range p {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("not a number")
-		}
-		n = n*10 + int(c-'0')
-		if n > 65535 {
-			return 0, fmt.Errorf("too large")
-		}
-	}
-	return n, nil
 }
 
 // isPrivateHost reports whether host is literally an address (or the name
