@@ -453,10 +453,11 @@ func (c countingConn) Write(b []byte) (int, error) {
 func TestKeepAlive(t *testing.T) {
 	if os.Getenv(keepAliveChild) != "1" {
 		// Run this test alone in a child process with short keepalives.
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKeepAlive$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKeepAlive$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), keepAliveChild+"=1")
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
+		// The child must have run the test, not merely matched nothing.
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestKeepAlive") {
 			t.Fatalf("keepalive child: %v\n%s", err, out)
 		}
 		return
