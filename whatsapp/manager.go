@@ -77,7 +77,7 @@ type SessionState struct {
 	Status      Status
 	Reason      string // why the session is in Status, when that says more ("stream replaced")
 	QRCode      string // the QR code to show while PAIRING
-	QRImage     string // QRCode as a data:image/png;base64 URL; "" (no QR encoder in the module yet)
+	QRImage     string // QRCode as a data:image/png;base64 URL
 	PairingCode string // the code of PairPhone, while PAIRING
 	JID         string // the linked device; "" when none
 	LID         string // the account's LID, when known

@@ -116,9 +116,6 @@ func (st *sessionState) public() SessionState {
 	return p
 }
 
-// qrDataURL would render code as a data:image/png;base64 URL. No pure-Go QR
-// encoder is in the module's dependencies yet, so it returns "".
-func qrDataURL(code string) string { return "" }
 
 // loggedOut puts the state in LOGGED_OUT: the device is gone.
 func (st *sessionState) loggedOut(reason string) {
