@@ -21,11 +21,14 @@ import (
 
 // Config is everything `wagraph serve` can be told.
 type Config struct {
-	Addr             string
-	DataDir          string
-	DatabaseURL      string
-	AdminToken       string
-	Sandbox          bool
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	AdminToken  string
+	Sandbox     bool
+	// SandboxNetwork is the control address of a separately running
+	// `wagraph sandbox-network`; setting it implies Sandbox.
+	SandboxNetwork   string
 	AllowPrivateURLs bool
 	WebhookRetry     []time.Duration
 	WebhookTimeout   time.Duration
@@ -74,6 +77,7 @@ func settings() []setting {
 		{"database-url", "WAGRAPH_DATABASE_URL", "", "a postgres:// URL moves all storage to PostgreSQL (default: SQLite in the data dir)", true, parseDatabaseURL},
 		{"admin-token", "WAGRAPH_ADMIN_TOKEN", "", "bootstrap admin token, at least 32 characters", true, parseAdminToken},
 		{"sandbox", "WAGRAPH_SANDBOX", "false", "use the simulated WhatsApp network", false, boolInto(func(c *Config) *bool { return &c.Sandbox })},
+		{"sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "", "use the simulated network of a separate `wagraph sandbox-network` at this loopback address", false, parseSandboxNetwork},
 		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "false", "let webhook and media URLs reach loopback and private addresses", false, boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
 		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5s,5m,30m,2h,5h,10h,10h", "delays before each webhook delivery attempt", false, parseRetry},
 		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15s", "one webhook delivery attempt's limit", false, parseWebhookTimeout},
@@ -319,6 +323,9 @@ func parseGeocoder(c *Config, v string) string {
 }
 
 func parseFFmpeg(c *Config, v string) string {
+	if v == "none" {
+		return "" // conversion turned off on purpose
+	}
 	if v == "" {
 		// The default: use ffmpeg when it is installed, convert nothing otherwise.
 		if p, err := exec.LookPath("ffmpeg"); err == nil {
@@ -328,7 +335,7 @@ func parseFFmpeg(c *Config, v string) string {
 	}
 	p, err := exec.LookPath(v)
 	if err != nil {
-		return "no executable there; install ffmpeg (make deps) or leave the setting unset"
+		return "no executable there; install ffmpeg (make deps), leave the setting unset, or say none"
 	}
 	c.FFmpeg = p
 	return ""
@@ -346,5 +353,18 @@ func parseLogFormat(c *Config, v string) string {
 		return "want text or json"
 	}
 	c.LogFormat = v
+	return ""
+}
+
+func parseSandboxNetwork(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(v)
+	ip := net.ParseIP(host)
+	if err != nil || port == "" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return "want the loopback address a `wagraph sandbox-network` printed, such as 127.0.0.1:7780"
+	}
+	c.SandboxNetwork, c.Sandbox = v, true
 	return ""
 }

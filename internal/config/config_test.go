@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -100,6 +101,8 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.AdminToken }, token, token2},
 		{"sandbox", "WAGRAPH_SANDBOX", "true", "false",
 			func(c config.Config) any { return c.Sandbox }, true, false},
+		{"sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "127.0.0.1:7780", "[::1]:7781",
+			func(c config.Config) any { return c.SandboxNetwork + fmt.Sprint(c.Sandbox) }, "127.0.0.1:7780true", "[::1]:7781true"},
 		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "1", "false",
 			func(c config.Config) any { return c.AllowPrivateURLs }, true, false},
 		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "1s, 2m ,3h", "0s",
@@ -224,6 +227,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"short admin token", "admin-token", "WAGRAPH_ADMIN_TOKEN", adminSecret, "at least 32 characters", []string{adminSecret}},
 		{"admin token with spaces", "admin-token", "WAGRAPH_ADMIN_TOKEN", spacedSecret, "spaces", []string{spacedSecret, "secret admin"}},
 		{"sandbox maybe", "sandbox", "WAGRAPH_SANDBOX", "maybe", "true or false", nil},
+		{"sandbox network not loopback", "sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "10.0.0.1:7780", "loopback address", nil},
+		{"sandbox network without port", "sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "127.0.0.1", "loopback address", nil},
 		{"allow-private-urls yes", "allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "yes", "true or false", nil},
 		{"bad retry entry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5x,5m", "delay 2", nil},
 		{"negative retry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,-5s", "between 0s and 168h", nil},
@@ -356,7 +361,7 @@ func TestUsageListsEverySetting(t *testing.T) {
 	for _, want := range []string{
 		"--addr", "WAGRAPH_ADDR", "127.0.0.1:8080",
 		"--data-dir", "WAGRAPH_DATA_DIR", "--database-url", "WAGRAPH_DATABASE_URL",
-		"--admin-token", "WAGRAPH_ADMIN_TOKEN", "--sandbox", "WAGRAPH_SANDBOX",
+		"--admin-token", "WAGRAPH_ADMIN_TOKEN", "--sandbox", "WAGRAPH_SANDBOX", "--sandbox-network",
 		"--allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS",
 		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
 		"--max-body", "64MiB", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
@@ -366,8 +371,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 14 {
-		t.Errorf("Usage has %d lines, want one per setting (14)", got)
+	if got := strings.Count(out, "\n"); got != 15 {
+		t.Errorf("Usage has %d lines, want one per setting (15)", got)
 	}
 }
 
@@ -437,5 +442,12 @@ func TestParseSize(t *testing.T) {
 				t.Errorf("ParseSize(%q) = %d, want %d", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestFFmpegNone(t *testing.T) {
+	c, err := config.Load([]string{"--ffmpeg", "none"}, noEnv, io.Discard)
+	if err != nil || c.FFmpeg != "" {
+		t.Fatalf("--ffmpeg none: FFmpeg=%q err=%v, want no converter", c.FFmpeg, err)
 	}
 }
