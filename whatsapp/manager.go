@@ -40,6 +40,22 @@ const (
 type Event struct {
 	Kind string
 	Data map[string]any
+	// Message is set on inbound-message.upsert and outbound-message.upsert:
+	// the record the app keeps in its message store (delete for everyone
+	// finds a message's chat there).
+	Message *Message
+}
+
+// Message is one sent or received message as the message store keeps it.
+type Message struct {
+	ID        string
+	Chat      string // the chat's JID (a user's phone JID or a group)
+	Sender    string // the sender's JID; the account's own for FromMe
+	FromMe    bool
+	Type      string // events.md: text, image, video, audio, voice, document, sticker, location, contact, reaction, poll, revoke, edit, unknown
+	Text      string
+	Caption   string
+	Timestamp time.Time
 }
 
 // Publisher stores and fans out the events of sessions (the app's event
