@@ -15,6 +15,8 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -28,6 +30,10 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// Message is the client for interacting with the Message builders.
+	Message *MessageClient
+	// ScheduledSend is the client for interacting with the ScheduledSend builders.
+	ScheduledSend *ScheduledSendClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// Token is the client for interacting with the Token builders.
@@ -47,6 +53,8 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.Message = NewMessageClient(c.config)
+	c.ScheduledSend = NewScheduledSendClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.Token = NewTokenClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -141,12 +149,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:     ctx,
-		config:  cfg,
-		Session: NewSessionClient(cfg),
-		Token:   NewTokenClient(cfg),
-		User:    NewUserClient(cfg),
-		Webhook: NewWebhookClient(cfg),
+		ctx:           ctx,
+		config:        cfg,
+		Message:       NewMessageClient(cfg),
+		ScheduledSend: NewScheduledSendClient(cfg),
+		Session:       NewSessionClient(cfg),
+		Token:         NewTokenClient(cfg),
+		User:          NewUserClient(cfg),
+		Webhook:       NewWebhookClient(cfg),
 	}, nil
 }
 
@@ -164,19 +174,21 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:     ctx,
-		config:  cfg,
-		Session: NewSessionClient(cfg),
-		Token:   NewTokenClient(cfg),
-		User:    NewUserClient(cfg),
-		Webhook: NewWebhookClient(cfg),
+		ctx:           ctx,
+		config:        cfg,
+		Message:       NewMessageClient(cfg),
+		ScheduledSend: NewScheduledSendClient(cfg),
+		Session:       NewSessionClient(cfg),
+		Token:         NewTokenClient(cfg),
+		User:          NewUserClient(cfg),
+		Webhook:       NewWebhookClient(cfg),
 	}, nil
 }
 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		Session.
+//		Message.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -198,24 +210,30 @@ func (c *Client) Close() error {
 // Use adds the mutation hooks to all the entity clients.
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
-	c.Session.Use(hooks...)
-	c.Token.Use(hooks...)
-	c.User.Use(hooks...)
-	c.Webhook.Use(hooks...)
+	for _, n := range []interface{ Use(...Hook) }{
+		c.Message, c.ScheduledSend, c.Session, c.Token, c.User, c.Webhook,
+	} {
+		n.Use(hooks...)
+	}
 }
 
 // Intercept adds the query interceptors to all the entity clients.
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
-	c.Session.Intercept(interceptors...)
-	c.Token.Intercept(interceptors...)
-	c.User.Intercept(interceptors...)
-	c.Webhook.Intercept(interceptors...)
+	for _, n := range []interface{ Intercept(...Interceptor) }{
+		c.Message, c.ScheduledSend, c.Session, c.Token, c.User, c.Webhook,
+	} {
+		n.Intercept(interceptors...)
+	}
 }
 
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *MessageMutation:
+		return c.Message.mutate(ctx, m)
+	case *ScheduledSendMutation:
+		return c.ScheduledSend.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *TokenMutation:
@@ -226,6 +244,304 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Webhook.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// MessageClient is a client for the Message schema.
+type MessageClient struct {
+	config
+}
+
+// NewMessageClient returns a client for the Message from the given config.
+func NewMessageClient(c config) *MessageClient {
+	return &MessageClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `message.Hooks(f(g(h())))`.
+func (c *MessageClient) Use(hooks ...Hook) {
+	c.hooks.Message = append(c.hooks.Message, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `message.Intercept(f(g(h())))`.
+func (c *MessageClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Message = append(c.inters.Message, interceptors...)
+}
+
+// Create returns a builder for creating a Message entity.
+func (c *MessageClient) Create() *MessageCreate {
+	mutation := newMessageMutation(c.config, OpCreate)
+	return &MessageCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Message entities.
+func (c *MessageClient) CreateBulk(builders ...*MessageCreate) *MessageCreateBulk {
+	return &MessageCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MessageClient) MapCreateBulk(slice any, setFunc func(*MessageCreate, int)) *MessageCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MessageCreateBulk{err: fmt.Errorf("calling to MessageClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MessageCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MessageCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Message.
+func (c *MessageClient) Update() *MessageUpdate {
+	mutation := newMessageMutation(c.config, OpUpdate)
+	return &MessageUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MessageClient) UpdateOne(_m *Message) *MessageUpdateOne {
+	mutation := newMessageMutation(c.config, OpUpdateOne, withMessage(_m))
+	return &MessageUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MessageClient) UpdateOneID(id int) *MessageUpdateOne {
+	mutation := newMessageMutation(c.config, OpUpdateOne, withMessageID(id))
+	return &MessageUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Message.
+func (c *MessageClient) Delete() *MessageDelete {
+	mutation := newMessageMutation(c.config, OpDelete)
+	return &MessageDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MessageClient) DeleteOne(_m *Message) *MessageDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MessageClient) DeleteOneID(id int) *MessageDeleteOne {
+	builder := c.Delete().Where(message.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MessageDeleteOne{builder}
+}
+
+// Query returns a query builder for Message.
+func (c *MessageClient) Query() *MessageQuery {
+	return &MessageQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMessage},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Message entity by its id.
+func (c *MessageClient) Get(ctx context.Context, id int) (*Message, error) {
+	return c.Query().Where(message.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MessageClient) GetX(ctx context.Context, id int) *Message {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a Message.
+func (c *MessageClient) QuerySession(_m *Message) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(message.Table, message.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, message.SessionTable, message.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *MessageClient) Hooks() []Hook {
+	return c.hooks.Message
+}
+
+// Interceptors returns the client interceptors.
+func (c *MessageClient) Interceptors() []Interceptor {
+	return c.inters.Message
+}
+
+func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MessageCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MessageUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MessageUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MessageDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Message mutation op: %q", m.Op())
+	}
+}
+
+// ScheduledSendClient is a client for the ScheduledSend schema.
+type ScheduledSendClient struct {
+	config
+}
+
+// NewScheduledSendClient returns a client for the ScheduledSend from the given config.
+func NewScheduledSendClient(c config) *ScheduledSendClient {
+	return &ScheduledSendClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `scheduledsend.Hooks(f(g(h())))`.
+func (c *ScheduledSendClient) Use(hooks ...Hook) {
+	c.hooks.ScheduledSend = append(c.hooks.ScheduledSend, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `scheduledsend.Intercept(f(g(h())))`.
+func (c *ScheduledSendClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ScheduledSend = append(c.inters.ScheduledSend, interceptors...)
+}
+
+// Create returns a builder for creating a ScheduledSend entity.
+func (c *ScheduledSendClient) Create() *ScheduledSendCreate {
+	mutation := newScheduledSendMutation(c.config, OpCreate)
+	return &ScheduledSendCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ScheduledSend entities.
+func (c *ScheduledSendClient) CreateBulk(builders ...*ScheduledSendCreate) *ScheduledSendCreateBulk {
+	return &ScheduledSendCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ScheduledSendClient) MapCreateBulk(slice any, setFunc func(*ScheduledSendCreate, int)) *ScheduledSendCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ScheduledSendCreateBulk{err: fmt.Errorf("calling to ScheduledSendClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ScheduledSendCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ScheduledSendCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ScheduledSend.
+func (c *ScheduledSendClient) Update() *ScheduledSendUpdate {
+	mutation := newScheduledSendMutation(c.config, OpUpdate)
+	return &ScheduledSendUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ScheduledSendClient) UpdateOne(_m *ScheduledSend) *ScheduledSendUpdateOne {
+	mutation := newScheduledSendMutation(c.config, OpUpdateOne, withScheduledSend(_m))
+	return &ScheduledSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ScheduledSendClient) UpdateOneID(id string) *ScheduledSendUpdateOne {
+	mutation := newScheduledSendMutation(c.config, OpUpdateOne, withScheduledSendID(id))
+	return &ScheduledSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ScheduledSend.
+func (c *ScheduledSendClient) Delete() *ScheduledSendDelete {
+	mutation := newScheduledSendMutation(c.config, OpDelete)
+	return &ScheduledSendDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ScheduledSendClient) DeleteOne(_m *ScheduledSend) *ScheduledSendDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ScheduledSendClient) DeleteOneID(id string) *ScheduledSendDeleteOne {
+	builder := c.Delete().Where(scheduledsend.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ScheduledSendDeleteOne{builder}
+}
+
+// Query returns a query builder for ScheduledSend.
+func (c *ScheduledSendClient) Query() *ScheduledSendQuery {
+	return &ScheduledSendQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeScheduledSend},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ScheduledSend entity by its id.
+func (c *ScheduledSendClient) Get(ctx context.Context, id string) (*ScheduledSend, error) {
+	return c.Query().Where(scheduledsend.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ScheduledSendClient) GetX(ctx context.Context, id string) *ScheduledSend {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a ScheduledSend.
+func (c *ScheduledSendClient) QuerySession(_m *ScheduledSend) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(scheduledsend.Table, scheduledsend.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, scheduledsend.SessionTable, scheduledsend.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ScheduledSendClient) Hooks() []Hook {
+	return c.hooks.ScheduledSend
+}
+
+// Interceptors returns the client interceptors.
+func (c *ScheduledSendClient) Interceptors() []Interceptor {
+	return c.inters.ScheduledSend
+}
+
+func (c *ScheduledSendClient) mutate(ctx context.Context, m *ScheduledSendMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ScheduledSendCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ScheduledSendUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ScheduledSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ScheduledSendDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ScheduledSend mutation op: %q", m.Op())
 	}
 }
 
@@ -378,6 +694,38 @@ func (c *SessionClient) QueryWebhooks(_m *Session) *WebhookQuery {
 			sqlgraph.From(session.Table, session.FieldID, id),
 			sqlgraph.To(webhook.Table, webhook.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.WebhooksTable, session.WebhooksColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryMessages queries the messages edge of a Session.
+func (c *SessionClient) QueryMessages(_m *Session) *MessageQuery {
+	query := (&MessageClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(message.Table, message.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.MessagesTable, session.MessagesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryScheduledSends queries the scheduled_sends edge of a Session.
+func (c *SessionClient) QueryScheduledSends(_m *Session) *ScheduledSendQuery {
+	query := (&ScheduledSendClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(scheduledsend.Table, scheduledsend.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ScheduledSendsTable, session.ScheduledSendsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -892,10 +1240,10 @@ func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Session, Token, User, Webhook []ent.Hook
+		Message, ScheduledSend, Session, Token, User, Webhook []ent.Hook
 	}
 	inters struct {
-		Session, Token, User, Webhook []ent.Interceptor
+		Message, ScheduledSend, Session, Token, User, Webhook []ent.Interceptor
 	}
 )
 

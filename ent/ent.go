@@ -12,6 +12,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -76,10 +78,12 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			session.Table: session.ValidColumn,
-			token.Table:   token.ValidColumn,
-			user.Table:    user.ValidColumn,
-			webhook.Table: webhook.ValidColumn,
+			message.Table:       message.ValidColumn,
+			scheduledsend.Table: scheduledsend.ValidColumn,
+			session.Table:       session.ValidColumn,
+			token.Table:         token.ValidColumn,
+			user.Table:          user.ValidColumn,
+			webhook.Table:       webhook.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -11,7 +11,9 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -27,36 +29,1846 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeSession = "Session"
-	TypeToken   = "Token"
-	TypeUser    = "User"
-	TypeWebhook = "Webhook"
+	TypeMessage       = "Message"
+	TypeScheduledSend = "ScheduledSend"
+	TypeSession       = "Session"
+	TypeToken         = "Token"
+	TypeUser          = "User"
+	TypeWebhook       = "Webhook"
 )
+
+// MessageMutation represents an operation that mutates the Message nodes in the graph.
+type MessageMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	message_id     *string
+	chat           *string
+	sender         *string
+	from_me        *bool
+	_type          *string
+	text           *string
+	caption        *string
+	status         *message.Status
+	timestamp      *time.Time
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*Message, error)
+	predicates     []predicate.Message
+}
+
+var _ ent.Mutation = (*MessageMutation)(nil)
+
+// messageOption allows management of the mutation configuration using functional options.
+type messageOption func(*MessageMutation)
+
+// newMessageMutation creates new mutation for the Message entity.
+func newMessageMutation(c config, op Op, opts ...messageOption) *MessageMutation {
+	m := &MessageMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMessage,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMessageID sets the ID field of the mutation.
+func withMessageID(id int) messageOption {
+	return func(m *MessageMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Message
+		)
+		m.oldValue = func(ctx context.Context) (*Message, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Message.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMessage sets the old Message of the mutation.
+func withMessage(node *Message) messageOption {
+	return func(m *MessageMutation) {
+		m.oldValue = func(context.Context) (*Message, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MessageMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MessageMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MessageMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MessageMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Message.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *MessageMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *MessageMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *MessageMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetMessageID sets the "message_id" field.
+func (m *MessageMutation) SetMessageID(s string) {
+	m.message_id = &s
+}
+
+// MessageID returns the value of the "message_id" field in the mutation.
+func (m *MessageMutation) MessageID() (r string, exists bool) {
+	v := m.message_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMessageID returns the old "message_id" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMessageID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMessageID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMessageID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMessageID: %w", err)
+	}
+	return oldValue.MessageID, nil
+}
+
+// ResetMessageID resets all changes to the "message_id" field.
+func (m *MessageMutation) ResetMessageID() {
+	m.message_id = nil
+}
+
+// SetChat sets the "chat" field.
+func (m *MessageMutation) SetChat(s string) {
+	m.chat = &s
+}
+
+// Chat returns the value of the "chat" field in the mutation.
+func (m *MessageMutation) Chat() (r string, exists bool) {
+	v := m.chat
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChat returns the old "chat" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldChat(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChat is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChat requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChat: %w", err)
+	}
+	return oldValue.Chat, nil
+}
+
+// ResetChat resets all changes to the "chat" field.
+func (m *MessageMutation) ResetChat() {
+	m.chat = nil
+}
+
+// SetSender sets the "sender" field.
+func (m *MessageMutation) SetSender(s string) {
+	m.sender = &s
+}
+
+// Sender returns the value of the "sender" field in the mutation.
+func (m *MessageMutation) Sender() (r string, exists bool) {
+	v := m.sender
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSender returns the old "sender" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldSender(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSender is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSender requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSender: %w", err)
+	}
+	return oldValue.Sender, nil
+}
+
+// ResetSender resets all changes to the "sender" field.
+func (m *MessageMutation) ResetSender() {
+	m.sender = nil
+}
+
+// SetFromMe sets the "from_me" field.
+func (m *MessageMutation) SetFromMe(b bool) {
+	m.from_me = &b
+}
+
+// FromMe returns the value of the "from_me" field in the mutation.
+func (m *MessageMutation) FromMe() (r bool, exists bool) {
+	v := m.from_me
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromMe returns the old "from_me" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldFromMe(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromMe is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromMe requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromMe: %w", err)
+	}
+	return oldValue.FromMe, nil
+}
+
+// ResetFromMe resets all changes to the "from_me" field.
+func (m *MessageMutation) ResetFromMe() {
+	m.from_me = nil
+}
+
+// SetType sets the "type" field.
+func (m *MessageMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *MessageMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *MessageMutation) ResetType() {
+	m._type = nil
+}
+
+// SetText sets the "text" field.
+func (m *MessageMutation) SetText(s string) {
+	m.text = &s
+}
+
+// Text returns the value of the "text" field in the mutation.
+func (m *MessageMutation) Text() (r string, exists bool) {
+	v := m.text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldText returns the old "text" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldText(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldText: %w", err)
+	}
+	return oldValue.Text, nil
+}
+
+// ClearText clears the value of the "text" field.
+func (m *MessageMutation) ClearText() {
+	m.text = nil
+	m.clearedFields[message.FieldText] = struct{}{}
+}
+
+// TextCleared returns if the "text" field was cleared in this mutation.
+func (m *MessageMutation) TextCleared() bool {
+	_, ok := m.clearedFields[message.FieldText]
+	return ok
+}
+
+// ResetText resets all changes to the "text" field.
+func (m *MessageMutation) ResetText() {
+	m.text = nil
+	delete(m.clearedFields, message.FieldText)
+}
+
+// SetCaption sets the "caption" field.
+func (m *MessageMutation) SetCaption(s string) {
+	m.caption = &s
+}
+
+// Caption returns the value of the "caption" field in the mutation.
+func (m *MessageMutation) Caption() (r string, exists bool) {
+	v := m.caption
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaption returns the old "caption" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldCaption(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaption is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaption requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaption: %w", err)
+	}
+	return oldValue.Caption, nil
+}
+
+// ClearCaption clears the value of the "caption" field.
+func (m *MessageMutation) ClearCaption() {
+	m.caption = nil
+	m.clearedFields[message.FieldCaption] = struct{}{}
+}
+
+// CaptionCleared returns if the "caption" field was cleared in this mutation.
+func (m *MessageMutation) CaptionCleared() bool {
+	_, ok := m.clearedFields[message.FieldCaption]
+	return ok
+}
+
+// ResetCaption resets all changes to the "caption" field.
+func (m *MessageMutation) ResetCaption() {
+	m.caption = nil
+	delete(m.clearedFields, message.FieldCaption)
+}
+
+// SetStatus sets the "status" field.
+func (m *MessageMutation) SetStatus(value message.Status) {
+	m.status = &value
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *MessageMutation) Status() (r message.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldStatus(ctx context.Context) (v message.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *MessageMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetTimestamp sets the "timestamp" field.
+func (m *MessageMutation) SetTimestamp(t time.Time) {
+	m.timestamp = &t
+}
+
+// Timestamp returns the value of the "timestamp" field in the mutation.
+func (m *MessageMutation) Timestamp() (r time.Time, exists bool) {
+	v := m.timestamp
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimestamp returns the old "timestamp" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldTimestamp(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimestamp is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimestamp requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimestamp: %w", err)
+	}
+	return oldValue.Timestamp, nil
+}
+
+// ResetTimestamp resets all changes to the "timestamp" field.
+func (m *MessageMutation) ResetTimestamp() {
+	m.timestamp = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *MessageMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[message.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *MessageMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *MessageMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *MessageMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the MessageMutation builder.
+func (m *MessageMutation) Where(ps ...predicate.Message) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MessageMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MessageMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Message, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MessageMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MessageMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Message).
+func (m *MessageMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MessageMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.session != nil {
+		fields = append(fields, message.FieldSessionID)
+	}
+	if m.message_id != nil {
+		fields = append(fields, message.FieldMessageID)
+	}
+	if m.chat != nil {
+		fields = append(fields, message.FieldChat)
+	}
+	if m.sender != nil {
+		fields = append(fields, message.FieldSender)
+	}
+	if m.from_me != nil {
+		fields = append(fields, message.FieldFromMe)
+	}
+	if m._type != nil {
+		fields = append(fields, message.FieldType)
+	}
+	if m.text != nil {
+		fields = append(fields, message.FieldText)
+	}
+	if m.caption != nil {
+		fields = append(fields, message.FieldCaption)
+	}
+	if m.status != nil {
+		fields = append(fields, message.FieldStatus)
+	}
+	if m.timestamp != nil {
+		fields = append(fields, message.FieldTimestamp)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MessageMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case message.FieldSessionID:
+		return m.SessionID()
+	case message.FieldMessageID:
+		return m.MessageID()
+	case message.FieldChat:
+		return m.Chat()
+	case message.FieldSender:
+		return m.Sender()
+	case message.FieldFromMe:
+		return m.FromMe()
+	case message.FieldType:
+		return m.GetType()
+	case message.FieldText:
+		return m.Text()
+	case message.FieldCaption:
+		return m.Caption()
+	case message.FieldStatus:
+		return m.Status()
+	case message.FieldTimestamp:
+		return m.Timestamp()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case message.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case message.FieldMessageID:
+		return m.OldMessageID(ctx)
+	case message.FieldChat:
+		return m.OldChat(ctx)
+	case message.FieldSender:
+		return m.OldSender(ctx)
+	case message.FieldFromMe:
+		return m.OldFromMe(ctx)
+	case message.FieldType:
+		return m.OldType(ctx)
+	case message.FieldText:
+		return m.OldText(ctx)
+	case message.FieldCaption:
+		return m.OldCaption(ctx)
+	case message.FieldStatus:
+		return m.OldStatus(ctx)
+	case message.FieldTimestamp:
+		return m.OldTimestamp(ctx)
+	}
+	return nil, fmt.Errorf("unknown Message field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MessageMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case message.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case message.FieldMessageID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMessageID(v)
+		return nil
+	case message.FieldChat:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChat(v)
+		return nil
+	case message.FieldSender:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSender(v)
+		return nil
+	case message.FieldFromMe:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromMe(v)
+		return nil
+	case message.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case message.FieldText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetText(v)
+		return nil
+	case message.FieldCaption:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaption(v)
+		return nil
+	case message.FieldStatus:
+		v, ok := value.(message.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case message.FieldTimestamp:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimestamp(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Message field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MessageMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MessageMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Message numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MessageMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(message.FieldText) {
+		fields = append(fields, message.FieldText)
+	}
+	if m.FieldCleared(message.FieldCaption) {
+		fields = append(fields, message.FieldCaption)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MessageMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MessageMutation) ClearField(name string) error {
+	switch name {
+	case message.FieldText:
+		m.ClearText()
+		return nil
+	case message.FieldCaption:
+		m.ClearCaption()
+		return nil
+	}
+	return fmt.Errorf("unknown Message nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MessageMutation) ResetField(name string) error {
+	switch name {
+	case message.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case message.FieldMessageID:
+		m.ResetMessageID()
+		return nil
+	case message.FieldChat:
+		m.ResetChat()
+		return nil
+	case message.FieldSender:
+		m.ResetSender()
+		return nil
+	case message.FieldFromMe:
+		m.ResetFromMe()
+		return nil
+	case message.FieldType:
+		m.ResetType()
+		return nil
+	case message.FieldText:
+		m.ResetText()
+		return nil
+	case message.FieldCaption:
+		m.ResetCaption()
+		return nil
+	case message.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case message.FieldTimestamp:
+		m.ResetTimestamp()
+		return nil
+	}
+	return fmt.Errorf("unknown Message field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MessageMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, message.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MessageMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case message.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MessageMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MessageMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MessageMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, message.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MessageMutation) EdgeCleared(name string) bool {
+	switch name {
+	case message.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MessageMutation) ClearEdge(name string) error {
+	switch name {
+	case message.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Message unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MessageMutation) ResetEdge(name string) error {
+	switch name {
+	case message.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Message edge %s", name)
+}
+
+// ScheduledSendMutation represents an operation that mutates the ScheduledSend nodes in the graph.
+type ScheduledSendMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	due_at         *time.Time
+	payload        *[]byte
+	media          *[]byte
+	state          *scheduledsend.State
+	attempts       *int
+	addattempts    *int
+	last_error     *string
+	created_at     *time.Time
+	done_at        *time.Time
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*ScheduledSend, error)
+	predicates     []predicate.ScheduledSend
+}
+
+var _ ent.Mutation = (*ScheduledSendMutation)(nil)
+
+// scheduledsendOption allows management of the mutation configuration using functional options.
+type scheduledsendOption func(*ScheduledSendMutation)
+
+// newScheduledSendMutation creates new mutation for the ScheduledSend entity.
+func newScheduledSendMutation(c config, op Op, opts ...scheduledsendOption) *ScheduledSendMutation {
+	m := &ScheduledSendMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeScheduledSend,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withScheduledSendID sets the ID field of the mutation.
+func withScheduledSendID(id string) scheduledsendOption {
+	return func(m *ScheduledSendMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ScheduledSend
+		)
+		m.oldValue = func(ctx context.Context) (*ScheduledSend, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ScheduledSend.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withScheduledSend sets the old ScheduledSend of the mutation.
+func withScheduledSend(node *ScheduledSend) scheduledsendOption {
+	return func(m *ScheduledSendMutation) {
+		m.oldValue = func(context.Context) (*ScheduledSend, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ScheduledSendMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ScheduledSendMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ScheduledSend entities.
+func (m *ScheduledSendMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ScheduledSendMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ScheduledSendMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ScheduledSend.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ScheduledSendMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ScheduledSendMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ScheduledSendMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetDueAt sets the "due_at" field.
+func (m *ScheduledSendMutation) SetDueAt(t time.Time) {
+	m.due_at = &t
+}
+
+// DueAt returns the value of the "due_at" field in the mutation.
+func (m *ScheduledSendMutation) DueAt() (r time.Time, exists bool) {
+	v := m.due_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDueAt returns the old "due_at" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldDueAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDueAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDueAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDueAt: %w", err)
+	}
+	return oldValue.DueAt, nil
+}
+
+// ResetDueAt resets all changes to the "due_at" field.
+func (m *ScheduledSendMutation) ResetDueAt() {
+	m.due_at = nil
+}
+
+// SetPayload sets the "payload" field.
+func (m *ScheduledSendMutation) SetPayload(b []byte) {
+	m.payload = &b
+}
+
+// Payload returns the value of the "payload" field in the mutation.
+func (m *ScheduledSendMutation) Payload() (r []byte, exists bool) {
+	v := m.payload
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayload returns the old "payload" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldPayload(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayload is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayload requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayload: %w", err)
+	}
+	return oldValue.Payload, nil
+}
+
+// ResetPayload resets all changes to the "payload" field.
+func (m *ScheduledSendMutation) ResetPayload() {
+	m.payload = nil
+}
+
+// SetMedia sets the "media" field.
+func (m *ScheduledSendMutation) SetMedia(b []byte) {
+	m.media = &b
+}
+
+// Media returns the value of the "media" field in the mutation.
+func (m *ScheduledSendMutation) Media() (r []byte, exists bool) {
+	v := m.media
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMedia returns the old "media" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldMedia(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMedia is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMedia requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMedia: %w", err)
+	}
+	return oldValue.Media, nil
+}
+
+// ClearMedia clears the value of the "media" field.
+func (m *ScheduledSendMutation) ClearMedia() {
+	m.media = nil
+	m.clearedFields[scheduledsend.FieldMedia] = struct{}{}
+}
+
+// MediaCleared returns if the "media" field was cleared in this mutation.
+func (m *ScheduledSendMutation) MediaCleared() bool {
+	_, ok := m.clearedFields[scheduledsend.FieldMedia]
+	return ok
+}
+
+// ResetMedia resets all changes to the "media" field.
+func (m *ScheduledSendMutation) ResetMedia() {
+	m.media = nil
+	delete(m.clearedFields, scheduledsend.FieldMedia)
+}
+
+// SetState sets the "state" field.
+func (m *ScheduledSendMutation) SetState(s scheduledsend.State) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *ScheduledSendMutation) State() (r scheduledsend.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldState(ctx context.Context) (v scheduledsend.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *ScheduledSendMutation) ResetState() {
+	m.state = nil
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *ScheduledSendMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *ScheduledSendMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *ScheduledSendMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *ScheduledSendMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *ScheduledSendMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetLastError sets the "last_error" field.
+func (m *ScheduledSendMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *ScheduledSendMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *ScheduledSendMutation) ResetLastError() {
+	m.last_error = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ScheduledSendMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ScheduledSendMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ScheduledSendMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetDoneAt sets the "done_at" field.
+func (m *ScheduledSendMutation) SetDoneAt(t time.Time) {
+	m.done_at = &t
+}
+
+// DoneAt returns the value of the "done_at" field in the mutation.
+func (m *ScheduledSendMutation) DoneAt() (r time.Time, exists bool) {
+	v := m.done_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDoneAt returns the old "done_at" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldDoneAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDoneAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDoneAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDoneAt: %w", err)
+	}
+	return oldValue.DoneAt, nil
+}
+
+// ClearDoneAt clears the value of the "done_at" field.
+func (m *ScheduledSendMutation) ClearDoneAt() {
+	m.done_at = nil
+	m.clearedFields[scheduledsend.FieldDoneAt] = struct{}{}
+}
+
+// DoneAtCleared returns if the "done_at" field was cleared in this mutation.
+func (m *ScheduledSendMutation) DoneAtCleared() bool {
+	_, ok := m.clearedFields[scheduledsend.FieldDoneAt]
+	return ok
+}
+
+// ResetDoneAt resets all changes to the "done_at" field.
+func (m *ScheduledSendMutation) ResetDoneAt() {
+	m.done_at = nil
+	delete(m.clearedFields, scheduledsend.FieldDoneAt)
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *ScheduledSendMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[scheduledsend.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *ScheduledSendMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ScheduledSendMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ScheduledSendMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ScheduledSendMutation builder.
+func (m *ScheduledSendMutation) Where(ps ...predicate.ScheduledSend) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ScheduledSendMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ScheduledSendMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ScheduledSend, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ScheduledSendMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ScheduledSendMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ScheduledSend).
+func (m *ScheduledSendMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ScheduledSendMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.session != nil {
+		fields = append(fields, scheduledsend.FieldSessionID)
+	}
+	if m.due_at != nil {
+		fields = append(fields, scheduledsend.FieldDueAt)
+	}
+	if m.payload != nil {
+		fields = append(fields, scheduledsend.FieldPayload)
+	}
+	if m.media != nil {
+		fields = append(fields, scheduledsend.FieldMedia)
+	}
+	if m.state != nil {
+		fields = append(fields, scheduledsend.FieldState)
+	}
+	if m.attempts != nil {
+		fields = append(fields, scheduledsend.FieldAttempts)
+	}
+	if m.last_error != nil {
+		fields = append(fields, scheduledsend.FieldLastError)
+	}
+	if m.created_at != nil {
+		fields = append(fields, scheduledsend.FieldCreatedAt)
+	}
+	if m.done_at != nil {
+		fields = append(fields, scheduledsend.FieldDoneAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ScheduledSendMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case scheduledsend.FieldSessionID:
+		return m.SessionID()
+	case scheduledsend.FieldDueAt:
+		return m.DueAt()
+	case scheduledsend.FieldPayload:
+		return m.Payload()
+	case scheduledsend.FieldMedia:
+		return m.Media()
+	case scheduledsend.FieldState:
+		return m.State()
+	case scheduledsend.FieldAttempts:
+		return m.Attempts()
+	case scheduledsend.FieldLastError:
+		return m.LastError()
+	case scheduledsend.FieldCreatedAt:
+		return m.CreatedAt()
+	case scheduledsend.FieldDoneAt:
+		return m.DoneAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ScheduledSendMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case scheduledsend.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case scheduledsend.FieldDueAt:
+		return m.OldDueAt(ctx)
+	case scheduledsend.FieldPayload:
+		return m.OldPayload(ctx)
+	case scheduledsend.FieldMedia:
+		return m.OldMedia(ctx)
+	case scheduledsend.FieldState:
+		return m.OldState(ctx)
+	case scheduledsend.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case scheduledsend.FieldLastError:
+		return m.OldLastError(ctx)
+	case scheduledsend.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case scheduledsend.FieldDoneAt:
+		return m.OldDoneAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ScheduledSend field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ScheduledSendMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case scheduledsend.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case scheduledsend.FieldDueAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDueAt(v)
+		return nil
+	case scheduledsend.FieldPayload:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayload(v)
+		return nil
+	case scheduledsend.FieldMedia:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMedia(v)
+		return nil
+	case scheduledsend.FieldState:
+		v, ok := value.(scheduledsend.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case scheduledsend.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case scheduledsend.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	case scheduledsend.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case scheduledsend.FieldDoneAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDoneAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ScheduledSendMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, scheduledsend.FieldAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ScheduledSendMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case scheduledsend.FieldAttempts:
+		return m.AddedAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ScheduledSendMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case scheduledsend.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ScheduledSendMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(scheduledsend.FieldMedia) {
+		fields = append(fields, scheduledsend.FieldMedia)
+	}
+	if m.FieldCleared(scheduledsend.FieldDoneAt) {
+		fields = append(fields, scheduledsend.FieldDoneAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ScheduledSendMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ScheduledSendMutation) ClearField(name string) error {
+	switch name {
+	case scheduledsend.FieldMedia:
+		m.ClearMedia()
+		return nil
+	case scheduledsend.FieldDoneAt:
+		m.ClearDoneAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ScheduledSendMutation) ResetField(name string) error {
+	switch name {
+	case scheduledsend.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case scheduledsend.FieldDueAt:
+		m.ResetDueAt()
+		return nil
+	case scheduledsend.FieldPayload:
+		m.ResetPayload()
+		return nil
+	case scheduledsend.FieldMedia:
+		m.ResetMedia()
+		return nil
+	case scheduledsend.FieldState:
+		m.ResetState()
+		return nil
+	case scheduledsend.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case scheduledsend.FieldLastError:
+		m.ResetLastError()
+		return nil
+	case scheduledsend.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case scheduledsend.FieldDoneAt:
+		m.ResetDoneAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ScheduledSendMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, scheduledsend.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ScheduledSendMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case scheduledsend.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ScheduledSendMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ScheduledSendMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ScheduledSendMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, scheduledsend.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ScheduledSendMutation) EdgeCleared(name string) bool {
+	switch name {
+	case scheduledsend.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ScheduledSendMutation) ClearEdge(name string) error {
+	switch name {
+	case scheduledsend.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ScheduledSendMutation) ResetEdge(name string) error {
+	switch name {
+	case scheduledsend.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown ScheduledSend edge %s", name)
+}
 
 // SessionMutation represents an operation that mutates the Session nodes in the graph.
 type SessionMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *string
-	name            *string
-	status          *session.Status
-	jid             *string
-	push_name       *string
-	created_at      *time.Time
-	connected_at    *time.Time
-	clearedFields   map[string]struct{}
-	owner           *string
-	clearedowner    bool
-	tokens          map[string]struct{}
-	removedtokens   map[string]struct{}
-	clearedtokens   bool
-	webhooks        map[string]struct{}
-	removedwebhooks map[string]struct{}
-	clearedwebhooks bool
-	done            bool
-	oldValue        func(context.Context) (*Session, error)
-	predicates      []predicate.Session
+	op                     Op
+	typ                    string
+	id                     *string
+	name                   *string
+	status                 *session.Status
+	jid                    *string
+	push_name              *string
+	created_at             *time.Time
+	connected_at           *time.Time
+	clearedFields          map[string]struct{}
+	owner                  *string
+	clearedowner           bool
+	tokens                 map[string]struct{}
+	removedtokens          map[string]struct{}
+	clearedtokens          bool
+	webhooks               map[string]struct{}
+	removedwebhooks        map[string]struct{}
+	clearedwebhooks        bool
+	messages               map[int]struct{}
+	removedmessages        map[int]struct{}
+	clearedmessages        bool
+	scheduled_sends        map[string]struct{}
+	removedscheduled_sends map[string]struct{}
+	clearedscheduled_sends bool
+	done                   bool
+	oldValue               func(context.Context) (*Session, error)
+	predicates             []predicate.Session
 }
 
 var _ ent.Mutation = (*SessionMutation)(nil)
@@ -589,6 +2401,114 @@ func (m *SessionMutation) ResetWebhooks() {
 	m.removedwebhooks = nil
 }
 
+// AddMessageIDs adds the "messages" edge to the Message entity by ids.
+func (m *SessionMutation) AddMessageIDs(ids ...int) {
+	if m.messages == nil {
+		m.messages = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.messages[ids[i]] = struct{}{}
+	}
+}
+
+// ClearMessages clears the "messages" edge to the Message entity.
+func (m *SessionMutation) ClearMessages() {
+	m.clearedmessages = true
+}
+
+// MessagesCleared reports if the "messages" edge to the Message entity was cleared.
+func (m *SessionMutation) MessagesCleared() bool {
+	return m.clearedmessages
+}
+
+// RemoveMessageIDs removes the "messages" edge to the Message entity by IDs.
+func (m *SessionMutation) RemoveMessageIDs(ids ...int) {
+	if m.removedmessages == nil {
+		m.removedmessages = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.messages, ids[i])
+		m.removedmessages[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedMessages returns the removed IDs of the "messages" edge to the Message entity.
+func (m *SessionMutation) RemovedMessagesIDs() (ids []int) {
+	for id := range m.removedmessages {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// MessagesIDs returns the "messages" edge IDs in the mutation.
+func (m *SessionMutation) MessagesIDs() (ids []int) {
+	for id := range m.messages {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetMessages resets all changes to the "messages" edge.
+func (m *SessionMutation) ResetMessages() {
+	m.messages = nil
+	m.clearedmessages = false
+	m.removedmessages = nil
+}
+
+// AddScheduledSendIDs adds the "scheduled_sends" edge to the ScheduledSend entity by ids.
+func (m *SessionMutation) AddScheduledSendIDs(ids ...string) {
+	if m.scheduled_sends == nil {
+		m.scheduled_sends = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.scheduled_sends[ids[i]] = struct{}{}
+	}
+}
+
+// ClearScheduledSends clears the "scheduled_sends" edge to the ScheduledSend entity.
+func (m *SessionMutation) ClearScheduledSends() {
+	m.clearedscheduled_sends = true
+}
+
+// ScheduledSendsCleared reports if the "scheduled_sends" edge to the ScheduledSend entity was cleared.
+func (m *SessionMutation) ScheduledSendsCleared() bool {
+	return m.clearedscheduled_sends
+}
+
+// RemoveScheduledSendIDs removes the "scheduled_sends" edge to the ScheduledSend entity by IDs.
+func (m *SessionMutation) RemoveScheduledSendIDs(ids ...string) {
+	if m.removedscheduled_sends == nil {
+		m.removedscheduled_sends = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.scheduled_sends, ids[i])
+		m.removedscheduled_sends[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedScheduledSends returns the removed IDs of the "scheduled_sends" edge to the ScheduledSend entity.
+func (m *SessionMutation) RemovedScheduledSendsIDs() (ids []string) {
+	for id := range m.removedscheduled_sends {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ScheduledSendsIDs returns the "scheduled_sends" edge IDs in the mutation.
+func (m *SessionMutation) ScheduledSendsIDs() (ids []string) {
+	for id := range m.scheduled_sends {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetScheduledSends resets all changes to the "scheduled_sends" edge.
+func (m *SessionMutation) ResetScheduledSends() {
+	m.scheduled_sends = nil
+	m.clearedscheduled_sends = false
+	m.removedscheduled_sends = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -845,7 +2765,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.owner != nil {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -854,6 +2774,12 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.webhooks != nil {
 		edges = append(edges, session.EdgeWebhooks)
+	}
+	if m.messages != nil {
+		edges = append(edges, session.EdgeMessages)
+	}
+	if m.scheduled_sends != nil {
+		edges = append(edges, session.EdgeScheduledSends)
 	}
 	return edges
 }
@@ -878,18 +2804,36 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeMessages:
+		ids := make([]ent.Value, 0, len(m.messages))
+		for id := range m.messages {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeScheduledSends:
+		ids := make([]ent.Value, 0, len(m.scheduled_sends))
+		for id := range m.scheduled_sends {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.removedtokens != nil {
 		edges = append(edges, session.EdgeTokens)
 	}
 	if m.removedwebhooks != nil {
 		edges = append(edges, session.EdgeWebhooks)
+	}
+	if m.removedmessages != nil {
+		edges = append(edges, session.EdgeMessages)
+	}
+	if m.removedscheduled_sends != nil {
+		edges = append(edges, session.EdgeScheduledSends)
 	}
 	return edges
 }
@@ -910,13 +2854,25 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeMessages:
+		ids := make([]ent.Value, 0, len(m.removedmessages))
+		for id := range m.removedmessages {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeScheduledSends:
+		ids := make([]ent.Value, 0, len(m.removedscheduled_sends))
+		for id := range m.removedscheduled_sends {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.clearedowner {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -925,6 +2881,12 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedwebhooks {
 		edges = append(edges, session.EdgeWebhooks)
+	}
+	if m.clearedmessages {
+		edges = append(edges, session.EdgeMessages)
+	}
+	if m.clearedscheduled_sends {
+		edges = append(edges, session.EdgeScheduledSends)
 	}
 	return edges
 }
@@ -939,6 +2901,10 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedtokens
 	case session.EdgeWebhooks:
 		return m.clearedwebhooks
+	case session.EdgeMessages:
+		return m.clearedmessages
+	case session.EdgeScheduledSends:
+		return m.clearedscheduled_sends
 	}
 	return false
 }
@@ -966,6 +2932,12 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeWebhooks:
 		m.ResetWebhooks()
+		return nil
+	case session.EdgeMessages:
+		m.ResetMessages()
+		return nil
+	case session.EdgeScheduledSends:
+		m.ResetScheduledSends()
 		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)

@@ -5,6 +5,8 @@ package ent
 import (
 	"time"
 
+	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
@@ -16,6 +18,30 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	messageFields := schema.Message{}.Fields()
+	_ = messageFields
+	// messageDescMessageID is the schema descriptor for message_id field.
+	messageDescMessageID := messageFields[1].Descriptor()
+	// message.MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
+	message.MessageIDValidator = messageDescMessageID.Validators[0].(func(string) error)
+	scheduledsendFields := schema.ScheduledSend{}.Fields()
+	_ = scheduledsendFields
+	// scheduledsendDescAttempts is the schema descriptor for attempts field.
+	scheduledsendDescAttempts := scheduledsendFields[6].Descriptor()
+	// scheduledsend.DefaultAttempts holds the default value on creation for the attempts field.
+	scheduledsend.DefaultAttempts = scheduledsendDescAttempts.Default.(int)
+	// scheduledsendDescLastError is the schema descriptor for last_error field.
+	scheduledsendDescLastError := scheduledsendFields[7].Descriptor()
+	// scheduledsend.DefaultLastError holds the default value on creation for the last_error field.
+	scheduledsend.DefaultLastError = scheduledsendDescLastError.Default.(string)
+	// scheduledsendDescCreatedAt is the schema descriptor for created_at field.
+	scheduledsendDescCreatedAt := scheduledsendFields[8].Descriptor()
+	// scheduledsend.DefaultCreatedAt holds the default value on creation for the created_at field.
+	scheduledsend.DefaultCreatedAt = scheduledsendDescCreatedAt.Default.(func() time.Time)
+	// scheduledsendDescID is the schema descriptor for id field.
+	scheduledsendDescID := scheduledsendFields[0].Descriptor()
+	// scheduledsend.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	scheduledsend.IDValidator = scheduledsendDescID.Validators[0].(func(string) error)
 	sessionFields := schema.Session{}.Fields()
 	_ = sessionFields
 	// sessionDescName is the schema descriptor for name field.

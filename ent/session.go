@@ -46,9 +46,13 @@ type SessionEdges struct {
 	Tokens []*Token `json:"tokens,omitempty"`
 	// Webhooks holds the value of the webhooks edge.
 	Webhooks []*Webhook `json:"webhooks,omitempty"`
+	// Messages holds the value of the messages edge.
+	Messages []*Message `json:"messages,omitempty"`
+	// ScheduledSends holds the value of the scheduled_sends edge.
+	ScheduledSends []*ScheduledSend `json:"scheduled_sends,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [5]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -78,6 +82,24 @@ func (e SessionEdges) WebhooksOrErr() ([]*Webhook, error) {
 		return e.Webhooks, nil
 	}
 	return nil, &NotLoadedError{edge: "webhooks"}
+}
+
+// MessagesOrErr returns the Messages value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) MessagesOrErr() ([]*Message, error) {
+	if e.loadedTypes[3] {
+		return e.Messages, nil
+	}
+	return nil, &NotLoadedError{edge: "messages"}
+}
+
+// ScheduledSendsOrErr returns the ScheduledSends value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) ScheduledSendsOrErr() ([]*ScheduledSend, error) {
+	if e.loadedTypes[4] {
+		return e.ScheduledSends, nil
+	}
+	return nil, &NotLoadedError{edge: "scheduled_sends"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -181,6 +203,16 @@ func (_m *Session) QueryTokens() *TokenQuery {
 // QueryWebhooks queries the "webhooks" edge of the Session entity.
 func (_m *Session) QueryWebhooks() *WebhookQuery {
 	return NewSessionClient(_m.config).QueryWebhooks(_m)
+}
+
+// QueryMessages queries the "messages" edge of the Session entity.
+func (_m *Session) QueryMessages() *MessageQuery {
+	return NewSessionClient(_m.config).QueryMessages(_m)
+}
+
+// QueryScheduledSends queries the "scheduled_sends" edge of the Session entity.
+func (_m *Session) QueryScheduledSends() *ScheduledSendQuery {
+	return NewSessionClient(_m.config).QueryScheduledSends(_m)
 }
 
 // Update returns a builder for updating this Session.

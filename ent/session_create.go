@@ -10,6 +10,8 @@ import (
 
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -152,6 +154,36 @@ func (_c *SessionCreate) AddWebhooks(v ...*Webhook) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddWebhookIDs(ids...)
+}
+
+// AddMessageIDs adds the "messages" edge to the Message entity by IDs.
+func (_c *SessionCreate) AddMessageIDs(ids ...int) *SessionCreate {
+	_c.mutation.AddMessageIDs(ids...)
+	return _c
+}
+
+// AddMessages adds the "messages" edges to the Message entity.
+func (_c *SessionCreate) AddMessages(v ...*Message) *SessionCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddMessageIDs(ids...)
+}
+
+// AddScheduledSendIDs adds the "scheduled_sends" edge to the ScheduledSend entity by IDs.
+func (_c *SessionCreate) AddScheduledSendIDs(ids ...string) *SessionCreate {
+	_c.mutation.AddScheduledSendIDs(ids...)
+	return _c
+}
+
+// AddScheduledSends adds the "scheduled_sends" edges to the ScheduledSend entity.
+func (_c *SessionCreate) AddScheduledSends(v ...*ScheduledSend) *SessionCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddScheduledSendIDs(ids...)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -331,6 +363,38 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(webhook.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.MessagesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.MessagesTable,
+			Columns: []string{session.MessagesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(message.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ScheduledSendsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.ScheduledSendsTable,
+			Columns: []string{session.ScheduledSendsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(scheduledsend.FieldID, field.TypeString),
 			},
 		}
 		for _, k := range nodes {

@@ -12,7 +12,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -22,13 +24,15 @@ import (
 // SessionQuery is the builder for querying Session entities.
 type SessionQuery struct {
 	config
-	ctx          *QueryContext
-	order        []session.OrderOption
-	inters       []Interceptor
-	predicates   []predicate.Session
-	withOwner    *UserQuery
-	withTokens   *TokenQuery
-	withWebhooks *WebhookQuery
+	ctx                *QueryContext
+	order              []session.OrderOption
+	inters             []Interceptor
+	predicates         []predicate.Session
+	withOwner          *UserQuery
+	withTokens         *TokenQuery
+	withWebhooks       *WebhookQuery
+	withMessages       *MessageQuery
+	withScheduledSends *ScheduledSendQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -124,6 +128,50 @@ func (_q *SessionQuery) QueryWebhooks() *WebhookQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(webhook.Table, webhook.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.WebhooksTable, session.WebhooksColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryMessages chains the current query on the "messages" edge.
+func (_q *SessionQuery) QueryMessages() *MessageQuery {
+	query := (&MessageClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(message.Table, message.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.MessagesTable, session.MessagesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryScheduledSends chains the current query on the "scheduled_sends" edge.
+func (_q *SessionQuery) QueryScheduledSends() *ScheduledSendQuery {
+	query := (&ScheduledSendClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(scheduledsend.Table, scheduledsend.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ScheduledSendsTable, session.ScheduledSendsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -318,14 +366,16 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		return nil
 	}
 	return &SessionQuery{
-		config:       _q.config,
-		ctx:          _q.ctx.Clone(),
-		order:        append([]session.OrderOption{}, _q.order...),
-		inters:       append([]Interceptor{}, _q.inters...),
-		predicates:   append([]predicate.Session{}, _q.predicates...),
-		withOwner:    _q.withOwner.Clone(),
-		withTokens:   _q.withTokens.Clone(),
-		withWebhooks: _q.withWebhooks.Clone(),
+		config:             _q.config,
+		ctx:                _q.ctx.Clone(),
+		order:              append([]session.OrderOption{}, _q.order...),
+		inters:             append([]Interceptor{}, _q.inters...),
+		predicates:         append([]predicate.Session{}, _q.predicates...),
+		withOwner:          _q.withOwner.Clone(),
+		withTokens:         _q.withTokens.Clone(),
+		withWebhooks:       _q.withWebhooks.Clone(),
+		withMessages:       _q.withMessages.Clone(),
+		withScheduledSends: _q.withScheduledSends.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -362,6 +412,28 @@ func (_q *SessionQuery) WithWebhooks(opts ...func(*WebhookQuery)) *SessionQuery 
 		opt(query)
 	}
 	_q.withWebhooks = query
+	return _q
+}
+
+// WithMessages tells the query-builder to eager-load the nodes that are connected to
+// the "messages" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithMessages(opts ...func(*MessageQuery)) *SessionQuery {
+	query := (&MessageClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withMessages = query
+	return _q
+}
+
+// WithScheduledSends tells the query-builder to eager-load the nodes that are connected to
+// the "scheduled_sends" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithScheduledSends(opts ...func(*ScheduledSendQuery)) *SessionQuery {
+	query := (&ScheduledSendClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withScheduledSends = query
 	return _q
 }
 
@@ -443,10 +515,12 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [5]bool{
 			_q.withOwner != nil,
 			_q.withTokens != nil,
 			_q.withWebhooks != nil,
+			_q.withMessages != nil,
+			_q.withScheduledSends != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -484,6 +558,20 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadWebhooks(ctx, query, nodes,
 			func(n *Session) { n.Edges.Webhooks = []*Webhook{} },
 			func(n *Session, e *Webhook) { n.Edges.Webhooks = append(n.Edges.Webhooks, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withMessages; query != nil {
+		if err := _q.loadMessages(ctx, query, nodes,
+			func(n *Session) { n.Edges.Messages = []*Message{} },
+			func(n *Session, e *Message) { n.Edges.Messages = append(n.Edges.Messages, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withScheduledSends; query != nil {
+		if err := _q.loadScheduledSends(ctx, query, nodes,
+			func(n *Session) { n.Edges.ScheduledSends = []*ScheduledSend{} },
+			func(n *Session, e *ScheduledSend) { n.Edges.ScheduledSends = append(n.Edges.ScheduledSends, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -567,6 +655,66 @@ func (_q *SessionQuery) loadWebhooks(ctx context.Context, query *WebhookQuery, n
 	}
 	query.Where(predicate.Webhook(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.WebhooksColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadMessages(ctx context.Context, query *MessageQuery, nodes []*Session, init func(*Session), assign func(*Session, *Message)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(message.FieldSessionID)
+	}
+	query.Where(predicate.Message(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.MessagesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadScheduledSends(ctx context.Context, query *ScheduledSendQuery, nodes []*Session, init func(*Session), assign func(*Session, *ScheduledSend)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(scheduledsend.FieldSessionID)
+	}
+	query.Where(predicate.ScheduledSend(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.ScheduledSendsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -13,6 +13,13 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
+// JID is whatsmeow's address of a user, device or group, named here so the
+// packages above this one never import whatsmeow.
+type JID = types.JID
+
+// ParseJID reads a stored JID string (one this package produced).
+func ParseJID(s string) (JID, error) { return types.ParseJID(s) }
+
 // Number lengths of the contract: international format without '+'.
 const (
 	minNumberDigits = 7

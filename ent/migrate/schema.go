@@ -8,6 +8,75 @@ import (
 )
 
 var (
+	// MessagesColumns holds the columns for the "messages" table.
+	MessagesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "message_id", Type: field.TypeString},
+		{Name: "chat", Type: field.TypeString},
+		{Name: "sender", Type: field.TypeString},
+		{Name: "from_me", Type: field.TypeBool},
+		{Name: "type", Type: field.TypeString},
+		{Name: "text", Type: field.TypeString, Nullable: true},
+		{Name: "caption", Type: field.TypeString, Nullable: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "sent", "scheduled", "failed", "revoked"}},
+		{Name: "timestamp", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// MessagesTable holds the schema information for the "messages" table.
+	MessagesTable = &schema.Table{
+		Name:       "messages",
+		Columns:    MessagesColumns,
+		PrimaryKey: []*schema.Column{MessagesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "messages_sessions_messages",
+				Columns:    []*schema.Column{MessagesColumns[10]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "message_session_id_message_id",
+				Unique:  true,
+				Columns: []*schema.Column{MessagesColumns[10], MessagesColumns[1]},
+			},
+		},
+	}
+	// ScheduledSendsColumns holds the columns for the "scheduled_sends" table.
+	ScheduledSendsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "due_at", Type: field.TypeTime},
+		{Name: "payload", Type: field.TypeBytes},
+		{Name: "media", Type: field.TypeBytes, Nullable: true},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "sent", "failed"}, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "last_error", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "done_at", Type: field.TypeTime, Nullable: true},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// ScheduledSendsTable holds the schema information for the "scheduled_sends" table.
+	ScheduledSendsTable = &schema.Table{
+		Name:       "scheduled_sends",
+		Columns:    ScheduledSendsColumns,
+		PrimaryKey: []*schema.Column{ScheduledSendsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "scheduled_sends_sessions_scheduled_sends",
+				Columns:    []*schema.Column{ScheduledSendsColumns[9]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "scheduledsend_state_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{ScheduledSendsColumns[4], ScheduledSendsColumns[1]},
+			},
+		},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -126,6 +195,8 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		MessagesTable,
+		ScheduledSendsTable,
 		SessionsTable,
 		TokensTable,
 		UsersTable,
@@ -134,6 +205,8 @@ var (
 )
 
 func init() {
+	MessagesTable.ForeignKeys[0].RefTable = SessionsTable
+	ScheduledSendsTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionsTable.ForeignKeys[0].RefTable = UsersTable
 	TokensTable.ForeignKeys[0].RefTable = SessionsTable
 	TokensTable.ForeignKeys[1].RefTable = UsersTable

@@ -6,6 +6,12 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// Message is the predicate function for message builders.
+type Message func(*sql.Selector)
+
+// ScheduledSend is the predicate function for scheduledsend builders.
+type ScheduledSend func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

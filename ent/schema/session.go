@@ -33,6 +33,8 @@ func (Session) Edges() []ent.Edge {
 		edge.From("owner", User.Type).Ref("sessions").Field("owner_id").Unique().Required().Immutable(),
 		edge.To("tokens", Token.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("webhooks", Webhook.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("messages", Message.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("scheduled_sends", ScheduledSend.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

@@ -35,6 +35,10 @@ const (
 	EdgeTokens = "tokens"
 	// EdgeWebhooks holds the string denoting the webhooks edge name in mutations.
 	EdgeWebhooks = "webhooks"
+	// EdgeMessages holds the string denoting the messages edge name in mutations.
+	EdgeMessages = "messages"
+	// EdgeScheduledSends holds the string denoting the scheduled_sends edge name in mutations.
+	EdgeScheduledSends = "scheduled_sends"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// OwnerTable is the table that holds the owner relation/edge.
@@ -58,6 +62,20 @@ const (
 	WebhooksInverseTable = "webhooks"
 	// WebhooksColumn is the table column denoting the webhooks relation/edge.
 	WebhooksColumn = "session_id"
+	// MessagesTable is the table that holds the messages relation/edge.
+	MessagesTable = "messages"
+	// MessagesInverseTable is the table name for the Message entity.
+	// It exists in this package in order to avoid circular dependency with the "message" package.
+	MessagesInverseTable = "messages"
+	// MessagesColumn is the table column denoting the messages relation/edge.
+	MessagesColumn = "session_id"
+	// ScheduledSendsTable is the table that holds the scheduled_sends relation/edge.
+	ScheduledSendsTable = "scheduled_sends"
+	// ScheduledSendsInverseTable is the table name for the ScheduledSend entity.
+	// It exists in this package in order to avoid circular dependency with the "scheduledsend" package.
+	ScheduledSendsInverseTable = "scheduled_sends"
+	// ScheduledSendsColumn is the table column denoting the scheduled_sends relation/edge.
+	ScheduledSendsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -197,6 +215,34 @@ func ByWebhooks(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newWebhooksStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByMessagesCount orders the results by messages count.
+func ByMessagesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newMessagesStep(), opts...)
+	}
+}
+
+// ByMessages orders the results by messages terms.
+func ByMessages(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newMessagesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByScheduledSendsCount orders the results by scheduled_sends count.
+func ByScheduledSendsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newScheduledSendsStep(), opts...)
+	}
+}
+
+// ByScheduledSends orders the results by scheduled_sends terms.
+func ByScheduledSends(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newScheduledSendsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newOwnerStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -216,5 +262,19 @@ func newWebhooksStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(WebhooksInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, WebhooksTable, WebhooksColumn),
+	)
+}
+func newMessagesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(MessagesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, MessagesTable, MessagesColumn),
+	)
+}
+func newScheduledSendsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ScheduledSendsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ScheduledSendsTable, ScheduledSendsColumn),
 	)
 }

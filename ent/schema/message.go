@@ -1,0 +1,40 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Message is one message a session sent or received: the message store.
+// Delete for everyone finds a message's chat here, and a quote its sender.
+type Message struct{ ent.Schema }
+
+func (Message) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("session_id").Immutable(),
+		// message_id is WhatsApp's id: unique per sender, not globally, so
+		// the store keys on (session, id) and keeps the first record.
+		field.String("message_id").Immutable().NotEmpty(),
+		field.String("chat"),
+		field.String("sender"),
+		field.Bool("from_me"),
+		field.String("type"),
+		field.String("text").Optional(),
+		field.String("caption").Optional(),
+		field.Enum("status").Values("received", "sent", "scheduled", "failed", "revoked"),
+		field.Time("timestamp"),
+	}
+}
+
+func (Message) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("session", Session.Type).Ref("messages").Field("session_id").Unique().Required().Immutable(),
+	}
+}
+
+func (Message) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("session_id", "message_id").Unique()}
+}
+
