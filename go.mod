@@ -50,6 +50,7 @@ require (
 	github.com/zclconf/go-cty-yaml v1.1.0 // indirect
 	go.mau.fi/util v0.9.4 // indirect
 	golang.org/x/exp v0.0.0-20251209150349-8475f28825e9 // indirect
+	golang.org/x/image v0.33.0 // indirect
 	golang.org/x/mod v0.40.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
