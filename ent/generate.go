@@ -2,4 +2,4 @@
 // Run `make generate` after changing a schema; never edit generated files.
 package ent
 
-//go:generate go tool ent generate --feature sql/execquery ./schema
+//go:generate go tool ent generate --feature sql/execquery,sql/upsert ./schema

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
@@ -19,6 +20,7 @@ type MessageCreate struct {
 	config
 	mutation *MessageMutation
 	hooks    []Hook
+	conflict []sql.ConflictOption
 }
 
 // SetSessionID sets the "session_id" field.
@@ -199,6 +201,7 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_node = &Message{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(message.Table, sqlgraph.NewFieldSpec(message.FieldID, field.TypeInt))
 	)
+	_spec.OnConflict = _c.conflict
 	if value, ok := _c.mutation.MessageID(); ok {
 		_spec.SetField(message.FieldMessageID, field.TypeString, value)
 		_node.MessageID = value
@@ -255,11 +258,376 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	return _node, _spec
 }
 
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Message.Create().
+//		SetSessionID(v).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.MessageUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *MessageCreate) OnConflict(opts ...sql.ConflictOption) *MessageUpsertOne {
+	_c.conflict = opts
+	return &MessageUpsertOne{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *MessageCreate) OnConflictColumns(columns ...string) *MessageUpsertOne {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &MessageUpsertOne{
+		create: _c,
+	}
+}
+
+type (
+	// MessageUpsertOne is the builder for "upsert"-ing
+	//  one Message node.
+	MessageUpsertOne struct {
+		create *MessageCreate
+	}
+
+	// MessageUpsert is the "OnConflict" setter.
+	MessageUpsert struct {
+		*sql.UpdateSet
+	}
+)
+
+// SetChat sets the "chat" field.
+func (u *MessageUpsert) SetChat(v string) *MessageUpsert {
+	u.Set(message.FieldChat, v)
+	return u
+}
+
+// UpdateChat sets the "chat" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateChat() *MessageUpsert {
+	u.SetExcluded(message.FieldChat)
+	return u
+}
+
+// SetSender sets the "sender" field.
+func (u *MessageUpsert) SetSender(v string) *MessageUpsert {
+	u.Set(message.FieldSender, v)
+	return u
+}
+
+// UpdateSender sets the "sender" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateSender() *MessageUpsert {
+	u.SetExcluded(message.FieldSender)
+	return u
+}
+
+// SetFromMe sets the "from_me" field.
+func (u *MessageUpsert) SetFromMe(v bool) *MessageUpsert {
+	u.Set(message.FieldFromMe, v)
+	return u
+}
+
+// UpdateFromMe sets the "from_me" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateFromMe() *MessageUpsert {
+	u.SetExcluded(message.FieldFromMe)
+	return u
+}
+
+// SetType sets the "type" field.
+func (u *MessageUpsert) SetType(v string) *MessageUpsert {
+	u.Set(message.FieldType, v)
+	return u
+}
+
+// UpdateType sets the "type" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateType() *MessageUpsert {
+	u.SetExcluded(message.FieldType)
+	return u
+}
+
+// SetText sets the "text" field.
+func (u *MessageUpsert) SetText(v string) *MessageUpsert {
+	u.Set(message.FieldText, v)
+	return u
+}
+
+// UpdateText sets the "text" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateText() *MessageUpsert {
+	u.SetExcluded(message.FieldText)
+	return u
+}
+
+// ClearText clears the value of the "text" field.
+func (u *MessageUpsert) ClearText() *MessageUpsert {
+	u.SetNull(message.FieldText)
+	return u
+}
+
+// SetCaption sets the "caption" field.
+func (u *MessageUpsert) SetCaption(v string) *MessageUpsert {
+	u.Set(message.FieldCaption, v)
+	return u
+}
+
+// UpdateCaption sets the "caption" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateCaption() *MessageUpsert {
+	u.SetExcluded(message.FieldCaption)
+	return u
+}
+
+// ClearCaption clears the value of the "caption" field.
+func (u *MessageUpsert) ClearCaption() *MessageUpsert {
+	u.SetNull(message.FieldCaption)
+	return u
+}
+
+// SetStatus sets the "status" field.
+func (u *MessageUpsert) SetStatus(v message.Status) *MessageUpsert {
+	u.Set(message.FieldStatus, v)
+	return u
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateStatus() *MessageUpsert {
+	u.SetExcluded(message.FieldStatus)
+	return u
+}
+
+// SetTimestamp sets the "timestamp" field.
+func (u *MessageUpsert) SetTimestamp(v time.Time) *MessageUpsert {
+	u.Set(message.FieldTimestamp, v)
+	return u
+}
+
+// UpdateTimestamp sets the "timestamp" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateTimestamp() *MessageUpsert {
+	u.SetExcluded(message.FieldTimestamp)
+	return u
+}
+
+// UpdateNewValues updates the mutable fields using the new values that were set on create.
+// Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//		).
+//		Exec(ctx)
+func (u *MessageUpsertOne) UpdateNewValues() *MessageUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		if _, exists := u.create.mutation.SessionID(); exists {
+			s.SetIgnore(message.FieldSessionID)
+		}
+		if _, exists := u.create.mutation.MessageID(); exists {
+			s.SetIgnore(message.FieldMessageID)
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//	    OnConflict(sql.ResolveWithIgnore()).
+//	    Exec(ctx)
+func (u *MessageUpsertOne) Ignore() *MessageUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *MessageUpsertOne) DoNothing() *MessageUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the MessageCreate.OnConflict
+// documentation for more info.
+func (u *MessageUpsertOne) Update(set func(*MessageUpsert)) *MessageUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&MessageUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetChat sets the "chat" field.
+func (u *MessageUpsertOne) SetChat(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetChat(v)
+	})
+}
+
+// UpdateChat sets the "chat" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateChat() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateChat()
+	})
+}
+
+// SetSender sets the "sender" field.
+func (u *MessageUpsertOne) SetSender(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetSender(v)
+	})
+}
+
+// UpdateSender sets the "sender" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateSender() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateSender()
+	})
+}
+
+// SetFromMe sets the "from_me" field.
+func (u *MessageUpsertOne) SetFromMe(v bool) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetFromMe(v)
+	})
+}
+
+// UpdateFromMe sets the "from_me" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateFromMe() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateFromMe()
+	})
+}
+
+// SetType sets the "type" field.
+func (u *MessageUpsertOne) SetType(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetType(v)
+	})
+}
+
+// UpdateType sets the "type" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateType() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateType()
+	})
+}
+
+// SetText sets the "text" field.
+func (u *MessageUpsertOne) SetText(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetText(v)
+	})
+}
+
+// UpdateText sets the "text" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateText() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateText()
+	})
+}
+
+// ClearText clears the value of the "text" field.
+func (u *MessageUpsertOne) ClearText() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearText()
+	})
+}
+
+// SetCaption sets the "caption" field.
+func (u *MessageUpsertOne) SetCaption(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetCaption(v)
+	})
+}
+
+// UpdateCaption sets the "caption" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateCaption() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateCaption()
+	})
+}
+
+// ClearCaption clears the value of the "caption" field.
+func (u *MessageUpsertOne) ClearCaption() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearCaption()
+	})
+}
+
+// SetStatus sets the "status" field.
+func (u *MessageUpsertOne) SetStatus(v message.Status) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetStatus(v)
+	})
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateStatus() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateStatus()
+	})
+}
+
+// SetTimestamp sets the "timestamp" field.
+func (u *MessageUpsertOne) SetTimestamp(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetTimestamp(v)
+	})
+}
+
+// UpdateTimestamp sets the "timestamp" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateTimestamp() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateTimestamp()
+	})
+}
+
+// Exec executes the query.
+func (u *MessageUpsertOne) Exec(ctx context.Context) error {
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for MessageCreate.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *MessageUpsertOne) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// Exec executes the UPSERT query and returns the inserted/updated ID.
+func (u *MessageUpsertOne) ID(ctx context.Context) (id int, err error) {
+	node, err := u.create.Save(ctx)
+	if err != nil {
+		return id, err
+	}
+	return node.ID, nil
+}
+
+// IDX is like ID, but panics if an error occurs.
+func (u *MessageUpsertOne) IDX(ctx context.Context) int {
+	id, err := u.ID(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
 // MessageCreateBulk is the builder for creating many Message entities in bulk.
 type MessageCreateBulk struct {
 	config
 	err      error
 	builders []*MessageCreate
+	conflict []sql.ConflictOption
 }
 
 // Save creates the Message entities in the database.
@@ -288,6 +656,7 @@ func (_c *MessageCreateBulk) Save(ctx context.Context) ([]*Message, error) {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
+					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -338,6 +707,246 @@ func (_c *MessageCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *MessageCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Message.CreateBulk(builders...).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.MessageUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *MessageCreateBulk) OnConflict(opts ...sql.ConflictOption) *MessageUpsertBulk {
+	_c.conflict = opts
+	return &MessageUpsertBulk{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *MessageCreateBulk) OnConflictColumns(columns ...string) *MessageUpsertBulk {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &MessageUpsertBulk{
+		create: _c,
+	}
+}
+
+// MessageUpsertBulk is the builder for "upsert"-ing
+// a bulk of Message nodes.
+type MessageUpsertBulk struct {
+	create *MessageCreateBulk
+}
+
+// UpdateNewValues updates the mutable fields using the new values that
+// were set on create. Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//		).
+//		Exec(ctx)
+func (u *MessageUpsertBulk) UpdateNewValues() *MessageUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		for _, b := range u.create.builders {
+			if _, exists := b.mutation.SessionID(); exists {
+				s.SetIgnore(message.FieldSessionID)
+			}
+			if _, exists := b.mutation.MessageID(); exists {
+				s.SetIgnore(message.FieldMessageID)
+			}
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Message.Create().
+//		OnConflict(sql.ResolveWithIgnore()).
+//		Exec(ctx)
+func (u *MessageUpsertBulk) Ignore() *MessageUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *MessageUpsertBulk) DoNothing() *MessageUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the MessageCreateBulk.OnConflict
+// documentation for more info.
+func (u *MessageUpsertBulk) Update(set func(*MessageUpsert)) *MessageUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&MessageUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetChat sets the "chat" field.
+func (u *MessageUpsertBulk) SetChat(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetChat(v)
+	})
+}
+
+// UpdateChat sets the "chat" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateChat() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateChat()
+	})
+}
+
+// SetSender sets the "sender" field.
+func (u *MessageUpsertBulk) SetSender(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetSender(v)
+	})
+}
+
+// UpdateSender sets the "sender" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateSender() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateSender()
+	})
+}
+
+// SetFromMe sets the "from_me" field.
+func (u *MessageUpsertBulk) SetFromMe(v bool) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetFromMe(v)
+	})
+}
+
+// UpdateFromMe sets the "from_me" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateFromMe() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateFromMe()
+	})
+}
+
+// SetType sets the "type" field.
+func (u *MessageUpsertBulk) SetType(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetType(v)
+	})
+}
+
+// UpdateType sets the "type" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateType() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateType()
+	})
+}
+
+// SetText sets the "text" field.
+func (u *MessageUpsertBulk) SetText(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetText(v)
+	})
+}
+
+// UpdateText sets the "text" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateText() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateText()
+	})
+}
+
+// ClearText clears the value of the "text" field.
+func (u *MessageUpsertBulk) ClearText() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearText()
+	})
+}
+
+// SetCaption sets the "caption" field.
+func (u *MessageUpsertBulk) SetCaption(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetCaption(v)
+	})
+}
+
+// UpdateCaption sets the "caption" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateCaption() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateCaption()
+	})
+}
+
+// ClearCaption clears the value of the "caption" field.
+func (u *MessageUpsertBulk) ClearCaption() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearCaption()
+	})
+}
+
+// SetStatus sets the "status" field.
+func (u *MessageUpsertBulk) SetStatus(v message.Status) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetStatus(v)
+	})
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateStatus() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateStatus()
+	})
+}
+
+// SetTimestamp sets the "timestamp" field.
+func (u *MessageUpsertBulk) SetTimestamp(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetTimestamp(v)
+	})
+}
+
+// UpdateTimestamp sets the "timestamp" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateTimestamp() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateTimestamp()
+	})
+}
+
+// Exec executes the query.
+func (u *MessageUpsertBulk) Exec(ctx context.Context) error {
+	if u.create.err != nil {
+		return u.create.err
+	}
+	for i, b := range u.create.builders {
+		if len(b.conflict) != 0 {
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the MessageCreateBulk instead", i)
+		}
+	}
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for MessageCreateBulk.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *MessageUpsertBulk) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }

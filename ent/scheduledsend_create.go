@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
@@ -19,6 +21,7 @@ type ScheduledSendCreate struct {
 	config
 	mutation *ScheduledSendMutation
 	hooks    []Hook
+	conflict []sql.ConflictOption
 }
 
 // SetSessionID sets the "session_id" field.
@@ -246,6 +249,7 @@ func (_c *ScheduledSendCreate) createSpec() (*ScheduledSend, *sqlgraph.CreateSpe
 		_node = &ScheduledSend{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(scheduledsend.Table, sqlgraph.NewFieldSpec(scheduledsend.FieldID, field.TypeString))
 	)
+	_spec.OnConflict = _c.conflict
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
@@ -302,11 +306,374 @@ func (_c *ScheduledSendCreate) createSpec() (*ScheduledSend, *sqlgraph.CreateSpe
 	return _node, _spec
 }
 
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.ScheduledSend.Create().
+//		SetSessionID(v).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.ScheduledSendUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *ScheduledSendCreate) OnConflict(opts ...sql.ConflictOption) *ScheduledSendUpsertOne {
+	_c.conflict = opts
+	return &ScheduledSendUpsertOne{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *ScheduledSendCreate) OnConflictColumns(columns ...string) *ScheduledSendUpsertOne {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &ScheduledSendUpsertOne{
+		create: _c,
+	}
+}
+
+type (
+	// ScheduledSendUpsertOne is the builder for "upsert"-ing
+	//  one ScheduledSend node.
+	ScheduledSendUpsertOne struct {
+		create *ScheduledSendCreate
+	}
+
+	// ScheduledSendUpsert is the "OnConflict" setter.
+	ScheduledSendUpsert struct {
+		*sql.UpdateSet
+	}
+)
+
+// SetDueAt sets the "due_at" field.
+func (u *ScheduledSendUpsert) SetDueAt(v time.Time) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldDueAt, v)
+	return u
+}
+
+// UpdateDueAt sets the "due_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateDueAt() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldDueAt)
+	return u
+}
+
+// SetPayload sets the "payload" field.
+func (u *ScheduledSendUpsert) SetPayload(v []byte) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldPayload, v)
+	return u
+}
+
+// UpdatePayload sets the "payload" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdatePayload() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldPayload)
+	return u
+}
+
+// SetMedia sets the "media" field.
+func (u *ScheduledSendUpsert) SetMedia(v []byte) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldMedia, v)
+	return u
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateMedia() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldMedia)
+	return u
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *ScheduledSendUpsert) ClearMedia() *ScheduledSendUpsert {
+	u.SetNull(scheduledsend.FieldMedia)
+	return u
+}
+
+// SetState sets the "state" field.
+func (u *ScheduledSendUpsert) SetState(v scheduledsend.State) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldState, v)
+	return u
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateState() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldState)
+	return u
+}
+
+// SetAttempts sets the "attempts" field.
+func (u *ScheduledSendUpsert) SetAttempts(v int) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldAttempts, v)
+	return u
+}
+
+// UpdateAttempts sets the "attempts" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateAttempts() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldAttempts)
+	return u
+}
+
+// AddAttempts adds v to the "attempts" field.
+func (u *ScheduledSendUpsert) AddAttempts(v int) *ScheduledSendUpsert {
+	u.Add(scheduledsend.FieldAttempts, v)
+	return u
+}
+
+// SetLastError sets the "last_error" field.
+func (u *ScheduledSendUpsert) SetLastError(v string) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldLastError, v)
+	return u
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateLastError() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldLastError)
+	return u
+}
+
+// SetDoneAt sets the "done_at" field.
+func (u *ScheduledSendUpsert) SetDoneAt(v time.Time) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldDoneAt, v)
+	return u
+}
+
+// UpdateDoneAt sets the "done_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdateDoneAt() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldDoneAt)
+	return u
+}
+
+// ClearDoneAt clears the value of the "done_at" field.
+func (u *ScheduledSendUpsert) ClearDoneAt() *ScheduledSendUpsert {
+	u.SetNull(scheduledsend.FieldDoneAt)
+	return u
+}
+
+// UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
+// Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(scheduledsend.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *ScheduledSendUpsertOne) UpdateNewValues() *ScheduledSendUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		if _, exists := u.create.mutation.ID(); exists {
+			s.SetIgnore(scheduledsend.FieldID)
+		}
+		if _, exists := u.create.mutation.SessionID(); exists {
+			s.SetIgnore(scheduledsend.FieldSessionID)
+		}
+		if _, exists := u.create.mutation.CreatedAt(); exists {
+			s.SetIgnore(scheduledsend.FieldCreatedAt)
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//	    OnConflict(sql.ResolveWithIgnore()).
+//	    Exec(ctx)
+func (u *ScheduledSendUpsertOne) Ignore() *ScheduledSendUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *ScheduledSendUpsertOne) DoNothing() *ScheduledSendUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the ScheduledSendCreate.OnConflict
+// documentation for more info.
+func (u *ScheduledSendUpsertOne) Update(set func(*ScheduledSendUpsert)) *ScheduledSendUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&ScheduledSendUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetDueAt sets the "due_at" field.
+func (u *ScheduledSendUpsertOne) SetDueAt(v time.Time) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetDueAt(v)
+	})
+}
+
+// UpdateDueAt sets the "due_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateDueAt() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateDueAt()
+	})
+}
+
+// SetPayload sets the "payload" field.
+func (u *ScheduledSendUpsertOne) SetPayload(v []byte) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetPayload(v)
+	})
+}
+
+// UpdatePayload sets the "payload" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdatePayload() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdatePayload()
+	})
+}
+
+// SetMedia sets the "media" field.
+func (u *ScheduledSendUpsertOne) SetMedia(v []byte) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetMedia(v)
+	})
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateMedia() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateMedia()
+	})
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *ScheduledSendUpsertOne) ClearMedia() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.ClearMedia()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *ScheduledSendUpsertOne) SetState(v scheduledsend.State) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateState() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetAttempts sets the "attempts" field.
+func (u *ScheduledSendUpsertOne) SetAttempts(v int) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetAttempts(v)
+	})
+}
+
+// AddAttempts adds v to the "attempts" field.
+func (u *ScheduledSendUpsertOne) AddAttempts(v int) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.AddAttempts(v)
+	})
+}
+
+// UpdateAttempts sets the "attempts" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateAttempts() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateAttempts()
+	})
+}
+
+// SetLastError sets the "last_error" field.
+func (u *ScheduledSendUpsertOne) SetLastError(v string) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetLastError(v)
+	})
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateLastError() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateLastError()
+	})
+}
+
+// SetDoneAt sets the "done_at" field.
+func (u *ScheduledSendUpsertOne) SetDoneAt(v time.Time) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetDoneAt(v)
+	})
+}
+
+// UpdateDoneAt sets the "done_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdateDoneAt() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateDoneAt()
+	})
+}
+
+// ClearDoneAt clears the value of the "done_at" field.
+func (u *ScheduledSendUpsertOne) ClearDoneAt() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.ClearDoneAt()
+	})
+}
+
+// Exec executes the query.
+func (u *ScheduledSendUpsertOne) Exec(ctx context.Context) error {
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for ScheduledSendCreate.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *ScheduledSendUpsertOne) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// Exec executes the UPSERT query and returns the inserted/updated ID.
+func (u *ScheduledSendUpsertOne) ID(ctx context.Context) (id string, err error) {
+	if u.create.driver.Dialect() == dialect.MySQL {
+		// In case of "ON CONFLICT", there is no way to get back non-numeric ID
+		// fields from the database since MySQL does not support the RETURNING clause.
+		return id, errors.New("ent: ScheduledSendUpsertOne.ID is not supported by MySQL driver. Use ScheduledSendUpsertOne.Exec instead")
+	}
+	node, err := u.create.Save(ctx)
+	if err != nil {
+		return id, err
+	}
+	return node.ID, nil
+}
+
+// IDX is like ID, but panics if an error occurs.
+func (u *ScheduledSendUpsertOne) IDX(ctx context.Context) string {
+	id, err := u.ID(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
 // ScheduledSendCreateBulk is the builder for creating many ScheduledSend entities in bulk.
 type ScheduledSendCreateBulk struct {
 	config
 	err      error
 	builders []*ScheduledSendCreate
+	conflict []sql.ConflictOption
 }
 
 // Save creates the ScheduledSend entities in the database.
@@ -336,6 +703,7 @@ func (_c *ScheduledSendCreateBulk) Save(ctx context.Context) ([]*ScheduledSend, 
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
+					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -382,6 +750,245 @@ func (_c *ScheduledSendCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *ScheduledSendCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.ScheduledSend.CreateBulk(builders...).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.ScheduledSendUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *ScheduledSendCreateBulk) OnConflict(opts ...sql.ConflictOption) *ScheduledSendUpsertBulk {
+	_c.conflict = opts
+	return &ScheduledSendUpsertBulk{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *ScheduledSendCreateBulk) OnConflictColumns(columns ...string) *ScheduledSendUpsertBulk {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &ScheduledSendUpsertBulk{
+		create: _c,
+	}
+}
+
+// ScheduledSendUpsertBulk is the builder for "upsert"-ing
+// a bulk of ScheduledSend nodes.
+type ScheduledSendUpsertBulk struct {
+	create *ScheduledSendCreateBulk
+}
+
+// UpdateNewValues updates the mutable fields using the new values that
+// were set on create. Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(scheduledsend.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *ScheduledSendUpsertBulk) UpdateNewValues() *ScheduledSendUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		for _, b := range u.create.builders {
+			if _, exists := b.mutation.ID(); exists {
+				s.SetIgnore(scheduledsend.FieldID)
+			}
+			if _, exists := b.mutation.SessionID(); exists {
+				s.SetIgnore(scheduledsend.FieldSessionID)
+			}
+			if _, exists := b.mutation.CreatedAt(); exists {
+				s.SetIgnore(scheduledsend.FieldCreatedAt)
+			}
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.ScheduledSend.Create().
+//		OnConflict(sql.ResolveWithIgnore()).
+//		Exec(ctx)
+func (u *ScheduledSendUpsertBulk) Ignore() *ScheduledSendUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *ScheduledSendUpsertBulk) DoNothing() *ScheduledSendUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the ScheduledSendCreateBulk.OnConflict
+// documentation for more info.
+func (u *ScheduledSendUpsertBulk) Update(set func(*ScheduledSendUpsert)) *ScheduledSendUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&ScheduledSendUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetDueAt sets the "due_at" field.
+func (u *ScheduledSendUpsertBulk) SetDueAt(v time.Time) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetDueAt(v)
+	})
+}
+
+// UpdateDueAt sets the "due_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateDueAt() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateDueAt()
+	})
+}
+
+// SetPayload sets the "payload" field.
+func (u *ScheduledSendUpsertBulk) SetPayload(v []byte) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetPayload(v)
+	})
+}
+
+// UpdatePayload sets the "payload" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdatePayload() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdatePayload()
+	})
+}
+
+// SetMedia sets the "media" field.
+func (u *ScheduledSendUpsertBulk) SetMedia(v []byte) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetMedia(v)
+	})
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateMedia() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateMedia()
+	})
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *ScheduledSendUpsertBulk) ClearMedia() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.ClearMedia()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *ScheduledSendUpsertBulk) SetState(v scheduledsend.State) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateState() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetAttempts sets the "attempts" field.
+func (u *ScheduledSendUpsertBulk) SetAttempts(v int) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetAttempts(v)
+	})
+}
+
+// AddAttempts adds v to the "attempts" field.
+func (u *ScheduledSendUpsertBulk) AddAttempts(v int) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.AddAttempts(v)
+	})
+}
+
+// UpdateAttempts sets the "attempts" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateAttempts() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateAttempts()
+	})
+}
+
+// SetLastError sets the "last_error" field.
+func (u *ScheduledSendUpsertBulk) SetLastError(v string) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetLastError(v)
+	})
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateLastError() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateLastError()
+	})
+}
+
+// SetDoneAt sets the "done_at" field.
+func (u *ScheduledSendUpsertBulk) SetDoneAt(v time.Time) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetDoneAt(v)
+	})
+}
+
+// UpdateDoneAt sets the "done_at" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdateDoneAt() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdateDoneAt()
+	})
+}
+
+// ClearDoneAt clears the value of the "done_at" field.
+func (u *ScheduledSendUpsertBulk) ClearDoneAt() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.ClearDoneAt()
+	})
+}
+
+// Exec executes the query.
+func (u *ScheduledSendUpsertBulk) Exec(ctx context.Context) error {
+	if u.create.err != nil {
+		return u.create.err
+	}
+	for i, b := range u.create.builders {
+		if len(b.conflict) != 0 {
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the ScheduledSendCreateBulk instead", i)
+		}
+	}
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for ScheduledSendCreateBulk.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *ScheduledSendUpsertBulk) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }

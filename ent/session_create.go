@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
@@ -23,6 +25,7 @@ type SessionCreate struct {
 	config
 	mutation *SessionMutation
 	hooks    []Hook
+	conflict []sql.ConflictOption
 }
 
 // SetName sets the "name" field.
@@ -293,6 +296,7 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 		_node = &Session{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(session.Table, sqlgraph.NewFieldSpec(session.FieldID, field.TypeString))
 	)
+	_spec.OnConflict = _c.conflict
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
@@ -405,11 +409,322 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	return _node, _spec
 }
 
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Session.Create().
+//		SetName(v).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.SessionUpsert) {
+//			SetName(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *SessionCreate) OnConflict(opts ...sql.ConflictOption) *SessionUpsertOne {
+	_c.conflict = opts
+	return &SessionUpsertOne{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *SessionCreate) OnConflictColumns(columns ...string) *SessionUpsertOne {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &SessionUpsertOne{
+		create: _c,
+	}
+}
+
+type (
+	// SessionUpsertOne is the builder for "upsert"-ing
+	//  one Session node.
+	SessionUpsertOne struct {
+		create *SessionCreate
+	}
+
+	// SessionUpsert is the "OnConflict" setter.
+	SessionUpsert struct {
+		*sql.UpdateSet
+	}
+)
+
+// SetName sets the "name" field.
+func (u *SessionUpsert) SetName(v string) *SessionUpsert {
+	u.Set(session.FieldName, v)
+	return u
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateName() *SessionUpsert {
+	u.SetExcluded(session.FieldName)
+	return u
+}
+
+// SetStatus sets the "status" field.
+func (u *SessionUpsert) SetStatus(v session.Status) *SessionUpsert {
+	u.Set(session.FieldStatus, v)
+	return u
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateStatus() *SessionUpsert {
+	u.SetExcluded(session.FieldStatus)
+	return u
+}
+
+// SetJid sets the "jid" field.
+func (u *SessionUpsert) SetJid(v string) *SessionUpsert {
+	u.Set(session.FieldJid, v)
+	return u
+}
+
+// UpdateJid sets the "jid" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateJid() *SessionUpsert {
+	u.SetExcluded(session.FieldJid)
+	return u
+}
+
+// ClearJid clears the value of the "jid" field.
+func (u *SessionUpsert) ClearJid() *SessionUpsert {
+	u.SetNull(session.FieldJid)
+	return u
+}
+
+// SetPushName sets the "push_name" field.
+func (u *SessionUpsert) SetPushName(v string) *SessionUpsert {
+	u.Set(session.FieldPushName, v)
+	return u
+}
+
+// UpdatePushName sets the "push_name" field to the value that was provided on create.
+func (u *SessionUpsert) UpdatePushName() *SessionUpsert {
+	u.SetExcluded(session.FieldPushName)
+	return u
+}
+
+// ClearPushName clears the value of the "push_name" field.
+func (u *SessionUpsert) ClearPushName() *SessionUpsert {
+	u.SetNull(session.FieldPushName)
+	return u
+}
+
+// SetConnectedAt sets the "connected_at" field.
+func (u *SessionUpsert) SetConnectedAt(v time.Time) *SessionUpsert {
+	u.Set(session.FieldConnectedAt, v)
+	return u
+}
+
+// UpdateConnectedAt sets the "connected_at" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateConnectedAt() *SessionUpsert {
+	u.SetExcluded(session.FieldConnectedAt)
+	return u
+}
+
+// ClearConnectedAt clears the value of the "connected_at" field.
+func (u *SessionUpsert) ClearConnectedAt() *SessionUpsert {
+	u.SetNull(session.FieldConnectedAt)
+	return u
+}
+
+// UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
+// Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(session.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *SessionUpsertOne) UpdateNewValues() *SessionUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		if _, exists := u.create.mutation.ID(); exists {
+			s.SetIgnore(session.FieldID)
+		}
+		if _, exists := u.create.mutation.OwnerID(); exists {
+			s.SetIgnore(session.FieldOwnerID)
+		}
+		if _, exists := u.create.mutation.CreatedAt(); exists {
+			s.SetIgnore(session.FieldCreatedAt)
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//	    OnConflict(sql.ResolveWithIgnore()).
+//	    Exec(ctx)
+func (u *SessionUpsertOne) Ignore() *SessionUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *SessionUpsertOne) DoNothing() *SessionUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the SessionCreate.OnConflict
+// documentation for more info.
+func (u *SessionUpsertOne) Update(set func(*SessionUpsert)) *SessionUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&SessionUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetName sets the "name" field.
+func (u *SessionUpsertOne) SetName(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetName(v)
+	})
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateName() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateName()
+	})
+}
+
+// SetStatus sets the "status" field.
+func (u *SessionUpsertOne) SetStatus(v session.Status) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetStatus(v)
+	})
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateStatus() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateStatus()
+	})
+}
+
+// SetJid sets the "jid" field.
+func (u *SessionUpsertOne) SetJid(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetJid(v)
+	})
+}
+
+// UpdateJid sets the "jid" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateJid() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateJid()
+	})
+}
+
+// ClearJid clears the value of the "jid" field.
+func (u *SessionUpsertOne) ClearJid() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearJid()
+	})
+}
+
+// SetPushName sets the "push_name" field.
+func (u *SessionUpsertOne) SetPushName(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetPushName(v)
+	})
+}
+
+// UpdatePushName sets the "push_name" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdatePushName() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdatePushName()
+	})
+}
+
+// ClearPushName clears the value of the "push_name" field.
+func (u *SessionUpsertOne) ClearPushName() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearPushName()
+	})
+}
+
+// SetConnectedAt sets the "connected_at" field.
+func (u *SessionUpsertOne) SetConnectedAt(v time.Time) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetConnectedAt(v)
+	})
+}
+
+// UpdateConnectedAt sets the "connected_at" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateConnectedAt() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateConnectedAt()
+	})
+}
+
+// ClearConnectedAt clears the value of the "connected_at" field.
+func (u *SessionUpsertOne) ClearConnectedAt() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearConnectedAt()
+	})
+}
+
+// Exec executes the query.
+func (u *SessionUpsertOne) Exec(ctx context.Context) error {
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for SessionCreate.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *SessionUpsertOne) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// Exec executes the UPSERT query and returns the inserted/updated ID.
+func (u *SessionUpsertOne) ID(ctx context.Context) (id string, err error) {
+	if u.create.driver.Dialect() == dialect.MySQL {
+		// In case of "ON CONFLICT", there is no way to get back non-numeric ID
+		// fields from the database since MySQL does not support the RETURNING clause.
+		return id, errors.New("ent: SessionUpsertOne.ID is not supported by MySQL driver. Use SessionUpsertOne.Exec instead")
+	}
+	node, err := u.create.Save(ctx)
+	if err != nil {
+		return id, err
+	}
+	return node.ID, nil
+}
+
+// IDX is like ID, but panics if an error occurs.
+func (u *SessionUpsertOne) IDX(ctx context.Context) string {
+	id, err := u.ID(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
 // SessionCreateBulk is the builder for creating many Session entities in bulk.
 type SessionCreateBulk struct {
 	config
 	err      error
 	builders []*SessionCreate
+	conflict []sql.ConflictOption
 }
 
 // Save creates the Session entities in the database.
@@ -439,6 +754,7 @@ func (_c *SessionCreateBulk) Save(ctx context.Context) ([]*Session, error) {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
+					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -485,6 +801,217 @@ func (_c *SessionCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *SessionCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Session.CreateBulk(builders...).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.SessionUpsert) {
+//			SetName(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *SessionCreateBulk) OnConflict(opts ...sql.ConflictOption) *SessionUpsertBulk {
+	_c.conflict = opts
+	return &SessionUpsertBulk{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *SessionCreateBulk) OnConflictColumns(columns ...string) *SessionUpsertBulk {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &SessionUpsertBulk{
+		create: _c,
+	}
+}
+
+// SessionUpsertBulk is the builder for "upsert"-ing
+// a bulk of Session nodes.
+type SessionUpsertBulk struct {
+	create *SessionCreateBulk
+}
+
+// UpdateNewValues updates the mutable fields using the new values that
+// were set on create. Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(session.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *SessionUpsertBulk) UpdateNewValues() *SessionUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		for _, b := range u.create.builders {
+			if _, exists := b.mutation.ID(); exists {
+				s.SetIgnore(session.FieldID)
+			}
+			if _, exists := b.mutation.OwnerID(); exists {
+				s.SetIgnore(session.FieldOwnerID)
+			}
+			if _, exists := b.mutation.CreatedAt(); exists {
+				s.SetIgnore(session.FieldCreatedAt)
+			}
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Session.Create().
+//		OnConflict(sql.ResolveWithIgnore()).
+//		Exec(ctx)
+func (u *SessionUpsertBulk) Ignore() *SessionUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *SessionUpsertBulk) DoNothing() *SessionUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the SessionCreateBulk.OnConflict
+// documentation for more info.
+func (u *SessionUpsertBulk) Update(set func(*SessionUpsert)) *SessionUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&SessionUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetName sets the "name" field.
+func (u *SessionUpsertBulk) SetName(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetName(v)
+	})
+}
+
+// UpdateName sets the "name" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateName() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateName()
+	})
+}
+
+// SetStatus sets the "status" field.
+func (u *SessionUpsertBulk) SetStatus(v session.Status) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetStatus(v)
+	})
+}
+
+// UpdateStatus sets the "status" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateStatus() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateStatus()
+	})
+}
+
+// SetJid sets the "jid" field.
+func (u *SessionUpsertBulk) SetJid(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetJid(v)
+	})
+}
+
+// UpdateJid sets the "jid" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateJid() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateJid()
+	})
+}
+
+// ClearJid clears the value of the "jid" field.
+func (u *SessionUpsertBulk) ClearJid() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearJid()
+	})
+}
+
+// SetPushName sets the "push_name" field.
+func (u *SessionUpsertBulk) SetPushName(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetPushName(v)
+	})
+}
+
+// UpdatePushName sets the "push_name" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdatePushName() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdatePushName()
+	})
+}
+
+// ClearPushName clears the value of the "push_name" field.
+func (u *SessionUpsertBulk) ClearPushName() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearPushName()
+	})
+}
+
+// SetConnectedAt sets the "connected_at" field.
+func (u *SessionUpsertBulk) SetConnectedAt(v time.Time) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetConnectedAt(v)
+	})
+}
+
+// UpdateConnectedAt sets the "connected_at" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateConnectedAt() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateConnectedAt()
+	})
+}
+
+// ClearConnectedAt clears the value of the "connected_at" field.
+func (u *SessionUpsertBulk) ClearConnectedAt() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearConnectedAt()
+	})
+}
+
+// Exec executes the query.
+func (u *SessionUpsertBulk) Exec(ctx context.Context) error {
+	if u.create.err != nil {
+		return u.create.err
+	}
+	for i, b := range u.create.builders {
+		if len(b.conflict) != 0 {
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the SessionCreateBulk instead", i)
+		}
+	}
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for SessionCreateBulk.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *SessionUpsertBulk) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/session"
@@ -19,6 +21,7 @@ type WebhookCreate struct {
 	config
 	mutation *WebhookMutation
 	hooks    []Hook
+	conflict []sql.ConflictOption
 }
 
 // SetSessionID sets the "session_id" field.
@@ -239,6 +242,7 @@ func (_c *WebhookCreate) createSpec() (*Webhook, *sqlgraph.CreateSpec) {
 		_node = &Webhook{config: _c.config}
 		_spec = sqlgraph.NewCreateSpec(webhook.Table, sqlgraph.NewFieldSpec(webhook.FieldID, field.TypeString))
 	)
+	_spec.OnConflict = _c.conflict
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
@@ -295,11 +299,312 @@ func (_c *WebhookCreate) createSpec() (*Webhook, *sqlgraph.CreateSpec) {
 	return _node, _spec
 }
 
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Webhook.Create().
+//		SetSessionID(v).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.WebhookUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *WebhookCreate) OnConflict(opts ...sql.ConflictOption) *WebhookUpsertOne {
+	_c.conflict = opts
+	return &WebhookUpsertOne{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *WebhookCreate) OnConflictColumns(columns ...string) *WebhookUpsertOne {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &WebhookUpsertOne{
+		create: _c,
+	}
+}
+
+type (
+	// WebhookUpsertOne is the builder for "upsert"-ing
+	//  one Webhook node.
+	WebhookUpsertOne struct {
+		create *WebhookCreate
+	}
+
+	// WebhookUpsert is the "OnConflict" setter.
+	WebhookUpsert struct {
+		*sql.UpdateSet
+	}
+)
+
+// SetURL sets the "url" field.
+func (u *WebhookUpsert) SetURL(v string) *WebhookUpsert {
+	u.Set(webhook.FieldURL, v)
+	return u
+}
+
+// UpdateURL sets the "url" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateURL() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldURL)
+	return u
+}
+
+// SetDisplayName sets the "display_name" field.
+func (u *WebhookUpsert) SetDisplayName(v string) *WebhookUpsert {
+	u.Set(webhook.FieldDisplayName, v)
+	return u
+}
+
+// UpdateDisplayName sets the "display_name" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateDisplayName() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldDisplayName)
+	return u
+}
+
+// SetEnabled sets the "enabled" field.
+func (u *WebhookUpsert) SetEnabled(v bool) *WebhookUpsert {
+	u.Set(webhook.FieldEnabled, v)
+	return u
+}
+
+// UpdateEnabled sets the "enabled" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateEnabled() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldEnabled)
+	return u
+}
+
+// SetEvents sets the "events" field.
+func (u *WebhookUpsert) SetEvents(v []string) *WebhookUpsert {
+	u.Set(webhook.FieldEvents, v)
+	return u
+}
+
+// UpdateEvents sets the "events" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateEvents() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldEvents)
+	return u
+}
+
+// SetHeaders sets the "headers" field.
+func (u *WebhookUpsert) SetHeaders(v map[string]string) *WebhookUpsert {
+	u.Set(webhook.FieldHeaders, v)
+	return u
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateHeaders() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldHeaders)
+	return u
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (u *WebhookUpsert) SetUpdatedAt(v time.Time) *WebhookUpsert {
+	u.Set(webhook.FieldUpdatedAt, v)
+	return u
+}
+
+// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdateUpdatedAt() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldUpdatedAt)
+	return u
+}
+
+// UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
+// Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(webhook.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *WebhookUpsertOne) UpdateNewValues() *WebhookUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		if _, exists := u.create.mutation.ID(); exists {
+			s.SetIgnore(webhook.FieldID)
+		}
+		if _, exists := u.create.mutation.SessionID(); exists {
+			s.SetIgnore(webhook.FieldSessionID)
+		}
+		if _, exists := u.create.mutation.Secret(); exists {
+			s.SetIgnore(webhook.FieldSecret)
+		}
+		if _, exists := u.create.mutation.CreatedAt(); exists {
+			s.SetIgnore(webhook.FieldCreatedAt)
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//	    OnConflict(sql.ResolveWithIgnore()).
+//	    Exec(ctx)
+func (u *WebhookUpsertOne) Ignore() *WebhookUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *WebhookUpsertOne) DoNothing() *WebhookUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the WebhookCreate.OnConflict
+// documentation for more info.
+func (u *WebhookUpsertOne) Update(set func(*WebhookUpsert)) *WebhookUpsertOne {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&WebhookUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetURL sets the "url" field.
+func (u *WebhookUpsertOne) SetURL(v string) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetURL(v)
+	})
+}
+
+// UpdateURL sets the "url" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateURL() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateURL()
+	})
+}
+
+// SetDisplayName sets the "display_name" field.
+func (u *WebhookUpsertOne) SetDisplayName(v string) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetDisplayName(v)
+	})
+}
+
+// UpdateDisplayName sets the "display_name" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateDisplayName() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateDisplayName()
+	})
+}
+
+// SetEnabled sets the "enabled" field.
+func (u *WebhookUpsertOne) SetEnabled(v bool) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetEnabled(v)
+	})
+}
+
+// UpdateEnabled sets the "enabled" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateEnabled() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateEnabled()
+	})
+}
+
+// SetEvents sets the "events" field.
+func (u *WebhookUpsertOne) SetEvents(v []string) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetEvents(v)
+	})
+}
+
+// UpdateEvents sets the "events" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateEvents() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateEvents()
+	})
+}
+
+// SetHeaders sets the "headers" field.
+func (u *WebhookUpsertOne) SetHeaders(v map[string]string) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetHeaders(v)
+	})
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateHeaders() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateHeaders()
+	})
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (u *WebhookUpsertOne) SetUpdatedAt(v time.Time) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetUpdatedAt(v)
+	})
+}
+
+// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdateUpdatedAt() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateUpdatedAt()
+	})
+}
+
+// Exec executes the query.
+func (u *WebhookUpsertOne) Exec(ctx context.Context) error {
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for WebhookCreate.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *WebhookUpsertOne) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// Exec executes the UPSERT query and returns the inserted/updated ID.
+func (u *WebhookUpsertOne) ID(ctx context.Context) (id string, err error) {
+	if u.create.driver.Dialect() == dialect.MySQL {
+		// In case of "ON CONFLICT", there is no way to get back non-numeric ID
+		// fields from the database since MySQL does not support the RETURNING clause.
+		return id, errors.New("ent: WebhookUpsertOne.ID is not supported by MySQL driver. Use WebhookUpsertOne.Exec instead")
+	}
+	node, err := u.create.Save(ctx)
+	if err != nil {
+		return id, err
+	}
+	return node.ID, nil
+}
+
+// IDX is like ID, but panics if an error occurs.
+func (u *WebhookUpsertOne) IDX(ctx context.Context) string {
+	id, err := u.ID(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
 // WebhookCreateBulk is the builder for creating many Webhook entities in bulk.
 type WebhookCreateBulk struct {
 	config
 	err      error
 	builders []*WebhookCreate
+	conflict []sql.ConflictOption
 }
 
 // Save creates the Webhook entities in the database.
@@ -329,6 +634,7 @@ func (_c *WebhookCreateBulk) Save(ctx context.Context) ([]*Webhook, error) {
 					_, err = mutators[i+1].Mutate(root, _c.builders[i+1].mutation)
 				} else {
 					spec := &sqlgraph.BatchCreateSpec{Nodes: specs}
+					spec.OnConflict = _c.conflict
 					// Invoke the actual operation on the latest mutation in the chain.
 					if err = sqlgraph.BatchCreate(ctx, _c.driver, spec); err != nil {
 						if sqlgraph.IsConstraintError(err) {
@@ -375,6 +681,213 @@ func (_c *WebhookCreateBulk) Exec(ctx context.Context) error {
 // ExecX is like Exec, but panics if an error occurs.
 func (_c *WebhookCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
+// of the `INSERT` statement. For example:
+//
+//	client.Webhook.CreateBulk(builders...).
+//		OnConflict(
+//			// Update the row with the new values
+//			// the was proposed for insertion.
+//			sql.ResolveWithNewValues(),
+//		).
+//		// Override some of the fields with custom
+//		// update values.
+//		Update(func(u *ent.WebhookUpsert) {
+//			SetSessionID(v+v).
+//		}).
+//		Exec(ctx)
+func (_c *WebhookCreateBulk) OnConflict(opts ...sql.ConflictOption) *WebhookUpsertBulk {
+	_c.conflict = opts
+	return &WebhookUpsertBulk{
+		create: _c,
+	}
+}
+
+// OnConflictColumns calls `OnConflict` and configures the columns
+// as conflict target. Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//		OnConflict(sql.ConflictColumns(columns...)).
+//		Exec(ctx)
+func (_c *WebhookCreateBulk) OnConflictColumns(columns ...string) *WebhookUpsertBulk {
+	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
+	return &WebhookUpsertBulk{
+		create: _c,
+	}
+}
+
+// WebhookUpsertBulk is the builder for "upsert"-ing
+// a bulk of Webhook nodes.
+type WebhookUpsertBulk struct {
+	create *WebhookCreateBulk
+}
+
+// UpdateNewValues updates the mutable fields using the new values that
+// were set on create. Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//		OnConflict(
+//			sql.ResolveWithNewValues(),
+//			sql.ResolveWith(func(u *sql.UpdateSet) {
+//				u.SetIgnore(webhook.FieldID)
+//			}),
+//		).
+//		Exec(ctx)
+func (u *WebhookUpsertBulk) UpdateNewValues() *WebhookUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
+		for _, b := range u.create.builders {
+			if _, exists := b.mutation.ID(); exists {
+				s.SetIgnore(webhook.FieldID)
+			}
+			if _, exists := b.mutation.SessionID(); exists {
+				s.SetIgnore(webhook.FieldSessionID)
+			}
+			if _, exists := b.mutation.Secret(); exists {
+				s.SetIgnore(webhook.FieldSecret)
+			}
+			if _, exists := b.mutation.CreatedAt(); exists {
+				s.SetIgnore(webhook.FieldCreatedAt)
+			}
+		}
+	}))
+	return u
+}
+
+// Ignore sets each column to itself in case of conflict.
+// Using this option is equivalent to using:
+//
+//	client.Webhook.Create().
+//		OnConflict(sql.ResolveWithIgnore()).
+//		Exec(ctx)
+func (u *WebhookUpsertBulk) Ignore() *WebhookUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
+	return u
+}
+
+// DoNothing configures the conflict_action to `DO NOTHING`.
+// Supported only by SQLite and PostgreSQL.
+func (u *WebhookUpsertBulk) DoNothing() *WebhookUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.DoNothing())
+	return u
+}
+
+// Update allows overriding fields `UPDATE` values. See the WebhookCreateBulk.OnConflict
+// documentation for more info.
+func (u *WebhookUpsertBulk) Update(set func(*WebhookUpsert)) *WebhookUpsertBulk {
+	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
+		set(&WebhookUpsert{UpdateSet: update})
+	}))
+	return u
+}
+
+// SetURL sets the "url" field.
+func (u *WebhookUpsertBulk) SetURL(v string) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetURL(v)
+	})
+}
+
+// UpdateURL sets the "url" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateURL() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateURL()
+	})
+}
+
+// SetDisplayName sets the "display_name" field.
+func (u *WebhookUpsertBulk) SetDisplayName(v string) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetDisplayName(v)
+	})
+}
+
+// UpdateDisplayName sets the "display_name" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateDisplayName() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateDisplayName()
+	})
+}
+
+// SetEnabled sets the "enabled" field.
+func (u *WebhookUpsertBulk) SetEnabled(v bool) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetEnabled(v)
+	})
+}
+
+// UpdateEnabled sets the "enabled" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateEnabled() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateEnabled()
+	})
+}
+
+// SetEvents sets the "events" field.
+func (u *WebhookUpsertBulk) SetEvents(v []string) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetEvents(v)
+	})
+}
+
+// UpdateEvents sets the "events" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateEvents() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateEvents()
+	})
+}
+
+// SetHeaders sets the "headers" field.
+func (u *WebhookUpsertBulk) SetHeaders(v map[string]string) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetHeaders(v)
+	})
+}
+
+// UpdateHeaders sets the "headers" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateHeaders() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateHeaders()
+	})
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (u *WebhookUpsertBulk) SetUpdatedAt(v time.Time) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetUpdatedAt(v)
+	})
+}
+
+// UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdateUpdatedAt() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdateUpdatedAt()
+	})
+}
+
+// Exec executes the query.
+func (u *WebhookUpsertBulk) Exec(ctx context.Context) error {
+	if u.create.err != nil {
+		return u.create.err
+	}
+	for i, b := range u.create.builders {
+		if len(b.conflict) != 0 {
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the WebhookCreateBulk instead", i)
+		}
+	}
+	if len(u.create.conflict) == 0 {
+		return errors.New("ent: missing options for WebhookCreateBulk.OnConflict")
+	}
+	return u.create.Exec(ctx)
+}
+
+// ExecX is like Exec, but panics if an error occurs.
+func (u *WebhookUpsertBulk) ExecX(ctx context.Context) {
+	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
