@@ -1,0 +1,25 @@
+// Package sandbox is the control surface of the simulated WhatsApp network
+// (sandbox.md): what the sandbox GraphQL fields and the project's Go tests
+// ask of the simulated world — a phone scanning a QR code or entering a
+// pairing code, what a phone decrypted, a contact writing, reacting,
+// confirming, typing, the network's view of groups and accounts, a dropped
+// connection, a device removed by its phone.
+//
+// The same operations exist twice, with the same validation, results and
+// errors (fault codes and messages):
+//
+//   - Local owns an in-process wafake.Network (`wagraph serve --sandbox`,
+//     tests).
+//   - Remote talks to a network running as its own process (`wagraph
+//     sandbox-network`) over that process's control API, which Handler
+//     serves: JSON over HTTP, one POST per operation (control.go).
+//
+// The control API has no authentication: it is a development tool that
+// listens on loopback only (Listen refuses anything else), and Handler
+// refuses requests whose Host is not a loopback name and POSTs that are not
+// JSON, so that a web page in a browser on the same machine cannot drive it
+// (DNS rebinding, simple cross-site form posts).
+//
+// Results are plain types, never whatsmeow's: the resolvers above this
+// package map them to GraphQL without importing whatsmeow.
+package sandbox

@@ -1,0 +1,293 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/wagraph/wagraph/whatsapp/wafake"
+)
+
+// Message is a message as the simulated phone of an account decrypted it
+// (sandbox.md, SandboxMessage). The attachment itself is not part of it:
+// Media reads it, so an inbox stays small on the control API.
+type Message struct {
+	ID   string `json:"id"`
+	From string `json:"from"` // the sender's phone number
+	Chat string `json:"chat"` // the sender's user JID, or the group's JID
+	// Type is text, image, video, audio, voice, document, sticker, location,
+	// live_location, contact, contacts, poll, reaction, revoke, edit,
+	// protocol (other protocol messages) or unknown.
+	Type        string   `json:"type"`
+	Text        string   `json:"text,omitempty"` // text, reaction emoji, edited text, poll name
+	Caption     string   `json:"caption,omitempty"`
+	FileName    string   `json:"fileName,omitempty"`
+	Mimetype    string   `json:"mimetype,omitempty"`
+	MediaSHA256 string   `json:"mediaSha256,omitempty"` // hex, of the decrypted attachment
+	MediaSize   int64    `json:"mediaSize,omitempty"`
+	Latitude    *float64 `json:"latitude,omitempty"`
+	Longitude   *float64 `json:"longitude,omitempty"`
+	Name        string   `json:"name,omitempty"` // location or contact name
+	Address     string   `json:"address,omitempty"`
+	VCard       string   `json:"vcard,omitempty"` // contacts: the vCards one after the other
+	GIFPlayback bool     `json:"gifPlayback"`
+	VoiceNote   bool     `json:"voiceNote"`
+	Waveform    []byte   `json:"waveform,omitempty"` // voice notes: 64 loudness values 0-100
+	Seconds     uint32   `json:"seconds,omitempty"`
+	Mentions    []string `json:"mentions,omitempty"` // JID strings
+	// QuotedID is the message this one quotes; for a reaction, revoke or
+	// edit, the message it acts on.
+	QuotedID  string    `json:"quotedId,omitempty"`
+	Revoked   bool      `json:"revoked"` // its sender deleted it for everyone since
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// GroupParticipant is a member of a group and its role: member, admin or
+// superadmin.
+type GroupParticipant struct {
+	Phone string `json:"phone"`
+	Role  string `json:"role"`
+}
+
+// Group is the network's view of a group (SandboxGroup).
+type Group struct {
+	JID           string             `json:"jid"`
+	Subject       string             `json:"subject"`
+	Description   string             `json:"description"`
+	Announce      bool               `json:"announce"`
+	Locked        bool               `json:"locked"`
+	InviteCode    string             `json:"inviteCode"`
+	PictureSHA256 string             `json:"pictureSha256,omitempty"`
+	Participants  []GroupParticipant `json:"participants"`
+}
+
+// Account is the network's view of an account (SandboxAccount). Privacy is
+// keyed by the SandboxPrivacy field names (lastSeen, online,
+// profilePicture, status, readReceipts, groupsAdd, callAdd) and holds
+// WhatsApp's values (all, contacts, contact_blacklist, none,
+// match_last_seen, known).
+type Account struct {
+	Phone               string            `json:"phone"`
+	PushName            string            `json:"pushName"`
+	PictureSHA256       string            `json:"pictureSha256,omitempty"`
+	Privacy             map[string]string `json:"privacy"`
+	DisappearingSeconds int               `json:"disappearingSeconds"`
+	LinkedDevices       []string          `json:"linkedDevices"` // device JID strings
+}
+
+// inboxOf maps what the phone of phone decrypted. Copies of the account's
+// own messages (its linked devices send them to its phone too, wrapped as
+// DeviceSentMessage) are left out: the inbox is what the account received.
+// A revoke marks the message it deletes.
+func inboxOf(n *wafake.Network, log *slog.Logger, phone string, received []wafake.Received) []Message {
+	out := make([]Message, 0, len(received))
+	byID := map[string]int{}
+	for _, r := range received {
+		if r.From.User == phone {
+			continue
+		}
+		m := messageOf(n, log, r)
+		if m.Type == "revoke" {
+			// Only the sender revokes its message, in the same chat.
+			if i, ok := byID[m.QuotedID]; ok && out[i].From == m.From && out[i].Chat == m.Chat {
+				out[i].Revoked = true
+			}
+		}
+		byID[m.ID] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+// messageOf maps one decrypted message.
+func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
+	m := Message{ID: r.ID, From: r.From.User, Chat: r.Chat.ToNonAD().String(), Timestamp: r.Timestamp.UTC()}
+	msg := unwrap(r.Message)
+	var ci *waE2E.ContextInfo
+	attached := false
+	switch {
+	case msg.GetConversation() != "":
+		m.Type, m.Text = "text", msg.GetConversation()
+	case msg.GetExtendedTextMessage() != nil:
+		t := msg.GetExtendedTextMessage()
+		m.Type, m.Text, ci = "text", t.GetText(), t.GetContextInfo()
+	case msg.GetImageMessage() != nil:
+		img := msg.GetImageMessage()
+		m.Type, m.Caption, m.Mimetype, ci, attached = "image", img.GetCaption(), img.GetMimetype(), img.GetContextInfo(), true
+	case msg.GetVideoMessage() != nil:
+		v := msg.GetVideoMessage()
+		m.Type, m.Caption, m.Mimetype, ci, attached = "video", v.GetCaption(), v.GetMimetype(), v.GetContextInfo(), true
+		m.GIFPlayback, m.Seconds = v.GetGifPlayback(), v.GetSeconds()
+	case msg.GetPtvMessage() != nil:
+		v := msg.GetPtvMessage()
+		m.Type, m.Mimetype, m.Seconds, ci, attached = "video", v.GetMimetype(), v.GetSeconds(), v.GetContextInfo(), true
+	case msg.GetAudioMessage() != nil:
+		a := msg.GetAudioMessage()
+		m.Type, m.Mimetype, m.Seconds, ci, attached = "audio", a.GetMimetype(), a.GetSeconds(), a.GetContextInfo(), true
+		if a.GetPTT() {
+			m.Type, m.VoiceNote, m.Waveform = "voice", true, a.GetWaveform()
+		}
+	case msg.GetDocumentMessage() != nil:
+		d := msg.GetDocumentMessage()
+		m.Type, m.FileName, m.Caption, m.Mimetype, ci, attached = "document", d.GetFileName(), d.GetCaption(), d.GetMimetype(), d.GetContextInfo(), true
+	case msg.GetStickerMessage() != nil:
+		s := msg.GetStickerMessage()
+		m.Type, m.Mimetype, ci, attached = "sticker", s.GetMimetype(), s.GetContextInfo(), true
+	case msg.GetLocationMessage() != nil:
+		l := msg.GetLocationMessage()
+		m.Type, m.Name, m.Address, ci = "location", l.GetName(), l.GetAddress(), l.GetContextInfo()
+		m.Latitude, m.Longitude = ptr(l.GetDegreesLatitude()), ptr(l.GetDegreesLongitude())
+	case msg.GetLiveLocationMessage() != nil:
+		l := msg.GetLiveLocationMessage()
+		m.Type, m.Caption, ci = "live_location", l.GetCaption(), l.GetContextInfo()
+		m.Latitude, m.Longitude = ptr(l.GetDegreesLatitude()), ptr(l.GetDegreesLongitude())
+	case msg.GetContactMessage() != nil:
+		c := msg.GetContactMessage()
+		m.Type, m.Name, m.VCard, ci = "contact", c.GetDisplayName(), c.GetVcard(), c.GetContextInfo()
+	case msg.GetContactsArrayMessage() != nil:
+		c := msg.GetContactsArrayMessage()
+		m.Type, m.Name, ci = "contacts", c.GetDisplayName(), c.GetContextInfo()
+		var cards []string
+		for _, one := range c.GetContacts() {
+			cards = append(cards, one.GetVcard())
+		}
+		m.VCard = strings.Join(cards, "")
+	case poll(msg) != nil:
+		p := poll(msg)
+		m.Type, m.Text, ci = "poll", p.GetName(), p.GetContextInfo()
+	case msg.GetReactionMessage() != nil:
+		rm := msg.GetReactionMessage()
+		m.Type, m.Text, m.QuotedID = "reaction", rm.GetText(), rm.GetKey().GetID()
+	case msg.GetProtocolMessage() != nil:
+		p := msg.GetProtocolMessage()
+		switch p.GetType() {
+		case waE2E.ProtocolMessage_REVOKE:
+			m.Type, m.QuotedID = "revoke", p.GetKey().GetID()
+		case waE2E.ProtocolMessage_MESSAGE_EDIT:
+			m.Type, m.QuotedID = "edit", p.GetKey().GetID()
+			edited := unwrap(p.GetEditedMessage())
+			m.Text = edited.GetConversation()
+			if t := edited.GetExtendedTextMessage(); t != nil {
+				m.Text = t.GetText()
+			} else if c := captionOf(edited); c != "" {
+				m.Caption = c
+			}
+		default:
+			m.Type = "protocol"
+		}
+	default:
+		m.Type = "unknown"
+	}
+	if ci != nil {
+		m.QuotedID = ci.GetStanzaID()
+		if len(ci.GetMentionedJID()) > 0 {
+			m.Mentions = ci.GetMentionedJID()
+		}
+	}
+	if len(m.Waveform) == 0 {
+		m.Waveform = nil // the same on both sides of the control API's JSON
+	}
+	if attached {
+		data, err := n.MediaOf(r.Message)
+		if err != nil {
+			// The phone could not read it: the message is still listed,
+			// without a hash and size.
+			log.Warn("sandbox: the recipient's phone cannot read an attachment", "message", r.ID, "err", err)
+		} else {
+			sum := sha256.Sum256(data)
+			m.MediaSHA256, m.MediaSize = hex.EncodeToString(sum[:]), int64(len(data))
+		}
+	}
+	return m
+}
+
+// unwrap looks through the containers clients put around a message.
+func unwrap(msg *waE2E.Message) *waE2E.Message {
+	for range 8 {
+		var inner *waE2E.Message
+		switch {
+		case msg.GetDeviceSentMessage().GetMessage() != nil:
+			inner = msg.GetDeviceSentMessage().GetMessage()
+		case msg.GetEphemeralMessage().GetMessage() != nil:
+			inner = msg.GetEphemeralMessage().GetMessage()
+		case msg.GetViewOnceMessage().GetMessage() != nil:
+			inner = msg.GetViewOnceMessage().GetMessage()
+		case msg.GetViewOnceMessageV2().GetMessage() != nil:
+			inner = msg.GetViewOnceMessageV2().GetMessage()
+		case msg.GetViewOnceMessageV2Extension().GetMessage() != nil:
+			inner = msg.GetViewOnceMessageV2Extension().GetMessage()
+		case msg.GetDocumentWithCaptionMessage().GetMessage() != nil:
+			inner = msg.GetDocumentWithCaptionMessage().GetMessage()
+		case msg.GetEditedMessage().GetMessage() != nil:
+			inner = msg.GetEditedMessage().GetMessage()
+		default:
+			return msg
+		}
+		msg = inner
+	}
+	return msg
+}
+
+func poll(msg *waE2E.Message) *waE2E.PollCreationMessage {
+	for _, p := range []*waE2E.PollCreationMessage{
+		msg.GetPollCreationMessage(), msg.GetPollCreationMessageV2(),
+		msg.GetPollCreationMessageV3(), msg.GetPollCreationMessageV5(),
+	} {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func captionOf(msg *waE2E.Message) string {
+	switch {
+	case msg.GetImageMessage() != nil:
+		return msg.GetImageMessage().GetCaption()
+	case msg.GetVideoMessage() != nil:
+		return msg.GetVideoMessage().GetCaption()
+	case msg.GetDocumentMessage() != nil:
+		return msg.GetDocumentMessage().GetCaption()
+	}
+	return ""
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func groupOf(g wafake.GroupInfo) *Group {
+	out := &Group{
+		JID: g.JID.String(), Subject: g.Subject, Description: g.Description,
+		Announce: g.Announce, Locked: g.Locked, InviteCode: g.InviteCode, PictureSHA256: g.PictureSHA256,
+		Participants: make([]GroupParticipant, 0, len(g.Participants)),
+	}
+	for _, p := range g.Participants {
+		out.Participants = append(out.Participants, GroupParticipant{Phone: p.Phone, Role: p.Role})
+	}
+	return out
+}
+
+func accountOf(a wafake.AccountInfo) *Account {
+	p := a.Privacy
+	out := &Account{
+		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256,
+		DisappearingSeconds: int(a.DisappearingSeconds),
+		Privacy: map[string]string{
+			"lastSeen": string(p.LastSeen), "online": string(p.Online), "profilePicture": string(p.Profile),
+			"status": string(p.Status), "readReceipts": string(p.ReadReceipts), "groupsAdd": string(p.GroupAdd),
+			"callAdd": string(p.CallAdd),
+		},
+		LinkedDevices: make([]string, 0, len(a.LinkedDevices)),
+	}
+	for _, d := range a.LinkedDevices {
+		out.LinkedDevices = append(out.LinkedDevices, d.String())
+	}
+	return out
+}
+
+// userJID is the JID of a phone number.
+func userJID(phone string) types.JID { return types.NewJID(phone, types.DefaultUserServer) }

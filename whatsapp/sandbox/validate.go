@@ -1,0 +1,205 @@
+package sandbox
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
+)
+
+// Input checks. Local and Remote both run them, so a Remote refuses bad
+// input with the same fault as a Local before anything crosses the wire
+// (and the control API, which runs a Local, checks again).
+
+// The simulated world's limits, WhatsApp's own.
+const (
+	maxImageBytes = 16 << 20
+	maxTextRunes  = 65536
+)
+
+// checkPhone accepts a phone number of the contract: 7 to 15 digits.
+func checkPhone(field, phone string) error {
+	if len(phone) < 7 || len(phone) > 15 || strings.ContainsFunc(phone, func(r rune) bool { return r < '0' || r > '9' }) {
+		return fault.InvalidField(field, "%s must be a phone number of 7 to 15 digits in international format without '+' (got %q)", field, phone)
+	}
+	return nil
+}
+
+// checkAccount accepts a phone number that is a WhatsApp account of the
+// simulated world.
+func checkAccount(field, phone string) error {
+	if err := checkPhone(field, phone); err != nil {
+		return err
+	}
+	if wafake.ValidPhone(phone) != nil {
+		return fault.InvalidField(field, "%s %s is not on WhatsApp (in the sandbox, numbers ending in 0000 never are)", field, phone)
+	}
+	return nil
+}
+
+// parseUser reads a user JID ("491701234567@s.whatsapp.net") of an account;
+// simulated phones only write 1:1 chats.
+func parseUser(field, s string) (types.JID, error) {
+	jid, err := types.ParseJID(s)
+	if err == nil && jid.Server == types.GroupServer {
+		return types.JID{}, fault.InvalidField(field, "%s %q is a group: simulated phones only write 1:1 chats so far; use a user JID such as 491701234567@s.whatsapp.net", field, s)
+	}
+	if err != nil || !strings.Contains(s, "@") || jid.Server != types.DefaultUserServer || jid.Device != 0 {
+		return types.JID{}, fault.InvalidField(field, "%s must be a user JID such as 491701234567@s.whatsapp.net (got %q)", field, s)
+	}
+	if err := checkAccount(field, jid.User); err != nil {
+		return types.JID{}, err
+	}
+	return jid, nil
+}
+
+// parseDevice reads the JID of a linked device, by phone number or LID
+// ("491701234567:3@s.whatsapp.net", "200000000000001:3@lid").
+func parseDevice(field, s string) (types.JID, error) {
+	jid, err := types.ParseJID(s)
+	if err != nil || (jid.Server != types.DefaultUserServer && jid.Server != types.HiddenUserServer) || jid.Device == 0 {
+		return types.JID{}, fault.InvalidField(field, "%s must be the JID of a linked device such as 491701234567:3@s.whatsapp.net (got %q)", field, s)
+	}
+	return jid, nil
+}
+
+// parseGroup reads a group JID.
+func parseGroup(field, s string) (types.JID, error) {
+	jid, err := types.ParseJID(s)
+	if err != nil || jid.Server != types.GroupServer || jid.User == "" {
+		return types.JID{}, fault.InvalidField(field, "%s must be a group JID such as 120363025246125888@g.us (got %q)", field, s)
+	}
+	return jid, nil
+}
+
+// checkQR accepts what a pairing client shows as its QR code:
+// ref,noise key,identity key,secret (the keys base64, 32 bytes each).
+func checkQR(code string) error {
+	parts := strings.Split(code, ",")
+	bad := len(parts) != 4 || parts[0] == ""
+	for i := 1; !bad && i < 4; i++ {
+		b, err := base64.StdEncoding.DecodeString(parts[i])
+		bad = err != nil || (i < 3 && len(b) != 32)
+	}
+	if bad {
+		return fault.InvalidField("qrCode", "qrCode must be the code of a session's current QR code: ref,noise key,identity key,secret")
+	}
+	return nil
+}
+
+// checkPairingCode accepts the 8 characters a session got from pairPhone,
+// with or without the dash.
+func checkPairingCode(code string) error {
+	c := strings.NewReplacer("-", "", " ", "").Replace(code)
+	if len(c) != 8 || strings.ContainsFunc(c, func(r rune) bool {
+		return (r < '0' || r > '9') && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z')
+	}) {
+		return fault.InvalidField("code", "code must be the 8-character pairing code the session shows, such as ABCD-EFGH (got %q)", code)
+	}
+	return nil
+}
+
+func checkMessageID(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return fault.InvalidField("messageId", "messageId must not be empty")
+	}
+	return nil
+}
+
+func checkText(text string) error {
+	if text == "" {
+		return fault.InvalidField("text", "text must not be empty")
+	}
+	if n := utf8.RuneCountInString(text); n > maxTextRunes {
+		return fault.New(fault.TooLarge, "text has %d characters; WhatsApp takes texts up to %d", n, maxTextRunes)
+	}
+	return nil
+}
+
+func checkImage(data []byte, mimetype string) error {
+	if len(data) == 0 {
+		return fault.InvalidField("image", "image must not be empty")
+	}
+	if len(data) > maxImageBytes {
+		return fault.New(fault.TooLarge, "image is %.1f MiB; WhatsApp takes images up to 16 MiB", float64(len(data))/(1<<20))
+	}
+	if !strings.HasPrefix(mimetype, "image/") {
+		return fault.InvalidField("mimetype", "mimetype must be an image type such as image/jpeg (got %q)", mimetype)
+	}
+	return nil
+}
+
+func checkEmoji(emoji string) error {
+	if strings.TrimSpace(emoji) == "" {
+		return fault.InvalidField("emoji", "emoji must not be empty")
+	}
+	return nil
+}
+
+func checkReceiptType(typ string) error {
+	switch typ {
+	case "delivered", "read", "played":
+		return nil
+	}
+	return fault.InvalidField("type", "type must be delivered, read or played (got %q)", typ)
+}
+
+func checkPresenceState(state string) error {
+	switch state {
+	case "available", "unavailable", "composing", "paused":
+		return nil
+	}
+	return fault.InvalidField("state", "state must be available, unavailable, composing or paused (got %q)", state)
+}
+
+// refusal classifies an error of the simulated network. wafake reports the
+// refusals a caller can cause as plain errors, so they are told apart by
+// their wording here, in one place; a test of this package meets each. The
+// rest is internal: its text is logged, never shown.
+func refusal(err error, subject string) error {
+	if err == nil {
+		return nil
+	}
+	var ve *wafake.ValueError
+	msg := err.Error()
+	has := func(s string) bool { return strings.Contains(msg, s) }
+	switch {
+	case errors.As(err, &ve):
+		return fault.New(fault.Invalid, "the simulated network does not accept %q as %s", ve.Value, ve.What)
+	case errors.Is(err, wafake.ErrNoSubscriber):
+		return fault.New(fault.Conflict, "no linked device of %s subscribed to this presence; WhatsApp sends availability only to subscribers", subject)
+	case has("no client is showing QR reference"):
+		return fault.New(fault.Conflict, "no session shows this QR code: it was replaced by a newer one, or the session is not pairing")
+	case has("does not match the keys of the client"):
+		return fault.InvalidField("qrCode", "the QR code does not match the keys of the session showing it")
+	case has("no client is waiting for a pairing code"):
+		return fault.New(fault.Conflict, "no session is waiting for a pairing code of %s: call pairPhone first", subject)
+	case has("pairing code entered on") && has("is wrong"):
+		return fault.InvalidField("code", "the pairing code is wrong; the session still waits for the right one")
+	case has("a pairing code is already being entered"):
+		return fault.New(fault.Conflict, "a pairing code is already being entered for this session")
+	case has("the pairing client went away"), has("did not confirm the pairing"), has("did not finish pairing by code"):
+		return fault.New(fault.Conflict, "the session did not complete the linking: it disconnected or did not answer")
+	case has("has no linked device"), has("has no such linked device"):
+		return noDevice(subject)
+	case has("no linked device of") && has("is online"):
+		return fault.New(fault.NotConnected, "no linked device of %s is online", subject)
+	case has("has blocked"):
+		return fault.New(fault.WhatsAppRefused, "%s has blocked the sender", subject)
+	case has("is not a linked device"):
+		return fault.New(fault.NotFound, "%s is not a linked device of the simulated network", subject)
+	case has("is not online"):
+		return fault.New(fault.NotConnected, "%s is not connected to the simulated network", subject)
+	}
+	return fmt.Errorf("sandbox: simulated network: %w", err)
+}
+
+func noDevice(phone string) error {
+	return fault.New(fault.Conflict, "%s has no linked device to receive it", phone)
+}
