@@ -34,10 +34,13 @@ check-generated: generate
 	fi
 
 # Installs what the build and the tests need: a C compiler for go-sqlite3
-# (cgo) and the Go modules.
+# (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
+# use it) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
+	@command -v ffmpeg >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg; }
 	$(GO) mod download
 
 clean:
