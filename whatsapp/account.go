@@ -1,0 +1,203 @@
+package whatsapp
+
+// The account of a session: profile picture and name, privacy settings and
+// the default disappearing timer.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/appstate"
+	waBinary "go.mau.fi/whatsmeow/binary"
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// maxProfileName is the longest push name WhatsApp's apps accept.
+const maxProfileName = 25
+
+// Privacy is the account's privacy settings, in whatsmeow's values: all,
+// contacts, contact_blacklist, none, match_last_seen (Online), known
+// (CallAdd).
+type Privacy struct {
+	LastSeen, Online, ProfilePicture, Status, ReadReceipts, GroupsAdd, CallAdd string
+}
+
+// SetPicture sets the profile picture of the session's own account (target
+// is its user JID) or of a group (target is the group's JID). jpeg must be
+// the square JPEG WhatsApp takes; converting to it is the caller's job.
+func (m *Manager) SetPicture(ctx context.Context, sessionID string, target types.JID, jpeg []byte) error {
+	if len(jpeg) == 0 {
+		return fault.InvalidField("source", "the picture is empty")
+	}
+	cli, err := m.client(sessionID)
+	if err != nil {
+		return err
+	}
+	own := cli.Store.GetJID()
+	var to types.JID // empty: WhatsApp sets the picture of the account itself
+	switch {
+	case target.Server == types.GroupServer:
+		to = target
+	case target.Device == 0 && (target.ToNonAD() == own.ToNonAD() || target.ToNonAD() == cli.Store.GetLID().ToNonAD()):
+	default:
+		return fault.InvalidField("identifier", "identifier must be the session's own number (%s) or a group id", own.User)
+	}
+	_, err = cli.SetGroupPhoto(ctx, to, jpeg)
+	switch {
+	case errors.Is(err, whatsmeow.ErrInvalidImageFormat):
+		return fault.New(fault.Unsupported, "WhatsApp refused the picture: it takes JPEG images only")
+	case err != nil && to.IsEmpty():
+		return classify(sessionID, "set the profile picture", err)
+	case err != nil:
+		return groupFault(sessionID, to, "set the group picture", err)
+	}
+	return nil
+}
+
+// SetProfileName sets the account's push name, the name contacts see. It
+// is a setting of the account's app state: every linked device and the
+// phone learn it from the patch uploaded here. The session's PushName
+// follows at once.
+func (m *Manager) SetProfileName(ctx context.Context, sessionID, name string) error {
+	if n := len([]rune(name)); name == "" || n > maxProfileName {
+		return fault.InvalidField("name", "name must be 1 to %d characters (got %d)", maxProfileName, n)
+	}
+	s, cli, err := m.sessionClient(sessionID)
+	if err != nil {
+		return err
+	}
+	if err := cli.SendAppState(ctx, appstate.BuildSettingPushName(name)); err != nil {
+		s.log.Warn("setting the push name failed", "err", err)
+		return classify(sessionID, "set the profile name", err)
+	}
+	// whatsmeow reads the patch back and reports it as PushNameSetting, in
+	// a goroutine of its own; whichever of the two comes first changes the
+	// state and publishes creds.update, the other finds nothing to do.
+	_, err = m.change(s, cli, func(s *session) bool {
+		if name == s.st.pushName {
+			return false
+		}
+		s.st.pushName = name
+		return true
+	}, Event{Kind: KindCredsUpdate, Data: map[string]any{"pushName": name}})
+	if err != nil {
+		s.log.Warn("the new push name was set but not stored", "err", err)
+	}
+	return nil
+}
+
+// sessionClient is client with the session: the entry point of operations that
+// change the session's state too.
+func (m *Manager) sessionClient(sessionID string) (*session, *whatsmeow.Client, error) {
+	m.mu.Lock()
+	s := m.sessions[sessionID]
+	m.mu.Unlock()
+	if s == nil {
+		_, err := m.client(sessionID)
+		return nil, nil, err
+	}
+	cli, err := s.connectedClient()
+	return s, cli, err
+}
+
+// Privacy returns the account's privacy settings, fresh from WhatsApp (the
+// phone may have changed them).
+func (m *Manager) Privacy(ctx context.Context, sessionID string) (Privacy, error) {
+	cli, err := m.client(sessionID)
+	if err != nil {
+		return Privacy{}, err
+	}
+	ps, err := fetchPrivacy(ctx, cli)
+	if err != nil {
+		return Privacy{}, classify(sessionID, "read the privacy settings", err)
+	}
+	return privacyOf(ps), nil
+}
+
+// SetPrivacy changes one privacy setting ("readreceipts", "groupadd",
+// "status", "last", "online", "profile", "calladd") to value and returns all
+// settings afterwards, as WhatsApp has them. The caller validates value
+// against the setting; WhatsApp refuses a value a setting does not take
+// (422).
+func (m *Manager) SetPrivacy(ctx context.Context, sessionID, setting, value string) (Privacy, error) {
+	name := types.PrivacySettingType(setting)
+	known := []types.PrivacySettingType{
+		types.PrivacySettingTypeReadReceipts, types.PrivacySettingTypeGroupAdd, types.PrivacySettingTypeStatus,
+		types.PrivacySettingTypeLastSeen, types.PrivacySettingTypeOnline, types.PrivacySettingTypeProfile,
+		types.PrivacySettingTypeCallAdd,
+	}
+	if !slices.Contains(known, name) {
+		return Privacy{}, fault.InvalidField("setting", "unknown privacy setting %q: one of readreceipts, groupadd, status, last, online, profile, calladd", setting)
+	}
+	cli, err := m.client(sessionID)
+	if err != nil {
+		return Privacy{}, err
+	}
+	_, err = cli.DangerousInternals().SendIQ(ctx, whatsmeow.DangerousInfoQuery{
+		Namespace: "privacy", Type: "set", To: types.ServerJID,
+		Content: []waBinary.Node{{Tag: "privacy", Content: []waBinary.Node{{
+			Tag: "category", Attrs: waBinary.Attrs{"name": setting, "value": value},
+		}}}},
+	})
+	if err != nil {
+		return Privacy{}, classify(sessionID, "change the privacy setting "+setting, err)
+	}
+	ps, err := fetchPrivacy(ctx, cli)
+	if err != nil {
+		return Privacy{}, classify(sessionID, "read the privacy settings", err)
+	}
+	return privacyOf(ps), nil
+}
+
+// fetchPrivacy asks WhatsApp for the privacy settings. It sends the IQ of
+// TryFetchPrivacySettings itself because whatsmeow hands out the pointer it
+// caches, and its handler of the phone's privacy notifications writes
+// through that pointer: reading it (or SetPrivacySetting copying it) while
+// the phone changes a setting is a data race inside whatsmeow.
+func fetchPrivacy(ctx context.Context, cli *whatsmeow.Client) (types.PrivacySettings, error) {
+	resp, err := cli.DangerousInternals().SendIQ(ctx, whatsmeow.DangerousInfoQuery{
+		Namespace: "privacy", Type: "get", To: types.ServerJID,
+		Content: []waBinary.Node{{Tag: "privacy"}},
+	})
+	if err != nil {
+		return types.PrivacySettings{}, err
+	}
+	node, ok := resp.GetOptionalChildByTag("privacy")
+	if !ok {
+		return types.PrivacySettings{}, &whatsmeow.ElementMissingError{Tag: "privacy", In: "response to privacy settings query"}
+	}
+	var ps types.PrivacySettings
+	cli.DangerousInternals().ParsePrivacySettings(&node, &ps)
+	return ps, nil
+}
+
+func privacyOf(ps types.PrivacySettings) Privacy {
+	return Privacy{
+		LastSeen: string(ps.LastSeen), Online: string(ps.Online), ProfilePicture: string(ps.Profile),
+		Status: string(ps.Status), ReadReceipts: string(ps.ReadReceipts), GroupsAdd: string(ps.GroupAdd),
+		CallAdd: string(ps.CallAdd),
+	}
+}
+
+// SetDefaultDisappearingTimer sets the timer of the account's new chats: 0
+// (off), 24 hours, 7 days or 90 days, the durations WhatsApp offers.
+func (m *Manager) SetDefaultDisappearingTimer(ctx context.Context, sessionID string, d time.Duration) error {
+	// The durations WhatsApp offers; it refuses others.
+	const day = 24 * time.Hour
+	if !slices.Contains([]time.Duration{0, day, 7 * day, 90 * day}, d) {
+		return fault.InvalidField("mode", "the default disappearing timer must be off, 24 hours, 7 days or 90 days (got %s)", d)
+	}
+	cli, err := m.client(sessionID)
+	if err != nil {
+		return err
+	}
+	if err := cli.SetDefaultDisappearingTimer(ctx, d); err != nil {
+		return classify(sessionID, "set the default disappearing timer", err)
+	}
+	return nil
+}
