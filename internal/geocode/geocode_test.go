@@ -17,8 +17,8 @@ import (
 
 const address = "Brandenburger Tor, Berlin"
 
-// geocoder is a fake Nominatim: it records the requests and answers with
-// answer.
+// geocoder is a fake Nominatim: it records the requests it gets; serve
+// starts it with the handler of its answers.
 type geocoder struct {
 	mu   sync.Mutex
 	reqs []*http.Request
