@@ -209,6 +209,46 @@ func (m *Manager) State(sessionID string) SessionState {
 	return s.st.public()
 }
 
+// Status is State for a session that may not be loaded yet: it reads the
+// stored record (NOT_FOUND for an unknown session) instead of assuming
+// DISCONNECTED.
+func (m *Manager) Status(ctx context.Context, sessionID string) (SessionState, error) {
+	s, err := m.load(ctx, sessionID)
+	if err != nil {
+		return SessionState{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.public(), nil
+}
+
+// Watch calls fn with the session's state now and again after each change,
+// until fn returns false, ctx is done or the session is deleted (NOT_FOUND).
+// Changes that happen while fn runs are coalesced: fn sees the latest state,
+// so a slow watcher never holds the session up.
+func (m *Manager) Watch(ctx context.Context, sessionID string, fn func(SessionState) bool) error {
+	s, err := m.load(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	for {
+		s.mu.Lock()
+		st, ch, deleted := s.st.public(), s.changed, s.deleted
+		s.mu.Unlock()
+		if deleted {
+			return fault.New(fault.NotFound, "session %s not found", sessionID)
+		}
+		if !fn(st) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Connect starts the session: with a linked device it logs in (CONNECTING,
 // then CONNECTED), without one it starts pairing (PAIRING, with a QR code
 // that rotates). It returns once the connection is open, not when it is
