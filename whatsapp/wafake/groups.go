@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/big"
 	"slices"
 	"sort"
@@ -153,6 +154,28 @@ type groupChange struct {
 }
 
 // handleGroupIQ serves the w:g2 namespace: operations on the group server
+// SetRole gives a member of a group a role, as the phone of one of its
+// admins would on its own (tests set up admins to demote with it). Members'
+// devices are not notified: whatsmeow reads roles fresh from group info.
+func (n *Network) SetRole(jid types.JID, phone, role string) error {
+	if role != RoleMember && role != RoleAdmin && role != RoleSuperAdmin {
+		return fmt.Errorf("wafake: role %q is not member, admin or superadmin", role)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	g := n.groups.byID[jid.User]
+	if g == nil || jid.Server != types.GroupServer {
+		return fmt.Errorf("wafake: no group %s", jid)
+	}
+	for i := range g.members {
+		if g.members[i].phone == phone {
+			g.members[i].role = role
+			return nil
+		}
+	}
+	return fmt.Errorf("wafake: %s is not a member of %s", phone, jid)
+}
+
 // itself (create, participating, leave, joining by link) and on one group.
 func (n *Network) handleGroupIQ(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	children := node.GetChildren()
