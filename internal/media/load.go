@@ -208,12 +208,17 @@ func (l *Loader) fetchError(ctx context.Context, field, host string, err error) 
 	}
 	var scheme *badRedirectError
 	if errors.As(err, &scheme) {
-		return fault.InvalidField(field, "%s URL redirected to a %s: URL; only http and https are followed", name, scheme.scheme)
+		return fault.InvalidField(field, "%s URL redirected to a URL of scheme %s; only http and https are followed", name, scheme.scheme)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("fetch %s: %w", host, ctx.Err())
 	}
-	l.log.InfoContext(ctx, "media fetch failed", "host", host, "err", err)
+	logged := err
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		logged = urlErr.Err // its text repeats the URL, whose query may be a secret
+	}
+	l.log.InfoContext(ctx, "media fetch failed", "host", host, "err", logged)
 	return fault.InvalidField(field, "%s URL could not be fetched: %s", name, networkReason(err, host, l.timeout))
 }
 

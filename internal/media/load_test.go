@@ -197,8 +197,8 @@ func TestLoadRedirects(t *testing.T) {
 		{"/to-loopback", "resolves to 127.0.0.1, a loopback address" + refusedTail},
 		{"/to-evil", "host evil.example resolves to 127.0.0.1, a loopback address"},
 		{"/to-metadata", "169.254.169.254, the cloud metadata address"},
-		{"/to-ftp", "source URL redirected to a ftp: URL; only http and https are followed"},
-		{"/to-file", "redirected to a file: URL"},
+		{"/to-ftp", "source URL redirected to a URL of scheme ftp; only http and https are followed"},
+		{"/to-file", "redirected to a URL of scheme file"},
 		{"/hops/6", "source URL redirected more than 5 times"},
 	}
 	for _, c := range refused {

@@ -1,0 +1,247 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"mime"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// Limits per kind: what WhatsApp's clients accept. Exported so that the
+// OpenAPI text and errors can cite them.
+const (
+	MaxImage    = 16 << 20
+	MaxVideo    = 64 << 20
+	MaxAudio    = 16 << 20
+	MaxDocument = 100 << 20
+)
+
+// File is media ready for WhatsApp.
+type File struct {
+	Data          []byte
+	Mimetype      string // detected (never trusted from the client)
+	FileName      string
+	Thumbnail     []byte // JPEG thumbnail (images; videos when ffmpeg is there), nil otherwise
+	Width, Height uint32 // images (and videos when known)
+	Seconds       uint32 // audio/video duration when known
+	Waveform      []byte // voice notes: 64 values 0..100
+	VoiceNote     bool
+}
+
+// Preparer checks media against what WhatsApp takes and derives what the
+// message carries besides the bytes.
+type Preparer struct {
+	ffmpeg string
+	log    *slog.Logger
+}
+
+// NewPreparer returns a Preparer. ffmpeg is the resolved path of the
+// converter, "" when there is none: voice notes must then already be
+// OGG/Opus, and videos go without a thumbnail.
+func NewPreparer(ffmpeg string, log *slog.Logger) *Preparer {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Preparer{ffmpeg: ffmpeg, log: log}
+}
+
+// tooLarge is the 413 of a kind's limit.
+func tooLarge(size int, kind string, limit int64) error {
+	return fault.New(fault.TooLarge, "source is %s; WhatsApp takes %s up to %s", sizeOver(int64(size)), kind, formatSize(limit))
+}
+
+// sizeOver writes a size rounded up to a tenth, so that a file one byte over
+// a 16 MiB limit reads "16.1 MiB", not "16.0 MiB".
+func sizeOver(n int64) string {
+	if n < 1<<20 {
+		return formatSize(n)
+	}
+	return fmt.Sprintf("%.1f MiB", math.Ceil(float64(n)*10/(1<<20))/10)
+}
+
+// Video accepts MP4 and 3GPP. Duration and size come from the MP4 boxes;
+// the thumbnail is the first frame, when ffmpeg is there.
+func (p *Preparer) Video(ctx context.Context, data []byte, fileName string) (File, error) {
+	if len(data) > MaxVideo {
+		return File{}, tooLarge(len(data), "videos", MaxVideo)
+	}
+	mt := detect(data)
+	switch mt {
+	case "video/mp4", "video/3gpp":
+	case "image/gif":
+		return File{}, fault.New(fault.Unsupported, "source is a GIF (image/gif); convert it to an MP4 video and send that with gifPlayback: true")
+	default:
+		return File{}, fault.New(fault.Unsupported, "source is %s; WhatsApp takes videos as MP4 (video/mp4) or 3GPP (video/3gpp)", mt)
+	}
+	f := File{Data: data, Mimetype: mt, FileName: cleanName(fileName)}
+	if info, ok := parseMP4(data); ok {
+		f.Seconds = uint32(math.Round(info.seconds))
+		f.Width, f.Height = info.width, info.height
+	}
+	if p.ffmpeg == "" {
+		return f, nil
+	}
+	frame, err := p.runFFmpeg(ctx, data, mt, "-an", "-frames:v", "1", "-f", "mjpeg", "-q:v", "3")
+	var failed *ffmpegFailed
+	switch {
+	case errors.As(err, &failed):
+		// A frame ffmpeg cannot read does not stop the send: the phone may
+		// still play it, and WhatsApp shows a grey box without a thumbnail.
+		return f, nil
+	case err != nil:
+		return File{}, fmt.Errorf("video thumbnail: %w", err)
+	}
+	img, err := decodeImage(frame)
+	if err != nil {
+		p.log.WarnContext(ctx, "video frame from ffmpeg is not a readable JPEG", "err", err)
+		return f, nil
+	}
+	if f.Width == 0 || f.Height == 0 {
+		b := img.Bounds()
+		f.Width, f.Height = uint32(b.Dx()), uint32(b.Dy())
+	}
+	if f.Thumbnail, err = thumbnail(img); err != nil {
+		return File{}, fmt.Errorf("video thumbnail: %w", err)
+	}
+	return f, nil
+}
+
+// Document takes any type. The mimetype is what the bytes are; the file
+// name's extension only refines a generic answer (see documentType).
+func (p *Preparer) Document(_ context.Context, data []byte, fileName string) (File, error) {
+	if len(data) > MaxDocument {
+		return File{}, tooLarge(len(data), "documents", MaxDocument)
+	}
+	name := cleanName(fileName)
+	mt := documentType(data, name)
+	if name == "" {
+		name = "document" + extensionFor(mt)
+	}
+	return File{Data: data, Mimetype: mt, FileName: name}, nil
+}
+
+// documentType is the detected type, except where sniffing can only give a
+// generic answer: every Office file is a ZIP, CSV and JSON are plain text,
+// and most binary formats are unknown to it. There the extension's type is
+// taken when it is of the same family; an extension naming a type sniffing
+// would have recognised (image, audio, video, PDF) is a lie and ignored.
+func documentType(data []byte, name string) string {
+	detected := detect(data)
+	byExt := baseType(mime.TypeByExtension(strings.ToLower(path.Ext(name))))
+	if byExt == "" || byExt == detected {
+		return detected
+	}
+	switch detected {
+	case "text/plain":
+		if strings.HasPrefix(byExt, "text/") || strings.HasSuffix(byExt, "+json") || strings.HasSuffix(byExt, "+xml") ||
+			byExt == "application/json" || byExt == "application/xml" || byExt == "application/javascript" ||
+			byExt == "application/yaml" || byExt == "application/x-yaml" || byExt == "application/sql" {
+			return byExt
+		}
+	case "application/zip", "application/octet-stream":
+		if !sniffable(byExt) {
+			return byExt
+		}
+	}
+	return detected
+}
+
+// sniffable reports whether detect recognises files of this type by their
+// content, so that a file claiming it by name alone is not one.
+func sniffable(mimetype string) bool {
+	return strings.HasPrefix(mimetype, "image/") || strings.HasPrefix(mimetype, "audio/") ||
+		strings.HasPrefix(mimetype, "video/") || strings.HasPrefix(mimetype, "text/") ||
+		mimetype == "application/pdf" || mimetype == "application/zip" || mimetype == "application/ogg"
+}
+
+// extensionFor is the extension of a default file name. Common types have a
+// fixed answer: the system's table lists several per type (".asc" before
+// ".txt") and varies between machines.
+func extensionFor(mimetype string) string {
+	switch baseType(mimetype) {
+	case "application/pdf":
+		return ".pdf"
+	case "text/plain":
+		return ".txt"
+	case "text/html":
+		return ".html"
+	case "text/csv":
+		return ".csv"
+	case "application/json":
+		return ".json"
+	case "text/xml", "application/xml":
+		return ".xml"
+	case "application/zip":
+		return ".zip"
+	case "application/x-gzip", "application/gzip":
+		return ".gz"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/png":
+		return ".png"
+	case "image/gif":
+		return ".gif"
+	case "image/webp":
+		return ".webp"
+	case "video/mp4":
+		return ".mp4"
+	case "audio/mpeg":
+		return ".mp3"
+	case "audio/ogg":
+		return ".ogg"
+	case "audio/mp4":
+		return ".m4a"
+	case "audio/wav":
+		return ".wav"
+	case "application/octet-stream":
+		return ".bin"
+	}
+	if exts, err := mime.ExtensionsByType(mimetype); err == nil && len(exts) > 0 {
+		return exts[0]
+	}
+	return ""
+}
+
+// cleanName keeps the last element of a client's file name (no directories,
+// whichever separator), without control characters, at most maxNameBytes
+// long (the extension kept).
+func cleanName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	if name == "." || name == ".." {
+		return ""
+	}
+	if len(name) <= maxNameBytes {
+		return name
+	}
+	stem, ext := name, path.Ext(name)
+	if len(ext) <= 16 {
+		stem = name[:len(name)-len(ext)]
+	} else {
+		ext = ""
+	}
+	for len(stem)+len(ext) > maxNameBytes {
+		_, size := utf8.DecodeLastRuneInString(stem)
+		stem = stem[:len(stem)-size]
+	}
+	return stem + ext
+}
+
+// maxNameBytes bounds file names: phones and file systems cut around 255.
+const maxNameBytes = 200
