@@ -14,6 +14,12 @@ build:
 run: build
 	./$(BIN) serve
 
+# The same server against an in-process simulated WhatsApp network (no
+# phone, no internet). Its own data directory keeps sandbox sessions apart
+# from real ones.
+sandbox: build
+	./$(BIN) serve --sandbox --data-dir ./data-sandbox
+
 test:
 	$(GO) test -race -count=1 ./...
 
