@@ -277,6 +277,10 @@ func (r *clientRun) handleEvent(raw any) bool {
 		return r.end(StatusDisconnected, "WhatsApp refused the connection: this client version is outdated", true)
 	case *events.PushNameSetting:
 		return r.handlePushName(evt)
+	case *events.Message:
+		return r.handleMessage(evt)
+	case *events.Receipt:
+		return r.handleReceipt(evt)
 	}
 	return true
 }

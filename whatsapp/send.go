@@ -1,0 +1,358 @@
+package whatsapp
+
+// Sending messages: the message of each kind, its media uploaded, the
+// recipient checked, and the events of the outcome.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// Media is media prepared by the app (internal/media), ready to upload.
+type Media struct {
+	Data          []byte
+	Mimetype      string
+	FileName      string
+	Thumbnail     []byte // JPEG or nil
+	Width, Height uint32
+	Seconds       uint32
+	Waveform      []byte // voice notes: 64 values 0..100
+}
+
+// Quote is the message an outgoing one quotes (the app looks it up in its
+// store).
+type Quote struct {
+	ID     string
+	Sender types.JID
+	Chat   types.JID
+	Text   string
+}
+
+// Outgoing is one message to send.
+type Outgoing struct {
+	ID          string    // a reserved id (NewMessageID); "" = a new one
+	To          types.JID // a user (s.whatsapp.net or lid) or a group (g.us)
+	Type        string    // "text", "image", "video", "document", "audio", "location", "contact"
+	Text        string
+	Caption     string
+	Media       *Media
+	GIFPlayback bool
+	VoiceNote   bool // audio as push-to-talk, with Media's Waveform and Seconds
+	Latitude    float64
+	Longitude   float64
+	Name        string // location
+	Address     string // location
+	ContactName string // the contact's display name
+	VCard       string
+	Mentions    []types.JID
+	Quoted      *Quote
+}
+
+// Sent is a message WhatsApp acknowledged.
+type Sent struct {
+	ID        string
+	Chat      types.JID
+	Timestamp time.Time // WhatsApp's
+}
+
+// voiceNoteMimetype is the only format WhatsApp's apps play as a voice
+// note.
+const voiceNoteMimetype = "audio/ogg; codecs=opus"
+
+// NewMessageID returns a new message id in the format WhatsApp Web uses. It
+// needs no client: scheduled sends reserve their id when they are stored.
+func NewMessageID() string {
+	var none *whatsmeow.Client // whatsmeow's generator takes the account's JID when it has one; the random part suffices
+	return none.GenerateMessageID()
+}
+
+// Send sends out from the session and returns once WhatsApp acknowledged
+// it; it then publishes outbound-message.upsert and messages.send (sent). A
+// user recipient must be on WhatsApp (422 otherwise). A failure publishes
+// messages.send (failed) with the error.
+func (m *Manager) Send(ctx context.Context, sessionID string, out Outgoing) (Sent, error) {
+	s, cli, err := m.sessionClient(sessionID)
+	if out.ID == "" {
+		out.ID = NewMessageID()
+	}
+	var sent Sent
+	if err == nil {
+		sent, err = m.send(ctx, s, cli, out)
+	}
+	if err != nil {
+		if s != nil {
+			m.sendFailed(s, out, err)
+		}
+		return Sent{}, err
+	}
+	return sent, nil
+}
+
+func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, out Outgoing) (Sent, error) {
+	to, err := m.recipient(ctx, s.id, cli, out.To)
+	if err != nil {
+		return Sent{}, err
+	}
+	msg, err := buildMessage(ctx, s.id, cli, out)
+	if err != nil {
+		return Sent{}, err
+	}
+	resp, err := cli.SendMessage(ctx, to, msg, whatsmeow.SendRequestExtra{ID: out.ID})
+	if err != nil {
+		s.log.Warn("sending a message failed", "message_id", out.ID, "type", out.Type, "err", err)
+		return Sent{}, sendFault(s.id, to, "send the message", err)
+	}
+	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp}
+	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesSend, Data: map[string]any{
+		"id": sent.ID, "chat": to.String(), "status": "sent", "timestamp": timestamp(sent.Timestamp),
+	}})
+	if err != nil {
+		// WhatsApp has the message: the caller learns it was sent.
+		s.log.Warn("a sent message's events were not stored", "message_id", sent.ID, "err", err)
+	}
+	return sent, nil
+}
+
+// ownMessage is the outbound-message.upsert of a message sent here.
+func (m *Manager) ownMessage(s *session, cli *whatsmeow.Client, sent Sent, msg *waE2E.Message) Event {
+	s.mu.Lock()
+	pushName := s.st.pushName
+	s.mu.Unlock()
+	me := own(cli)
+	info := &types.MessageInfo{
+		MessageSource: types.MessageSource{Chat: sent.Chat, Sender: me.pn, IsFromMe: true, IsGroup: sent.Chat.Server == types.GroupServer},
+		ID:            sent.ID, PushName: pushName, Timestamp: sent.Timestamp,
+	}
+	rec, data := describe(info, sent.Chat, me, contentOf(msg))
+	return Event{Kind: KindOutboundMessage, Data: data, Message: rec}
+}
+
+func (m *Manager) sendFailed(s *session, out Outgoing, cause error) {
+	msg := "internal error"
+	if f := fault.From(cause); f != nil {
+		msg = f.Message
+	}
+	err := m.publishEvents(s, nil, Event{Kind: KindMessagesSend, Data: map[string]any{
+		"id": out.ID, "chat": out.To.String(), "status": "failed", "error": msg, "timestamp": timestamp(time.Now()),
+	}})
+	if err != nil {
+		s.log.Warn("a failed send's event was not stored", "message_id", out.ID, "err", err)
+	}
+}
+
+// recipient checks the recipient: a user's number must be on WhatsApp,
+// and WhatsApp's canonical JID of it is what the message goes to (it can
+// differ from the number given, as for Brazilian mobile numbers). LIDs and
+// groups are taken as they are.
+func (m *Manager) recipient(ctx context.Context, id string, cli *whatsmeow.Client, to types.JID) (types.JID, error) {
+	switch {
+	case to.Device != 0 || to.User == "":
+		return to, fault.InvalidField("number", "number must name a user or a group, not %q", to.String())
+	case to.Server == types.GroupServer, to.Server == types.HiddenUserServer:
+		return to, nil
+	case to.Server != types.DefaultUserServer:
+		return to, fault.InvalidField("number", "number %q: the server must be s.whatsapp.net, g.us or lid", to.String())
+	}
+	res, err := cli.IsOnWhatsApp(ctx, []string{"+" + to.User})
+	if err != nil {
+		return to, classify(id, "check the number", err)
+	}
+	if len(res) == 0 || !res[0].IsIn {
+		return to, fault.New(fault.WhatsAppRefused, "number %s is not on WhatsApp", to.User)
+	}
+	if j := res[0].JID; j.Server == types.DefaultUserServer && j.User != "" {
+		return j.ToNonAD(), nil
+	}
+	return to, nil
+}
+
+// buildMessage builds the message of out, uploading its media.
+func buildMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Outgoing) (*waE2E.Message, error) {
+	ci := contextInfo(out)
+	switch out.Type {
+	case "text":
+		if strings.TrimSpace(out.Text) == "" {
+			return nil, fault.InvalidField("text", "text must not be empty")
+		}
+		if ci == nil {
+			return &waE2E.Message{Conversation: proto.String(out.Text)}, nil
+		}
+		return &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(out.Text), ContextInfo: ci}}, nil
+	case "location":
+		return &waE2E.Message{LocationMessage: &waE2E.LocationMessage{
+			DegreesLatitude: proto.Float64(out.Latitude), DegreesLongitude: proto.Float64(out.Longitude),
+			Name: nonEmpty(out.Name), Address: nonEmpty(out.Address), ContextInfo: ci,
+		}}, nil
+	case "contact":
+		if out.VCard == "" {
+			return nil, fault.InvalidField("contact", "contact is required")
+		}
+		return &waE2E.Message{ContactMessage: &waE2E.ContactMessage{
+			DisplayName: proto.String(out.ContactName), Vcard: proto.String(out.VCard), ContextInfo: ci,
+		}}, nil
+	case "image", "video", "document", "audio":
+		return mediaMessage(ctx, id, cli, out, ci)
+	}
+	return nil, fault.InvalidField("type", "unknown message type %q", out.Type)
+}
+
+// mediaMessage uploads out's media as its kind and builds its message.
+func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Outgoing, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
+	md := out.Media
+	if md == nil || len(md.Data) == 0 {
+		return nil, fault.InvalidField("source", "the %s is empty", out.Type)
+	}
+	kinds := map[string]whatsmeow.MediaType{
+		"image": whatsmeow.MediaImage, "video": whatsmeow.MediaVideo,
+		"document": whatsmeow.MediaDocument, "audio": whatsmeow.MediaAudio,
+	}
+	up, err := cli.Upload(ctx, md.Data, kinds[out.Type])
+	if err != nil {
+		return nil, classify(id, "upload the "+out.Type, err)
+	}
+	mimetype := md.Mimetype
+	if out.VoiceNote {
+		mimetype = voiceNoteMimetype
+	}
+	if mimetype == "" {
+		mimetype = "application/octet-stream"
+	}
+	keyTime := proto.Int64(time.Now().Unix())
+	switch out.Type {
+	case "image":
+		return &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
+			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
+			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
+			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height), ContextInfo: ci,
+		}}, nil
+	case "video":
+		return &waE2E.Message{VideoMessage: &waE2E.VideoMessage{
+			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
+			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
+			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height),
+			Seconds: nonZero(md.Seconds), GifPlayback: proto.Bool(out.GIFPlayback), ContextInfo: ci,
+		}}, nil
+	case "document":
+		name := md.FileName
+		if name == "" {
+			name = "document"
+		}
+		return &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{
+			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
+			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
+			FileName: proto.String(name), Title: proto.String(name), JPEGThumbnail: md.Thumbnail, ContextInfo: ci,
+		}}, nil
+	default: // audio
+		a := &waE2E.AudioMessage{
+			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
+			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Seconds: nonZero(md.Seconds), ContextInfo: ci,
+		}
+		if out.VoiceNote {
+			a.PTT, a.Waveform = proto.Bool(true), md.Waveform
+		}
+		return &waE2E.Message{AudioMessage: a}, nil
+	}
+}
+
+// contextInfo carries the mentions and the quote of out; nil when it has
+// neither.
+func contextInfo(out Outgoing) *waE2E.ContextInfo {
+	if len(out.Mentions) == 0 && out.Quoted == nil {
+		return nil
+	}
+	ci := &waE2E.ContextInfo{}
+	for _, j := range out.Mentions {
+		ci.MentionedJID = append(ci.MentionedJID, j.ToNonAD().String())
+	}
+	if q := out.Quoted; q != nil {
+		ci.StanzaID = proto.String(q.ID)
+		if !q.Sender.IsEmpty() {
+			ci.Participant = proto.String(q.Sender.ToNonAD().String())
+		}
+		if !q.Chat.IsEmpty() && q.Chat.ToNonAD() != out.To.ToNonAD() {
+			ci.RemoteJID = proto.String(q.Chat.String()) // a message of another chat
+		}
+		ci.QuotedMessage = &waE2E.Message{Conversation: proto.String(q.Text)}
+	}
+	return ci
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return proto.String(s)
+}
+
+func nonZero(n uint32) *uint32 {
+	if n == 0 {
+		return nil
+	}
+	return proto.Uint32(n)
+}
+
+// Revoke deletes a message the session sent, for everyone in chat; it
+// publishes outbound-message.upsert (the revoke) and messages.update
+// (revoked). The Sent is the revoke's own.
+func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, messageID string) (Sent, error) {
+	if messageID == "" {
+		return Sent{}, fault.InvalidField("messageId", "messageId must not be empty")
+	}
+	s, cli, err := m.sessionClient(sessionID)
+	if err != nil {
+		return Sent{}, err
+	}
+	msg := cli.BuildRevoke(chat, types.EmptyJID, messageID)
+	resp, err := cli.SendMessage(ctx, chat, msg)
+	if err != nil {
+		s.log.Warn("revoking a message failed", "message_id", messageID, "err", err)
+		return Sent{}, sendFault(s.id, chat, "revoke the message", err)
+	}
+	sent := Sent{ID: resp.ID, Chat: chat, Timestamp: resp.Timestamp}
+	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesUpdate, Data: map[string]any{
+		"id": messageID, "chat": chat.String(), "status": "revoked", "timestamp": timestamp(sent.Timestamp),
+	}})
+	if err != nil {
+		s.log.Warn("a revoke's events were not stored", "message_id", messageID, "err", err)
+	}
+	return sent, nil
+}
+
+// sendFault classifies a failed send to to. WhatsApp refuses a message
+// with an error code in its ack: in groups 401 (only admins may send), 403
+// (not a participant) and 404 (no such group) say why.
+func sendFault(id string, to types.JID, action string, err error) error {
+	code := 0
+	if errors.Is(err, whatsmeow.ErrServerReturnedError) {
+		msg := err.Error()
+		code, _ = strconv.Atoi(msg[strings.LastIndexByte(msg, ' ')+1:])
+	}
+	group := to.Server == types.GroupServer
+	switch {
+	case group && code == 401:
+		return fault.New(fault.WhatsAppRefused, "session %s could not %s: only admins can send messages to group %s", id, action, to)
+	case group && code == 403:
+		return fault.New(fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, to)
+	case group && code == 404:
+		return fault.New(fault.NotFound, "group %s not found", to)
+	case code != 0:
+		return fault.New(fault.WhatsAppRefused, "session %s: WhatsApp refused to %s to %s (error %d)", id, action, to, code)
+	case group:
+		return groupFault(id, to, action, err)
+	}
+	return classify(id, action, err)
+}
