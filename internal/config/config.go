@@ -363,7 +363,7 @@ func parseSandboxNetwork(c *Config, v string) string {
 	host, port, err := net.SplitHostPort(v)
 	ip := net.ParseIP(host)
 	if err != nil || port == "" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
-		return "want the control address a `wagraph sandbox-network` printed (its --control-addr), such as 127.0.0.1:7781"
+		return "want the loopback address of a `wagraph sandbox-network` control port (its --control-addr), such as 127.0.0.1:7781"
 	}
 	c.SandboxNetwork, c.Sandbox = v, true
 	return ""
