@@ -17,16 +17,26 @@ import (
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
 
 // Resolver holds the dependencies of every resolver.
 type Resolver struct {
-	DB       *ent.Client
-	Auth     *auth.Service
-	Registry *webhook.Registry
-	Now      func() time.Time
-	NewID    func() string
+	DB         *ent.Client
+	Auth       *auth.Service
+	Registry   *webhook.Registry
+	Link       Linker
+	GroupAdmin GroupAdmin
+	Account    AccountAdmin
+	Messages   *messaging.Service
+	// Media loads the source of a display picture (and of sandbox images).
+	Media *media.Loader
+	// Sandbox is the simulated network; nil outside sandbox mode.
+	Sandbox SandboxNetwork
+	Now     func() time.Time
+	NewID   func() string
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -47,7 +47,9 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Session = toSession(s)
+		if v.Session, err = r.sessionOf(ctx, s); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }

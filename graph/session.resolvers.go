@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*model.CreateSessionPayload, error) {
@@ -46,12 +48,21 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 	if err != nil {
 		return nil, err
 	}
-	return &model.CreateSessionPayload{Session: toSession(s), Token: tok}, nil
+	live, err := r.sessionOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateSessionPayload{Session: live, Token: tok}, nil
 }
 
 func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, error) {
 	_, s, err := r.reachSession(ctx, id)
 	if err != nil {
+		return false, err
+	}
+	// The device is unlinked (when linked) before the record goes: a
+	// failure here leaves the session intact to try again.
+	if err := r.Link.Delete(ctx, id); err != nil {
 		return false, err
 	}
 	tokenIDs, err := s.QueryTokens().IDs(ctx)
@@ -66,6 +77,47 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	return true, nil
 }
 
+func (r *mutationResolver) ConnectSession(ctx context.Context, id string) (*model.Session, error) {
+	_, s, err := r.reachSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Link.Connect(ctx, id); err != nil {
+		return nil, err
+	}
+	return r.sessionOf(ctx, s)
+}
+
+func (r *mutationResolver) DisconnectSession(ctx context.Context, id string) (*model.Session, error) {
+	_, s, err := r.reachSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Link.Disconnect(id); err != nil {
+		return nil, err
+	}
+	return r.sessionOf(ctx, s)
+}
+
+func (r *mutationResolver) PairPhone(ctx context.Context, sessionID string, number string) (string, error) {
+	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+		return "", err
+	}
+	code, err := r.Link.PairPhone(ctx, sessionID, number)
+	return code, inArgument("number", err)
+}
+
+func (r *mutationResolver) Logout(ctx context.Context, sessionID string) (*model.Session, error) {
+	_, s, err := r.reachSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Link.Logout(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return r.sessionOf(ctx, s)
+}
+
 func (r *queryResolver) Sessions(ctx context.Context) ([]*model.Session, error) {
 	p, err := auth.Require(ctx)
 	if err != nil {
@@ -77,7 +129,9 @@ func (r *queryResolver) Sessions(ctx context.Context) ([]*model.Session, error) 
 	}
 	out := make([]*model.Session, len(ss))
 	for i, s := range ss {
-		out[i] = toSession(s)
+		if out[i], err = r.sessionOf(ctx, s); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -90,5 +144,40 @@ func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session,
 	if err != nil {
 		return nil, err
 	}
-	return toSession(s), nil
+	return r.sessionOf(ctx, s)
 }
+
+func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error) {
+	_, s, err := r.reachSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	// One slot and the latest state: a slow subscriber skips states it
+	// had no time for and never holds the session up.
+	ch := make(chan *model.Session, 1)
+	go func() {
+		defer close(ch)
+		var last *model.Session
+		err := r.Link.Watch(ctx, sessionID, func(st whatsapp.SessionState) bool {
+			m := toLiveSession(s, st)
+			if last != nil && sameSessionState(last, m) {
+				return true
+			}
+			last = m
+			select {
+			case ch <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			graphql.AddError(ctx, err)
+		}
+	}()
+	return ch, nil
+}
+
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
+type subscriptionResolver struct{ *Resolver }

@@ -23,20 +23,64 @@ type Handler struct {
 	m   graph.MutationResolver
 	log *slog.Logger
 	mux *http.ServeMux
+
+	patterns []string
 }
 
 // New returns the REST handler for paths under Prefix, calling the resolvers
 // of root.
 func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
 	h := &Handler{q: root.Query(), m: root.Mutation(), log: log, mux: http.NewServeMux()}
-	routes := []struct {
-		pattern string
-		fn      http.HandlerFunc
-	}{
+	for _, rt := range h.routes() {
+		h.mux.HandleFunc(rt.pattern, rt.fn)
+		h.patterns = append(h.patterns, rt.pattern)
+	}
+	return h
+}
+
+type route struct {
+	pattern string // "METHOD /path/{param}", relative to Prefix
+	fn      http.HandlerFunc
+}
+
+// Patterns lists the routes served ("GET /session/{sessionId}"), relative
+// to Prefix, in the order of the table: the OpenAPI test holds the
+// description to them.
+func (h *Handler) Patterns() []string { return append([]string(nil), h.patterns...) }
+
+func (h *Handler) routes() []route {
+	return []route{
 		{"POST /session", h.createSession},
 		{"GET /session", h.listSessions},
 		{"GET /session/{sessionId}", h.getSession},
 		{"DELETE /session/{sessionId}", h.deleteSession},
+		{"POST /session/{sessionId}/connect", h.connectSession},
+		{"GET /session/{sessionId}/qr", h.getQR},
+		{"POST /session/{sessionId}/pair-phone", h.pairPhone},
+
+		{"POST /session/{sessionId}/message/text", sendHandler(h, h.m.SendText)},
+		{"POST /session/{sessionId}/message/image", sendHandler(h, h.m.SendImage)},
+		{"POST /session/{sessionId}/message/video", sendHandler(h, h.m.SendVideo)},
+		{"POST /session/{sessionId}/message/document", sendHandler(h, h.m.SendDocument)},
+		{"POST /session/{sessionId}/message/audio", sendHandler(h, h.m.SendAudio)},
+		{"POST /session/{sessionId}/message/location", sendHandler(h, h.m.SendLocation)},
+		{"POST /session/{sessionId}/message/contact", sendHandler(h, h.m.SendContact)},
+		{"GET /session/{sessionId}/message/{messageId}", h.getMessage},
+		{"DELETE /session/{sessionId}/message/{messageId}", h.deleteMessage},
+
+		{"POST /session/{sessionId}/group", h.createGroup},
+		{"PUT /session/{sessionId}/group/{jid}", h.updateGroup},
+		{"POST /session/{sessionId}/group/{jid}/send-invite", h.sendGroupInvite},
+		{"POST /session/{sessionId}/group/{jid}/demote", h.demoteGroup},
+
+		{"PUT /session/{sessionId}/display-picture", h.updateDisplayPicture},
+		{"PUT /session/{sessionId}/update-profile-name", h.updateProfileName},
+		{"PUT /session/{sessionId}/logout", h.logout},
+		{"GET /session/{sessionId}/privacy", h.getPrivacy},
+		{"PUT /session/{sessionId}/privacy/default-disappearing-mode", privacySetter(h, "mode", h.m.SetDefaultDisappearingMode)},
+		{"PUT /session/{sessionId}/privacy/read-receipts", privacySetter(h, "privacy", h.m.SetReadReceiptsPrivacy)},
+		{"PUT /session/{sessionId}/privacy/groups-add", privacySetter(h, "privacy", h.m.SetGroupsAddPrivacy)},
+		{"PUT /session/{sessionId}/privacy/status", privacySetter(h, "privacy", h.m.SetStatusPrivacy)},
 
 		{"POST /session/{sessionId}/webhook", h.createWebhook},
 		{"GET /session/{sessionId}/webhook", h.listWebhooks},
@@ -44,10 +88,6 @@ func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
 		{"PUT /session/{sessionId}/webhook/{webhookId}", h.updateWebhook},
 		{"DELETE /session/{sessionId}/webhook/{webhookId}", h.deleteWebhook},
 	}
-	for _, rt := range routes {
-		h.mux.HandleFunc(rt.pattern, rt.fn)
-	}
-	return h
 }
 
 // ServeHTTP serves a request whose path has Prefix stripped.

@@ -1,10 +1,15 @@
 package restcompat
 
 import (
+	"encoding/base64"
+	"fmt"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/fault"
 )
 
 // sessionJSON is a session as GET /session/{id} shows it.
@@ -77,4 +82,84 @@ func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok(w, http.StatusOK, empty{})
+}
+
+func (h *Handler) connectSession(w http.ResponseWriter, r *http.Request) {
+	s, err := h.m.ConnectSession(r.Context(), r.PathValue("sessionId"))
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, toSessionJSON(s))
+}
+
+// getQR answers the current QR code as JSON, or as the PNG itself when the
+// client accepts image/png (and not JSON first).
+func (h *Handler) getQR(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("sessionId")
+	s, err := h.q.Session(r.Context(), id)
+	if err == nil && s == nil {
+		err = graph.SessionNotFound(id)
+	}
+	if err == nil && (s.Status != model.SessionStatusPairing || s.QRCode == nil || s.QRImage == nil) {
+		err = fault.New(fault.Conflict, "session %s is not pairing (status: %s): connect it first; a linked session has no QR code", id, s.Status)
+	}
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	if wantsPNG(r) {
+		png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(*s.QRImage, "data:image/png;base64,"))
+		if err != nil {
+			writeError(w, r, h.log, fmt.Errorf("QR image of session %s: %w", id, err))
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(png)
+		return
+	}
+	image := ""
+	if s.QRImage != nil {
+		image = *s.QRImage
+	}
+	ok(w, http.StatusOK, struct {
+		Code  string `json:"code"`
+		Image string `json:"image"`
+	}{*s.QRCode, image})
+}
+
+func (h *Handler) pairPhone(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Number string `json:"number"`
+	}
+	if err := decodeBody(r, &in, false); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	code, err := h.m.PairPhone(r.Context(), r.PathValue("sessionId"), in.Number)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, struct {
+		Code string `json:"code"`
+	}{code})
+}
+
+// wantsPNG reports whether the Accept header prefers image/png to JSON.
+func wantsPNG(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "image/png", "image/*":
+			return true
+		case "application/json":
+			return false
+		}
+	}
+	return false
 }

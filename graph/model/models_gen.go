@@ -10,6 +10,19 @@ import (
 	"time"
 )
 
+type ContactInput struct {
+	PhoneNumber string  `json:"phoneNumber"`
+	FirstName   string  `json:"firstName"`
+	LastName    *string `json:"lastName,omitempty"`
+}
+
+type CreateGroupInput struct {
+	Subject     string  `json:"subject"`
+	Description *string `json:"description,omitempty"`
+	// Numbers or JIDs to add.
+	Participants []string `json:"participants,omitempty"`
+}
+
 type CreateSessionPayload struct {
 	Session *Session `json:"session"`
 	// The new session's token (wgs_…), shown this once.
@@ -28,6 +41,16 @@ type CreateWebhookPayload struct {
 	Secret string `json:"secret"`
 }
 
+type Group struct {
+	// The group JID (…@g.us).
+	ID                    string         `json:"id"`
+	Name                  string         `json:"name"`
+	Description           string         `json:"description"`
+	Participants          []*Participant `json:"participants"`
+	OnlyAdminsCanPost     bool           `json:"onlyAdminsCanPost"`
+	OnlyAdminsCanEditInfo bool           `json:"onlyAdminsCanEditInfo"`
+}
+
 type Header struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
@@ -38,10 +61,198 @@ type HeaderInput struct {
 	Value string `json:"value"`
 }
 
+// A message of the session's store: every message sent or received.
+type Message struct {
+	ID     string `json:"id"`
+	Chat   string `json:"chat"`
+	Sender string `json:"sender"`
+	FromMe bool   `json:"fromMe"`
+	// text, image, video, audio, voice, document, sticker, location, contact, reaction, poll, revoke, edit, unknown
+	Type    string  `json:"type"`
+	Text    *string `json:"text,omitempty"`
+	Caption *string `json:"caption,omitempty"`
+	// received, sent, scheduled, failed, revoked
+	Status    string    `json:"status"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
 type Mutation struct {
 }
 
+type Participant struct {
+	Jid   string `json:"jid"`
+	Phone string `json:"phone"`
+	// member, admin or superadmin
+	Role string `json:"role"`
+}
+
+// One participant's outcome, keyed by the participant exactly as it was sent.
+type ParticipantResult struct {
+	Participant string `json:"participant"`
+	Ok          bool   `json:"ok"`
+	// An HTTP-like code for a failure (404 not a participant, 403 not allowed, …).
+	Code    *int    `json:"code,omitempty"`
+	Message *string `json:"message,omitempty"`
+}
+
+// WhatsApp's values: all, contacts, contact_blacklist, none, match_last_seen, known.
+type PrivacySettings struct {
+	LastSeen       string `json:"lastSeen"`
+	Online         string `json:"online"`
+	ProfilePicture string `json:"profilePicture"`
+	Status         string `json:"status"`
+	ReadReceipts   string `json:"readReceipts"`
+	GroupsAdd      string `json:"groupsAdd"`
+	CallAdd        string `json:"callAdd"`
+}
+
 type Query struct {
+}
+
+type SandboxAccount struct {
+	Phone               string          `json:"phone"`
+	PushName            string          `json:"pushName"`
+	PictureSha256       *string         `json:"pictureSha256,omitempty"`
+	Privacy             *SandboxPrivacy `json:"privacy"`
+	DisappearingSeconds int             `json:"disappearingSeconds"`
+	// The JIDs of the account's linked devices.
+	LinkedDevices []string `json:"linkedDevices"`
+}
+
+type SandboxGroup struct {
+	Jid           string                `json:"jid"`
+	Subject       string                `json:"subject"`
+	Description   string                `json:"description"`
+	Announce      bool                  `json:"announce"`
+	Locked        bool                  `json:"locked"`
+	InviteCode    string                `json:"inviteCode"`
+	PictureSha256 *string               `json:"pictureSha256,omitempty"`
+	Participants  []*SandboxParticipant `json:"participants"`
+}
+
+// A message as the simulated phone of an account decrypted it.
+type SandboxMessage struct {
+	ID string `json:"id"`
+	// The sender's phone number.
+	From        string   `json:"from"`
+	Chat        string   `json:"chat"`
+	Type        string   `json:"type"`
+	Text        *string  `json:"text,omitempty"`
+	Caption     *string  `json:"caption,omitempty"`
+	FileName    *string  `json:"fileName,omitempty"`
+	Mimetype    *string  `json:"mimetype,omitempty"`
+	MediaSha256 *string  `json:"mediaSha256,omitempty"`
+	MediaSize   *int     `json:"mediaSize,omitempty"`
+	Latitude    *float64 `json:"latitude,omitempty"`
+	Longitude   *float64 `json:"longitude,omitempty"`
+	Name        *string  `json:"name,omitempty"`
+	Address     *string  `json:"address,omitempty"`
+	Vcard       *string  `json:"vcard,omitempty"`
+	GifPlayback bool     `json:"gifPlayback"`
+	VoiceNote   bool     `json:"voiceNote"`
+	// Voice notes: 64 loudness values 0-100.
+	Waveform  []int     `json:"waveform,omitempty"`
+	Seconds   *int      `json:"seconds,omitempty"`
+	Mentions  []string  `json:"mentions"`
+	QuotedID  *string   `json:"quotedId,omitempty"`
+	Revoked   bool      `json:"revoked"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+type SandboxParticipant struct {
+	Phone string `json:"phone"`
+	Role  string `json:"role"`
+}
+
+type SandboxPrivacy struct {
+	LastSeen       string `json:"lastSeen"`
+	Online         string `json:"online"`
+	ProfilePicture string `json:"profilePicture"`
+	Status         string `json:"status"`
+	ReadReceipts   string `json:"readReceipts"`
+	GroupsAdd      string `json:"groupsAdd"`
+	CallAdd        string `json:"callAdd"`
+}
+
+type SendAudioInput struct {
+	Number string `json:"number"`
+	Source string `json:"source"`
+	// A push-to-talk voice note (OGG/Opus with a waveform; other audio is converted with ffmpeg).
+	AsVoiceNote *bool    `json:"asVoiceNote,omitempty"`
+	Mentions    []string `json:"mentions,omitempty"`
+	Quoted      *string  `json:"quoted,omitempty"`
+	Delay       *int     `json:"delay,omitempty"`
+}
+
+type SendContactInput struct {
+	Number  string        `json:"number"`
+	Contact *ContactInput `json:"contact"`
+	Delay   *int          `json:"delay,omitempty"`
+}
+
+type SendDocumentInput struct {
+	Number   string   `json:"number"`
+	Source   string   `json:"source"`
+	FileName *string  `json:"fileName,omitempty"`
+	Caption  *string  `json:"caption,omitempty"`
+	Mentions []string `json:"mentions,omitempty"`
+	Quoted   *string  `json:"quoted,omitempty"`
+	Delay    *int     `json:"delay,omitempty"`
+}
+
+// source: an http(s) URL or base64 data (a data: URI prefix is tolerated).
+type SendImageInput struct {
+	Number   string   `json:"number"`
+	Source   string   `json:"source"`
+	FileName *string  `json:"fileName,omitempty"`
+	Caption  *string  `json:"caption,omitempty"`
+	Mentions []string `json:"mentions,omitempty"`
+	Quoted   *string  `json:"quoted,omitempty"`
+	Delay    *int     `json:"delay,omitempty"`
+}
+
+// An address or both coordinates; coordinates win when both are given; an address alone is geocoded.
+type SendLocationInput struct {
+	Number    string   `json:"number"`
+	Latitude  *float64 `json:"latitude,omitempty"`
+	Longitude *float64 `json:"longitude,omitempty"`
+	Address   *string  `json:"address,omitempty"`
+	Name      *string  `json:"name,omitempty"`
+	Delay     *int     `json:"delay,omitempty"`
+}
+
+// The outcome of a send: sent now (timestamp) or stored for later (scheduledAt).
+type SendResult struct {
+	// The message id; reserved at once for a delayed send.
+	MessageID string `json:"messageId"`
+	// When WhatsApp accepted the message; null for a delayed send.
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+	// When a delayed send will be made; null when sent now.
+	ScheduledAt *time.Time `json:"scheduledAt,omitempty"`
+}
+
+// Fields common to the sends: number is digits (7-15, international format
+// without +) or a full JID (user, LID or group); mentions are numbers or JIDs;
+// quoted is the id of a stored message of the same session; delay is seconds
+// (0-86400) before the send is made.
+type SendTextInput struct {
+	Number   string   `json:"number"`
+	Text     string   `json:"text"`
+	Mentions []string `json:"mentions,omitempty"`
+	Quoted   *string  `json:"quoted,omitempty"`
+	Delay    *int     `json:"delay,omitempty"`
+}
+
+type SendVideoInput struct {
+	Number   string  `json:"number"`
+	Source   string  `json:"source"`
+	FileName *string `json:"fileName,omitempty"`
+	Caption  *string `json:"caption,omitempty"`
+	// Shown as a looping GIF.
+	GifPlayback *bool    `json:"gifPlayback,omitempty"`
+	Mentions    []string `json:"mentions,omitempty"`
+	Quoted      *string  `json:"quoted,omitempty"`
+	Delay       *int     `json:"delay,omitempty"`
 }
 
 type Session struct {
@@ -61,6 +272,18 @@ type Session struct {
 	PairingCode *string    `json:"pairingCode,omitempty"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+}
+
+// Live streams; each area adds its own.
+type Subscription struct {
+}
+
+// Only the given fields change.
+type UpdateGroupInput struct {
+	Subject               *string `json:"subject,omitempty"`
+	Description           *string `json:"description,omitempty"`
+	OnlyAdminsCanPost     *bool   `json:"onlyAdminsCanPost,omitempty"`
+	OnlyAdminsCanEditInfo *bool   `json:"onlyAdminsCanEditInfo,omitempty"`
 }
 
 type User struct {

@@ -28,7 +28,11 @@ import (
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/webhook"
+	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
 // Options are what the process gives the application besides its settings.
@@ -49,6 +53,18 @@ type App struct {
 	sqlDB   *sql.DB
 	db      *ent.Client
 	handler http.Handler
+
+	waStore  io.Closer         // the whatsmeow device store
+	manager  *whatsapp.Manager // nil until built
+	network  io.Closer         // the simulated network in sandbox mode
+	sandbox  graph.SandboxNetwork
+	local    *sandbox.Local // the in-process network of --sandbox
+	messages *messaging.Service
+	loader   *media.Loader
+	stopJobs context.CancelFunc // the scheduler
+	jobs     sync.WaitGroup
+	closeMu  sync.Mutex
+	closed   bool
 }
 
 // ShutdownGrace is how long in-flight requests may finish at shutdown.
@@ -84,15 +100,29 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
 	}
+	if err := a.startWhatsApp(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	resolver := &graph.Resolver{
-		DB:       db,
-		Auth:     authSvc,
-		Registry: webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
-		Now:      now,
-		NewID:    newID,
+		DB:         db,
+		Auth:       authSvc,
+		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
+		Link:       a.manager,
+		GroupAdmin: a.manager,
+		Account:    a.manager,
+		Messages:   a.messages,
+		Media:      a.loader,
+		Sandbox:    a.sandbox,
+		Now:        now,
+		NewID:      newID,
 	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
 	a.handler = a.routes(resolver, authSvc.Middleware(limiter, a.log))
+	if err := a.restore(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -158,9 +188,31 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close releases the databases.
+// Close stops the scheduler, disconnects every session, stops the
+// simulated network and releases the databases. It may be called twice.
 func (a *App) Close() error {
-	return a.db.Close() // closes sqlDB too
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	if a.stopJobs != nil {
+		a.stopJobs()
+		a.jobs.Wait()
+	}
+	if a.manager != nil {
+		a.manager.Close()
+	}
+	var errs []error
+	if a.network != nil {
+		errs = append(errs, a.network.Close())
+	}
+	if a.waStore != nil {
+		errs = append(errs, a.waStore.Close())
+	}
+	errs = append(errs, a.db.Close()) // closes sqlDB too
+	return errors.Join(errs...)
 }
 
 // Run is the whole life of `wagraph serve`: build, listen, serve until ctx is

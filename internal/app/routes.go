@@ -25,6 +25,9 @@ func (a *App) routes(resolver *graph.Resolver, authenticate func(http.Handler) h
 		RequestID:       requestid.From,
 	})
 	mux.Handle("/graphql", authenticate(a.limitBody(gql)))
+	// The contract's description is public: a client reads it before it
+	// has a token.
+	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())
 	mux.Handle(restcompat.Prefix+"/", http.StripPrefix(restcompat.Prefix, authenticate(a.limitBody(restcompat.New(resolver, a.log)))))
 	mux.Handle("GET /{$}", playground.Handler("wagraph", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -38,6 +38,10 @@ type Server struct {
 	gql     *client.Client
 	Stderr  *bytes.Buffer
 	DataDir string
+
+	mu       sync.Mutex
+	linked   []Session // settled before the server stops
+	stopOnce sync.Once
 }
 
 // Config returns the settings of a test server: defaults, a temporary data
@@ -57,27 +61,54 @@ func Config(t testing.TB) config.Config {
 // zero value) until the test ends.
 func Start(t testing.TB, cfg config.Config) *Server {
 	t.Helper()
+	return start(t, cfg, app.Options{
+		Now:  steppingClock(),
+		Rand: rand.NewChaCha8([32]byte{'w', 'a', 'g', 'r', 'a', 'p', 'h'}),
+	})
+}
+
+// StartLive is Start with the wall clock and crypto randomness: for tests
+// where time must pass as it does (scheduled sends across a restart).
+func StartLive(t testing.TB, cfg config.Config) *Server {
+	t.Helper()
+	return start(t, cfg, app.Options{})
+}
+
+func start(t testing.TB, cfg config.Config, opts app.Options) *Server {
+	t.Helper()
 	if cfg.DataDir == "" {
 		cfg = Config(t)
 	}
 	stderr := &bytes.Buffer{}
-	a, err := app.New(context.Background(), cfg, app.Options{
-		Announce: stderr,
-		Now:      steppingClock(),
-		Rand:     rand.NewChaCha8([32]byte{'w', 'a', 'g', 'r', 'a', 'p', 'h'}),
-	})
+	opts.Announce = stderr
+	a, err := app.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
 	s := &Server{Server: httptest.NewServer(a.Handler()), App: a, Config: cfg, Stderr: stderr, DataDir: cfg.DataDir}
 	s.gql = client.New(a.Handler(), client.Path("/graphql"))
-	t.Cleanup(func() {
+	t.Cleanup(func() { s.Stop(t) })
+	return s
+}
+
+// Stop settles the linked sessions of a sandbox server and stops it, as a
+// shutdown would; the test's end calls it too (it runs once).
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.stopOnce.Do(func() {
+		if l := s.App.Sandbox(); l != nil {
+			s.mu.Lock()
+			linked := append([]Session(nil), s.linked...)
+			s.mu.Unlock()
+			for _, sess := range linked {
+				Settle(t, l.Network(), sess)
+			}
+		}
 		s.Server.Close()
-		if err := a.Close(); err != nil {
+		if err := s.App.Close(); err != nil {
 			t.Errorf("close server: %v", err)
 		}
 	})
-	return s
 }
 
 // steppingClock returns a clock that starts at Epoch and moves one second

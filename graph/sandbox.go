@@ -1,0 +1,145 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
+)
+
+// SandboxNetwork is the simulated network's control surface (sandbox.md):
+// in-process with --sandbox, over loopback with --sandbox-network.
+type SandboxNetwork interface {
+	LinkDevice(ctx context.Context, qrCode, phone string) error
+	EnterPairingCode(ctx context.Context, phone, code string) error
+	Inbox(ctx context.Context, phone string) ([]sandbox.Message, error)
+	SendText(ctx context.Context, from, to, text string) (string, error)
+	SendImage(ctx context.Context, from, to string, data []byte, mimetype, caption string) (string, error)
+	React(ctx context.Context, from, to, messageID, emoji string) error
+	Receipt(ctx context.Context, from, to, messageID, typ string) error
+	Presence(ctx context.Context, from, to, state string) error
+	Group(ctx context.Context, jid string) (*sandbox.Group, error)
+	Account(ctx context.Context, phone string) (*sandbox.Account, error)
+	DropConnection(ctx context.Context, device string) error
+	RemoveDevice(ctx context.Context, device string) error
+}
+
+// linkWait bounds how long a sandbox link waits for the session to log in.
+const linkWait = 30 * time.Second
+
+func errSandboxOff() error { return fault.New(fault.Invalid, "sandbox mode is off") }
+
+// sandboxOn returns the network in sandbox mode, for any authenticated
+// caller (the network's views are not a session's).
+func (r *Resolver) sandboxOn(ctx context.Context) (SandboxNetwork, error) {
+	if _, err := auth.Require(ctx); err != nil {
+		return nil, err
+	}
+	if r.Sandbox == nil {
+		return nil, errSandboxOff()
+	}
+	return r.Sandbox, nil
+}
+
+// sandbox returns the network for a control on a session the caller reaches.
+func (r *Resolver) sandbox(ctx context.Context, sessionID string) (SandboxNetwork, error) {
+	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	if r.Sandbox == nil {
+		return nil, errSandboxOff()
+	}
+	return r.Sandbox, nil
+}
+
+// sandboxChat is where a simulated contact's message goes: the session's
+// account, or a group.
+func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *string) (string, error) {
+	if group != nil {
+		gj, err := whatsapp.ParseGroupJID("group", *group)
+		if err != nil {
+			return "", err
+		}
+		return gj.String(), nil
+	}
+	_, own, err := r.connectedAccount(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	return own.String(), nil
+}
+
+// awaitConnected waits until a session that was just linked is CONNECTED.
+func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model.Session, error) {
+	_, s, err := r.reachSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, linkWait)
+	defer cancel()
+	var last whatsapp.SessionState
+	err = r.Link.Watch(wctx, sessionID, func(st whatsapp.SessionState) bool {
+		last = st
+		return st.Status != whatsapp.StatusConnected
+	})
+	if err != nil && wctx.Err() == nil {
+		return nil, err
+	}
+	if last.Status != whatsapp.StatusConnected {
+		return nil, fault.New(fault.WhatsAppTimeout, "session %s did not connect within %s after linking (status: %s)", sessionID, linkWait, last.Status)
+	}
+	return toLiveSession(s, last), nil
+}
+
+func toSandboxMessage(m sandbox.Message) *model.SandboxMessage {
+	out := &model.SandboxMessage{
+		ID: m.ID, From: m.From, Chat: m.Chat, Type: m.Type,
+		Text: optional(m.Text), Caption: optional(m.Caption), FileName: optional(m.FileName),
+		Mimetype: optional(m.Mimetype), MediaSha256: optional(m.MediaSHA256),
+		Latitude: m.Latitude, Longitude: m.Longitude, Name: optional(m.Name), Address: optional(m.Address),
+		Vcard: optional(m.VCard), GifPlayback: m.GIFPlayback, VoiceNote: m.VoiceNote,
+		Mentions: append([]string{}, m.Mentions...), QuotedID: optional(m.QuotedID), Revoked: m.Revoked,
+		Timestamp: m.Timestamp.UTC(),
+	}
+	if m.MediaSize > 0 {
+		n := int(m.MediaSize)
+		out.MediaSize = &n
+	}
+	if m.Seconds > 0 {
+		n := int(m.Seconds)
+		out.Seconds = &n
+	}
+	for _, v := range m.Waveform {
+		out.Waveform = append(out.Waveform, int(v))
+	}
+	return out
+}
+
+func toSandboxGroup(g *sandbox.Group) *model.SandboxGroup {
+	out := &model.SandboxGroup{
+		Jid: g.JID, Subject: g.Subject, Description: g.Description, Announce: g.Announce, Locked: g.Locked,
+		InviteCode: g.InviteCode, PictureSha256: optional(g.PictureSHA256),
+		Participants: make([]*model.SandboxParticipant, len(g.Participants)),
+	}
+	for i, p := range g.Participants {
+		out.Participants[i] = &model.SandboxParticipant{Phone: p.Phone, Role: p.Role}
+	}
+	return out
+}
+
+func toSandboxAccount(a *sandbox.Account) *model.SandboxAccount {
+	p := a.Privacy
+	return &model.SandboxAccount{
+		Phone: a.Phone, PushName: a.PushName, PictureSha256: optional(a.PictureSHA256),
+		Privacy: &model.SandboxPrivacy{
+			LastSeen: p["lastSeen"], Online: p["online"], ProfilePicture: p["profilePicture"], Status: p["status"],
+			ReadReceipts: p["readReceipts"], GroupsAdd: p["groupsAdd"], CallAdd: p["callAdd"],
+		},
+		DisappearingSeconds: a.DisappearingSeconds,
+		LinkedDevices:       append([]string{}, a.LinkedDevices...),
+	}
+}

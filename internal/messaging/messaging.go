@@ -1,0 +1,205 @@
+// Package messaging is the domain of sends: it validates a send request,
+// loads and prepares its media, sends it through the session manager now or
+// stores it for the scheduler, and keeps the message store every sent and
+// received message is recorded in (delete for everyone and quotes read it).
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wagraph/wagraph/ent"
+	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/geocode"
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// Sender is the session manager's part this package uses.
+type Sender interface {
+	Send(ctx context.Context, sessionID string, out whatsapp.Outgoing) (whatsapp.Sent, error)
+	Revoke(ctx context.Context, sessionID string, chat whatsapp.JID, messageID string) (whatsapp.Sent, error)
+}
+
+// Publisher receives the events this package makes (messages.update of
+// scheduled sends).
+type Publisher interface {
+	Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error
+}
+
+// Options are the dependencies of a Service.
+type Options struct {
+	DB        *ent.Client
+	Sender    Sender
+	Loader    *media.Loader
+	Preparer  *media.Preparer
+	Geocoder  *geocode.Geocoder
+	Publisher Publisher
+	// Now is the scheduler's clock (default time.Now). The app keeps the
+	// wall clock even when tests pin its own: due times must pass as time
+	// does, and a scheduler reading a pinned clock would shift it under
+	// the requests a test is checking.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service sends messages and keeps the message store.
+type Service struct {
+	db     *ent.Client
+	wa     Sender
+	loader *media.Loader
+	prep   *media.Preparer
+	geo    *geocode.Geocoder
+	pub    Publisher
+	now    func() time.Time
+	log    *slog.Logger
+	wake   chan struct{} // a new scheduled send: the scheduler looks again
+}
+
+// New returns a service; call Run to start its scheduler.
+func New(opts Options) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{
+		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
+		pub: opts.Publisher, now: opts.Now, log: opts.Logger, wake: make(chan struct{}, 1),
+	}
+}
+
+// Result is the outcome of a send: sent now (Timestamp) or stored for later
+// (ScheduledAt).
+type Result struct {
+	MessageID   string
+	Timestamp   *time.Time
+	ScheduledAt *time.Time
+}
+
+// Send validates req, prepares it and sends it now, or stores it when it has
+// a delay.
+func (s *Service) Send(ctx context.Context, sessionID string, req Request) (Result, error) {
+	out, delay, err := s.prepare(ctx, sessionID, req)
+	if err != nil {
+		return Result{}, err
+	}
+	if delay > 0 {
+		return s.schedule(ctx, sessionID, out, delay)
+	}
+	sent, err := s.wa.Send(ctx, sessionID, out)
+	if err != nil {
+		return Result{}, err
+	}
+	ts := sent.Timestamp.UTC().Truncate(time.Millisecond)
+	return Result{MessageID: sent.ID, Timestamp: &ts}, nil
+}
+
+// Delete revokes a message for everyone. The chat comes from the store; a
+// scheduled message not sent yet is cancelled instead.
+func (s *Service) Delete(ctx context.Context, sessionID, messageID string) error {
+	m, err := s.Get(ctx, sessionID, messageID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case m.Status == entmessage.StatusScheduled:
+		return s.cancel(ctx, sessionID, messageID)
+	case m.Status == entmessage.StatusRevoked:
+		return nil
+	case !m.FromMe:
+		return fault.New(fault.Conflict, "message %s was received, not sent by this session: only its own messages can be deleted for everyone", messageID)
+	}
+	chat, err := whatsapp.ParseJID(m.Chat)
+	if err != nil {
+		return fmt.Errorf("stored chat of message %s: %w", messageID, err)
+	}
+	if _, err := s.wa.Revoke(ctx, sessionID, chat, messageID); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, sessionID, messageID, entmessage.StatusRevoked)
+}
+
+// Get returns a stored message, or NOT_FOUND.
+func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Message, error) {
+	m, err := s.db.Message.Query().
+		Where(entmessage.SessionID(sessionID), entmessage.MessageID(messageID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, fault.New(fault.NotFound, "message %s not found in session %s", messageID, sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get message %s: %w", messageID, err)
+	}
+	return m, nil
+}
+
+// Record keeps what an event says about messages: a sent or received
+// message (the first record of an id wins, except that a scheduled one
+// becomes sent), and revokes. It is called before the event is
+// acknowledged to WhatsApp, so an error here makes WhatsApp send it again.
+func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	if m := ev.Message; m != nil {
+		return s.recordMessage(ctx, sessionID, m)
+	}
+	if ev.Kind == "messages.update" && ev.Data["status"] == "revoked" {
+		id, _ := ev.Data["id"].(string)
+		err := s.setStatus(ctx, sessionID, id, entmessage.StatusRevoked)
+		if isNotFound(err) {
+			return nil // a revoke of a message this store never saw
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsapp.Message) error {
+	status := entmessage.StatusReceived
+	if m.FromMe {
+		status = entmessage.StatusSent
+	}
+	if m.Type == "revoke" {
+		return nil // the revoke itself is not a message of the chat; messages.update carries it
+	}
+	err := s.db.Message.Create().
+		SetSessionID(sessionID).SetMessageID(m.ID).SetChat(m.Chat).SetSender(m.Sender).
+		SetFromMe(m.FromMe).SetType(m.Type).SetText(m.Text).SetCaption(m.Caption).
+		SetStatus(status).SetTimestamp(m.Timestamp.UTC()).
+		OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).
+		Ignore().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record message %s: %w", m.ID, err)
+	}
+	if m.FromMe {
+		// A scheduled send that went out: the reserved record is now sent.
+		_, err = s.db.Message.Update().
+			Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID), entmessage.StatusEQ(entmessage.StatusScheduled)).
+			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC()).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("record message %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+func (s *Service) setStatus(ctx context.Context, sessionID, messageID string, st entmessage.Status) error {
+	n, err := s.db.Message.Update().
+		Where(entmessage.SessionID(sessionID), entmessage.MessageID(messageID)).
+		SetStatus(st).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("set status of message %s: %w", messageID, err)
+	}
+	if n == 0 {
+		return fault.New(fault.NotFound, "message %s not found in session %s", messageID, sessionID)
+	}
+	return nil
+}
+
+func isNotFound(err error) bool {
+	var f *fault.Error
+	return errors.As(err, &f) && f.Code == fault.NotFound
+}

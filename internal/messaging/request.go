@@ -1,0 +1,268 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// The kinds of sends.
+const (
+	TypeText     = "text"
+	TypeImage    = "image"
+	TypeVideo    = "video"
+	TypeDocument = "document"
+	TypeAudio    = "audio"
+	TypeLocation = "location"
+	TypeContact  = "contact"
+)
+
+// Request is one send as both APIs take it. Field names in errors are the
+// contract's (number, source, latitude, contact.phoneNumber, …).
+type Request struct {
+	Type        string
+	Number      string
+	Text        string
+	Source      string
+	FileName    *string
+	Caption     *string
+	GIFPlayback bool
+	VoiceNote   bool
+	Latitude    *float64
+	Longitude   *float64
+	Address     *string
+	Name        *string
+	Contact     *Contact
+	Mentions    []string
+	Quoted      *string
+	Delay       *int
+}
+
+// Contact is the card of a contact send.
+type Contact struct {
+	PhoneNumber string
+	FirstName   string
+	LastName    string
+}
+
+// Limits of the fields (WhatsApp's own, where it has one).
+const (
+	MaxDelay       = 86400 // seconds: a day
+	maxTextLen     = 65536 // WhatsApp cuts longer texts
+	maxCaptionLen  = 1024
+	maxFileNameLen = 255
+	maxNameLen     = 256
+	maxMentions    = 1024
+)
+
+// prepare validates req and turns it into what the manager sends, with its
+// media loaded and prepared. The delay is returned apart.
+func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (whatsapp.Outgoing, int, error) {
+	out := whatsapp.Outgoing{Type: req.Type}
+	to, err := whatsapp.ParseRecipient("number", req.Number)
+	if err != nil {
+		return out, 0, err
+	}
+	out.To = to
+	delay := 0
+	if req.Delay != nil {
+		delay = *req.Delay
+		if delay < 0 || delay > MaxDelay {
+			return out, 0, fault.InvalidField("delay", "delay must be between 0 and %d seconds (got %d)", MaxDelay, delay)
+		}
+	}
+	if err := checkText("caption", req.Caption, maxCaptionLen); err != nil {
+		return out, 0, err
+	}
+	if req.Caption != nil {
+		out.Caption = *req.Caption
+	}
+	if err := checkText("fileName", req.FileName, maxFileNameLen); err != nil {
+		return out, 0, err
+	}
+	if err := s.mentionsAndQuote(ctx, sessionID, req, &out); err != nil {
+		return out, 0, err
+	}
+	switch req.Type {
+	case TypeText:
+		if strings.TrimSpace(req.Text) == "" {
+			return out, 0, fault.InvalidField("text", "text must not be empty")
+		}
+		if err := checkText("text", &req.Text, maxTextLen); err != nil {
+			return out, 0, err
+		}
+		out.Text = req.Text
+	case TypeImage, TypeVideo, TypeDocument, TypeAudio:
+		f, err := s.loadMedia(ctx, req)
+		if err != nil {
+			return out, 0, err
+		}
+		out.Media = &whatsapp.Media{
+			Data: f.Data, Mimetype: f.Mimetype, FileName: f.FileName, Thumbnail: f.Thumbnail,
+			Width: f.Width, Height: f.Height, Seconds: f.Seconds, Waveform: f.Waveform,
+		}
+		out.GIFPlayback = req.Type == TypeVideo && req.GIFPlayback
+		out.VoiceNote = req.Type == TypeAudio && req.VoiceNote
+	case TypeLocation:
+		if err := s.location(ctx, req, &out); err != nil {
+			return out, 0, err
+		}
+	case TypeContact:
+		if err := contact(req.Contact, &out); err != nil {
+			return out, 0, err
+		}
+	default:
+		return out, 0, fmt.Errorf("messaging: unknown send type %q", req.Type)
+	}
+	return out, delay, nil
+}
+
+func (s *Service) loadMedia(ctx context.Context, req Request) (media.File, error) {
+	data, err := s.loader.Load(ctx, "source", req.Source)
+	if err != nil {
+		return media.File{}, err
+	}
+	name := ""
+	if req.FileName != nil {
+		name = *req.FileName
+	}
+	switch req.Type {
+	case TypeImage:
+		return s.prep.Image(ctx, data, name)
+	case TypeVideo:
+		return s.prep.Video(ctx, data, name)
+	case TypeDocument:
+		return s.prep.Document(ctx, data, name)
+	default:
+		return s.prep.Audio(ctx, data, req.VoiceNote)
+	}
+}
+
+func (s *Service) mentionsAndQuote(ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error {
+	if len(req.Mentions) > maxMentions {
+		return fault.InvalidField("mentions", "mentions must name at most %d users (got %d)", maxMentions, len(req.Mentions))
+	}
+	for i, m := range req.Mentions {
+		field := fmt.Sprintf("mentions[%d]", i)
+		jid, err := whatsapp.ParseRecipient(field, m)
+		if err != nil {
+			return err
+		}
+		if jid.Server == "g.us" {
+			return fault.InvalidField(field, "%s must name a user, not a group", field)
+		}
+		out.Mentions = append(out.Mentions, jid)
+	}
+	if req.Quoted == nil {
+		return nil
+	}
+	q, err := s.Get(ctx, sessionID, *req.Quoted)
+	if err != nil {
+		if isNotFound(err) {
+			return fault.InvalidField("quoted", "quoted message %s is not in this session's message store", *req.Quoted)
+		}
+		return err
+	}
+	sender, err := whatsapp.ParseJID(q.Sender)
+	if err != nil {
+		return fmt.Errorf("stored sender of message %s: %w", q.MessageID, err)
+	}
+	chat, err := whatsapp.ParseJID(q.Chat)
+	if err != nil {
+		return fmt.Errorf("stored chat of message %s: %w", q.MessageID, err)
+	}
+	text := q.Text
+	if text == "" {
+		text = q.Caption
+	}
+	out.Quoted = &whatsapp.Quote{ID: q.MessageID, Sender: sender, Chat: chat, Text: text}
+	return nil
+}
+
+// location applies rest.md's rules: coordinates, or an address to geocode;
+// coordinates win when both are given.
+func (s *Service) location(ctx context.Context, req Request, out *whatsapp.Outgoing) error {
+	if err := checkText("name", req.Name, maxNameLen); err != nil {
+		return err
+	}
+	if err := checkText("address", req.Address, maxNameLen); err != nil {
+		return err
+	}
+	if req.Name != nil {
+		out.Name = *req.Name
+	}
+	if req.Address != nil {
+		out.Address = *req.Address
+	}
+	hasAddress := req.Address != nil && strings.TrimSpace(*req.Address) != ""
+	switch {
+	case req.Latitude != nil && req.Longitude != nil:
+		lat, lng := *req.Latitude, *req.Longitude
+		if math.IsNaN(lat) || lat < -90 || lat > 90 {
+			return fault.InvalidField("latitude", "latitude must be between -90 and 90 (got %v)", lat)
+		}
+		if math.IsNaN(lng) || lng < -180 || lng > 180 {
+			return fault.InvalidField("longitude", "longitude must be between -180 and 180 (got %v)", lng)
+		}
+		out.Latitude, out.Longitude = lat, lng
+	case (req.Latitude != nil || req.Longitude != nil) && !hasAddress:
+		missing := "longitude"
+		if req.Latitude == nil {
+			missing = "latitude"
+		}
+		return fault.InvalidField(missing, "%s is missing: give both latitude and longitude, or an address", missing)
+	case hasAddress:
+		p, err := s.geo.Lookup(ctx, *req.Address)
+		if err != nil {
+			return err
+		}
+		out.Latitude, out.Longitude = p.Latitude, p.Longitude
+		if out.Name == "" {
+			out.Name = p.Name
+		}
+	default:
+		return fault.InvalidField("latitude", "a location needs latitude and longitude, or an address")
+	}
+	return nil
+}
+
+func contact(c *Contact, out *whatsapp.Outgoing) error {
+	if c == nil {
+		return fault.InvalidField("contact", "contact is required")
+	}
+	phone := strings.TrimPrefix(strings.TrimSpace(c.PhoneNumber), "+")
+	if _, err := whatsapp.ParseRecipient("contact.phoneNumber", phone); err != nil || strings.Contains(phone, "@") {
+		return fault.InvalidField("contact.phoneNumber", "contact.phoneNumber must be a phone number of 7 to 15 digits in international format (got %q)", c.PhoneNumber)
+	}
+	if strings.TrimSpace(c.FirstName) == "" {
+		return fault.InvalidField("contact.firstName", "contact.firstName must not be empty")
+	}
+	for field, v := range map[string]string{"contact.firstName": c.FirstName, "contact.lastName": c.LastName} {
+		if err := checkText(field, &v, maxNameLen); err != nil {
+			return err
+		}
+	}
+	out.ContactName = strings.TrimSpace(c.FirstName + " " + c.LastName)
+	out.VCard = whatsapp.VCard(phone, c.FirstName, c.LastName)
+	return nil
+}
+
+// checkText bounds an optional text field and refuses invalid UTF-8.
+func checkText(field string, v *string, max int) error {
+	if v == nil {
+		return nil
+	}
+	if !utf8.ValidString(*v) {
+		return fault.InvalidField(field, "%s must be valid UTF-8", field)
+	}
+	if n := utf8.RuneCountInString(*v); n > max {
+		return fault.InvalidField(field, "%s must be at most %d characters (got %d)", field, max, n)
+	}
+	return nil
+}

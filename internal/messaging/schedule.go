@@ -1,0 +1,307 @@
+package messaging
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wagraph/wagraph/ent"
+	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// Scheduler timings. A due send whose session is not connected waits for
+// it: retried with a growing pause, given up a day after it was due.
+const (
+	schedulerBatch = 20
+	schedulerIdle  = 30 * time.Second // the longest sleep: new rows also wake it
+	retryFirst     = 5 * time.Second
+	retryMax       = 5 * time.Minute
+	giveUpAfter    = 24 * time.Hour
+)
+
+// stored is a send as the scheduled_sends row keeps it (media bytes apart).
+type stored struct {
+	Type        string       `json:"type"`
+	To          string       `json:"to"`
+	Text        string       `json:"text,omitempty"`
+	Caption     string       `json:"caption,omitempty"`
+	Media       *storedMedia `json:"media,omitempty"`
+	GIFPlayback bool         `json:"gifPlayback,omitempty"`
+	VoiceNote   bool         `json:"voiceNote,omitempty"`
+	Latitude    float64      `json:"latitude,omitempty"`
+	Longitude   float64      `json:"longitude,omitempty"`
+	Name        string       `json:"name,omitempty"`
+	Address     string       `json:"address,omitempty"`
+	ContactName string       `json:"contactName,omitempty"`
+	VCard       string       `json:"vcard,omitempty"`
+	Mentions    []string     `json:"mentions,omitempty"`
+	Quoted      *storedQuote `json:"quoted,omitempty"`
+}
+
+type storedMedia struct {
+	Mimetype  string `json:"mimetype"`
+	FileName  string `json:"fileName,omitempty"`
+	Thumbnail []byte `json:"thumbnail,omitempty"`
+	Width     uint32 `json:"width,omitempty"`
+	Height    uint32 `json:"height,omitempty"`
+	Seconds   uint32 `json:"seconds,omitempty"`
+	Waveform  []byte `json:"waveform,omitempty"`
+}
+
+type storedQuote struct {
+	ID, Sender, Chat, Text string
+}
+
+func toStored(out whatsapp.Outgoing) (stored, []byte) {
+	st := stored{
+		Type: out.Type, To: out.To.String(), Text: out.Text, Caption: out.Caption,
+		GIFPlayback: out.GIFPlayback, VoiceNote: out.VoiceNote, Latitude: out.Latitude, Longitude: out.Longitude,
+		Name: out.Name, Address: out.Address, ContactName: out.ContactName, VCard: out.VCard,
+	}
+	for _, m := range out.Mentions {
+		st.Mentions = append(st.Mentions, m.String())
+	}
+	if q := out.Quoted; q != nil {
+		st.Quoted = &storedQuote{ID: q.ID, Sender: q.Sender.String(), Chat: q.Chat.String(), Text: q.Text}
+	}
+	var data []byte
+	if m := out.Media; m != nil {
+		st.Media = &storedMedia{Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
+			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform}
+		data = m.Data
+	}
+	return st, data
+}
+
+func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
+	out := whatsapp.Outgoing{
+		ID: id, Type: st.Type, Text: st.Text, Caption: st.Caption, GIFPlayback: st.GIFPlayback, VoiceNote: st.VoiceNote,
+		Latitude: st.Latitude, Longitude: st.Longitude, Name: st.Name, Address: st.Address,
+		ContactName: st.ContactName, VCard: st.VCard,
+	}
+	var err error
+	parse := func(s string) whatsapp.JID {
+		j, e := whatsapp.ParseJID(s)
+		if e != nil && err == nil {
+			err = e
+		}
+		return j
+	}
+	out.To = parse(st.To)
+	for _, m := range st.Mentions {
+		out.Mentions = append(out.Mentions, parse(m))
+	}
+	if q := st.Quoted; q != nil {
+		out.Quoted = &whatsapp.Quote{ID: q.ID, Sender: parse(q.Sender), Chat: parse(q.Chat), Text: q.Text}
+	}
+	if m := st.Media; m != nil {
+		out.Media = &whatsapp.Media{Data: data, Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
+			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform}
+	}
+	return out, err
+}
+
+// schedule stores a send for later under a reserved message id; the
+// message store shows it as scheduled until it goes out.
+func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.Outgoing, delay int) (Result, error) {
+	id := whatsapp.NewMessageID()
+	now := s.now().UTC()
+	due := now.Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
+	st, data := toStored(out)
+	payload, err := json.Marshal(st)
+	if err != nil {
+		return Result{}, fmt.Errorf("encode scheduled send: %w", err)
+	}
+	err = withTx(ctx, s.db, func(tx *ent.Tx) error {
+		c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).SetCreatedAt(now)
+		if data != nil {
+			c.SetMedia(data)
+		}
+		if err := c.Exec(ctx); err != nil {
+			return fmt.Errorf("store scheduled send: %w", err)
+		}
+		err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
+			SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
+			SetStatus(entmessage.StatusScheduled).SetTimestamp(due).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("store scheduled message: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	s.log.InfoContext(ctx, "send scheduled", "session_id", sessionID, "message_id", id, "due_at", due)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return Result{MessageID: id, ScheduledAt: &due}, nil
+}
+
+// cancel ends a scheduled send that has not gone out.
+func (s *Service) cancel(ctx context.Context, sessionID, id string) error {
+	return withTx(ctx, s.db, func(tx *ent.Tx) error {
+		n, err := tx.ScheduledSend.Update().
+			Where(scheduledsend.ID(id), scheduledsend.SessionID(sessionID), scheduledsend.StateEQ(scheduledsend.StatePending)).
+			SetState(scheduledsend.StateFailed).SetLastError("cancelled").SetDoneAt(s.now().UTC()).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("cancel scheduled send %s: %w", id, err)
+		}
+		if n == 0 {
+			return fault.New(fault.Conflict, "message %s is being sent and can no longer be cancelled", id)
+		}
+		_, err = tx.Message.Update().Where(entmessage.SessionID(sessionID), entmessage.MessageID(id)).
+			SetStatus(entmessage.StatusRevoked).Save(ctx)
+		return err
+	})
+}
+
+// Run performs due sends until ctx is done. The app owns it: it starts it
+// after the session manager restored the sessions and cancels it before
+// closing the manager.
+func (s *Service) Run(ctx context.Context) {
+	for {
+		next, err := s.runDue(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("scheduler", "err", err)
+			next = retryFirst
+		}
+		t := time.NewTimer(min(next, schedulerIdle))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// runDue sends every due row and returns how long until the next one.
+func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
+	for ctx.Err() == nil {
+		rows, err := s.db.ScheduledSend.Query().
+			Where(scheduledsend.StateEQ(scheduledsend.StatePending), scheduledsend.DueAtLTE(s.now().UTC())).
+			Order(scheduledsend.ByDueAt(), scheduledsend.ByID()).Limit(schedulerBatch).All(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("due sends: %w", err)
+		}
+		for _, row := range rows {
+			if ctx.Err() != nil {
+				return 0, nil
+			}
+			s.perform(ctx, row)
+		}
+		if len(rows) < schedulerBatch {
+			break
+		}
+	}
+	next, err := s.db.ScheduledSend.Query().
+		Where(scheduledsend.StateEQ(scheduledsend.StatePending)).
+		Order(scheduledsend.ByDueAt()).First(ctx)
+	if ent.IsNotFound(err) {
+		return schedulerIdle, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("next send: %w", err)
+	}
+	return max(next.DueAt.Sub(s.now()), 0), nil
+}
+
+// perform makes one scheduled send. A session that is not connected is
+// waited for; any other failure is final and reported.
+func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
+	log := s.log.With("session_id", row.SessionID, "message_id", row.ID)
+	var st stored
+	err := json.Unmarshal(row.Payload, &st)
+	var out whatsapp.Outgoing
+	if err == nil {
+		var data []byte
+		if row.Media != nil {
+			data = *row.Media
+		}
+		out, err = st.outgoing(row.ID, data)
+	}
+	if err != nil {
+		s.finish(ctx, log, row, st.To, fmt.Errorf("stored send cannot be read: %w", err))
+		return
+	}
+	_, err = s.wa.Send(ctx, row.SessionID, out)
+	switch {
+	case err == nil:
+		s.finish(ctx, log, row, st.To, nil)
+	case ctx.Err() != nil:
+		// Shutting down: the row stays pending and is sent after the next start.
+	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
+		wait := min(retryFirst<<min(row.Attempts, 10), retryMax)
+		if uerr := s.db.ScheduledSend.UpdateOne(row).SetAttempts(row.Attempts + 1).SetLastError(err.Error()).
+			SetDueAt(s.now().UTC().Add(wait)).Exec(ctx); uerr != nil {
+			log.Error("scheduler: postpone send", "err", uerr)
+		}
+		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
+	default:
+		s.finish(ctx, log, row, st.To, err)
+	}
+}
+
+// finish records a scheduled send's outcome and publishes it as
+// messages.update (sent or failed).
+func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...any) }, row *ent.ScheduledSend, chat string, sendErr error) {
+	state, status, reason := scheduledsend.StateSent, entmessage.StatusSent, ""
+	if sendErr != nil {
+		state, status, reason = scheduledsend.StateFailed, entmessage.StatusFailed, clientMessage(sendErr)
+	}
+	now := s.now().UTC()
+	err := withTx(ctx, s.db, func(tx *ent.Tx) error {
+		if err := tx.ScheduledSend.UpdateOne(row).SetState(state).SetAttempts(row.Attempts + 1).
+			SetLastError(reason).SetDoneAt(now).ClearMedia().Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.Message.Update().Where(entmessage.SessionID(row.SessionID), entmessage.MessageID(row.ID)).
+			SetStatus(status).Save(ctx)
+		return err
+	})
+	if err != nil {
+		log.Error("scheduler: record outcome", "err", err)
+		return
+	}
+	data := map[string]any{"id": row.ID, "chat": chat, "status": string(status), "timestamp": now.Format("2006-01-02T15:04:05.000Z07:00")}
+	if reason != "" {
+		data["error"] = reason
+	}
+	if s.pub != nil {
+		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: "messages.update", Data: data}); err != nil {
+			log.Error("scheduler: publish outcome", "err", err)
+		}
+	}
+}
+
+// clientMessage is what a user may read of a failure: a fault's message,
+// or a generic line for anything unclassified.
+func clientMessage(err error) string {
+	if f := fault.From(err); f != nil && f.Code != fault.Internal {
+		return f.Message
+	}
+	return "the send failed (see the server log)"
+}
+
+func withTx(ctx context.Context, db *ent.Client, fn func(*ent.Tx) error) error {
+	tx, err := db.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
