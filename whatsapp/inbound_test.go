@@ -1,11 +1,14 @@
 package whatsapp
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"go.mau.fi/whatsmeow/proto/waCommon"
 	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -170,4 +173,107 @@ func TestInbound(t *testing.T) {
 		})
 	})
 	e.settle(st)
+}
+
+// TestContentOf: the type and fields of each kind of message content, and
+// the stanzas that are no chat message at all (type "").
+func TestContentOf(t *testing.T) {
+	loc := func(lat, lng float64) (*float64, *float64) { return &lat, &lng }
+	lat, lng := loc(1.5, -2.25)
+	tests := []struct {
+		name string
+		msg  *waE2E.Message
+		want content
+	}{
+		{"sticker", &waE2E.Message{StickerMessage: &waE2E.StickerMessage{Mimetype: proto.String("image/webp"), FileLength: proto.Uint64(42)}},
+			content{typ: "sticker", mimetype: "image/webp", size: 42, hasMedia: true}},
+		{"video note", &waE2E.Message{PtvMessage: &waE2E.VideoMessage{Mimetype: proto.String("video/mp4")}},
+			content{typ: "video", mimetype: "video/mp4", hasMedia: true}},
+		{"live location", &waE2E.Message{LiveLocationMessage: &waE2E.LiveLocationMessage{DegreesLatitude: proto.Float64(1.5), DegreesLongitude: proto.Float64(-2.25), Caption: proto.String("on my way")}},
+			content{typ: "location", lat: lat, lng: lng, caption: "on my way"}},
+		{"several contacts", &waE2E.Message{ContactsArrayMessage: &waE2E.ContactsArrayMessage{DisplayName: proto.String("2 contacts"),
+			Contacts: []*waE2E.ContactMessage{{Vcard: proto.String("A")}, {Vcard: proto.String("B")}}}},
+			content{typ: "contact", name: "2 contacts", vcard: "A\nB"}},
+		{"poll", &waE2E.Message{PollCreationMessageV3: &waE2E.PollCreationMessage{Name: proto.String("Lunch?")}},
+			content{typ: "poll", text: "Lunch?"}},
+		{"reply", &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String("yes"),
+			ContextInfo: &waE2E.ContextInfo{StanzaID: proto.String("Q1"), MentionedJID: []string{"1@s.whatsapp.net"}}}},
+			content{typ: "text", text: "yes", quotedID: "Q1", mentions: []string{"1@s.whatsapp.net"}}},
+		{"something new", &waE2E.Message{ButtonsMessage: &waE2E.ButtonsMessage{}}, content{typ: "unknown"}},
+		{"sender key only", &waE2E.Message{SenderKeyDistributionMessage: &waE2E.SenderKeyDistributionMessage{}}, content{}},
+		{"context info only", &waE2E.Message{MessageContextInfo: &waE2E.MessageContextInfo{}}, content{}},
+		{"app state keys", &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{Type: waE2E.ProtocolMessage_APP_STATE_SYNC_KEY_SHARE.Enum()}}, content{}},
+		{"poll vote", &waE2E.Message{PollUpdateMessage: &waE2E.PollUpdateMessage{}}, content{}},
+		{"nil", nil, content{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := contentOf(tt.msg)
+			same := got.typ == tt.want.typ && got.text == tt.want.text && got.caption == tt.want.caption &&
+				got.mimetype == tt.want.mimetype && got.size == tt.want.size && got.hasMedia == tt.want.hasMedia &&
+				got.name == tt.want.name && got.vcard == tt.want.vcard && got.quotedID == tt.want.quotedID &&
+				slices.Equal(got.mentions, tt.want.mentions) && (got.lat == nil) == (tt.want.lat == nil)
+			if same && got.lat != nil {
+				same = *got.lat == *tt.want.lat && *got.lng == *tt.want.lng
+			}
+			if !same {
+				t.Errorf("contentOf = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGroupReceipts: a member's receipt in a group is one
+// message-receipt.update per message, naming the member; receipts of the
+// account's own devices and retries publish nothing. (The network's phones
+// send receipts in direct chats only, so the receipt is handed to the
+// session's running client as whatsmeow parses it.)
+func TestGroupReceipts(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	e.pairQR(m, "s1", phone)
+	g, err := m.CreateGroup(ctx, "s1", "Receipts", "", []types.JID{phoneJID(peer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	s := m.sessions["s1"]
+	m.mu.Unlock()
+	s.mu.Lock()
+	run := &clientRun{m: m, s: s, cli: s.cli}
+	s.mu.Unlock()
+
+	member := types.JID{User: peer, Device: 3, Server: types.DefaultUserServer}
+	now := time.Now()
+	receipt := func(typ types.ReceiptType, fromMe bool, ids ...string) *events.Receipt {
+		return &events.Receipt{
+			MessageSource: types.MessageSource{Chat: g.JID, Sender: member, IsGroup: true, IsFromMe: fromMe},
+			MessageIDs:    ids, Timestamp: now, Type: typ,
+		}
+	}
+	n := len(e.pub.events("s1"))
+	for _, ev := range []*events.Receipt{
+		receipt(types.ReceiptTypeRetry, false, "X"), receipt(types.ReceiptTypeSender, true, "X"),
+		receipt(types.ReceiptTypeRead, true, "X"), receipt(types.ReceiptTypeReadSelf, true, "X"),
+	} {
+		if !run.handleEvent(ev) {
+			t.Errorf("receipt %s not acknowledged", ev.Type)
+		}
+	}
+	if !run.handleEvent(receipt(types.ReceiptTypeRead, false, "A", "B")) {
+		t.Fatal("receipt not acknowledged")
+	}
+	evs := e.pub.events("s1")[n:]
+	if len(evs) != 2 {
+		t.Fatalf("published %+v, want 2 events", evs)
+	}
+	for i, id := range []string{"A", "B"} {
+		if evs[i].Kind != KindMessageReceipt {
+			t.Errorf("kind %s", evs[i].Kind)
+		}
+		wantData(t, "message-receipt.update", evs[i].Data, map[string]any{
+			"id": id, "chat": g.JID.String(), "status": "read", "timestamp": timestamp(now),
+			"participant": phoneJID(peer).String(), "participantPhone": peer,
+		})
+	}
 }
