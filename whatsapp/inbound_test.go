@@ -1,7 +1,10 @@
 package whatsapp
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,4 +279,64 @@ func TestGroupReceipts(t *testing.T) {
 			"participant": phoneJID(peer).String(), "participantPhone": peer,
 		})
 	}
+}
+
+// refusingPublisher refuses message events while refuse is set, and counts
+// what it refused.
+type refusingPublisher struct {
+	*recorder
+	refuse  atomic.Bool
+	refused atomic.Int32
+}
+
+func (p *refusingPublisher) Publish(ctx context.Context, id string, ev Event) error {
+	if ev.Message != nil && p.refuse.Load() {
+		p.refused.Add(1)
+		return errors.New("message store unavailable")
+	}
+	return p.recorder.Publish(ctx, id, ev)
+}
+
+// TestInboundNotStored: a message whose event could not be stored is not
+// acknowledged; WhatsApp sends it again after a reconnect and it is
+// published then. The re-sent ciphertext can only be read again from
+// whatsmeow's decrypted-event buffer (the Signal ratchet has moved on: it
+// fails with "old counter" and whatsmeow drops it), so the manager's
+// clients need EnableDecryptedEventBuffer.
+func TestInboundNotStored(t *testing.T) {
+	e := newEnv(t)
+	pub := &refusingPublisher{recorder: e.pub}
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	t.Cleanup(m.Close)
+	st := e.pairQR(m, "s1", phone)
+	dev := parseJID(t, st.JID)
+
+	pub.refuse.Store(true)
+	id, err := e.net.SendText(peer, phone, "keep me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitUntil("the message event refused", func() bool { return pub.refused.Load() > 0 })
+	if n := e.net.Unacked(dev); n != 1 {
+		t.Fatalf("%d stanzas unacknowledged after the event was refused, want 1", n)
+	}
+	for _, ev := range e.pub.events("s1") {
+		if ev.Kind == KindInboundMessage {
+			t.Fatalf("a refused event was published: %+v", ev)
+		}
+	}
+
+	pub.refuse.Store(false)
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	ev, _ := e.event("s1", KindInboundMessage, id)
+	if ev.Message == nil || ev.Message.Text != "keep me" {
+		t.Errorf("after the reconnect: %+v", ev)
+	}
+	e.settle(st)
 }
