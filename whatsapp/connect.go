@@ -171,6 +171,11 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
 	cli.BackgroundEventCtx = m.ctx
 	cli.SynchronousAck = true
+	// A message whose event could not be stored is not acknowledged, so
+	// WhatsApp sends it again; the Signal session has already advanced, so
+	// the second copy only decrypts from whatsmeow's buffer of decrypted
+	// plaintexts (without it whatsmeow drops it as an old counter).
+	cli.EnableDecryptedEventBuffer = true
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
 	cli.AutoReconnectHook = func(err error) bool {

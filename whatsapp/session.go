@@ -116,7 +116,6 @@ func (st *sessionState) public() SessionState {
 	return p
 }
 
-
 // loggedOut puts the state in LOGGED_OUT: the device is gone.
 func (st *sessionState) loggedOut(reason string) {
 	st.status, st.reason, st.qr, st.pairingCode = StatusLoggedOut, reason, "", ""
