@@ -73,6 +73,22 @@ func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *str
 	return own.String(), nil
 }
 
+// awaitQR returns the session's state once it shows a QR code; a session
+// that is connecting (just asked to) gets a moment to show its first one.
+func (r *Resolver) awaitQR(ctx context.Context, sessionID string) (whatsapp.SessionState, error) {
+	wctx, cancel := context.WithTimeout(ctx, linkWait)
+	defer cancel()
+	var last whatsapp.SessionState
+	err := r.Link.Watch(wctx, sessionID, func(st whatsapp.SessionState) bool {
+		last = st
+		return st.Status == whatsapp.StatusConnecting || (st.Status == whatsapp.StatusPairing && st.QRCode == "")
+	})
+	if err != nil && wctx.Err() == nil {
+		return last, err
+	}
+	return last, nil
+}
+
 // awaitConnected waits until a session that was just linked is CONNECTED.
 func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model.Session, error) {
 	_, s, err := r.reachSession(ctx, sessionID)

@@ -20,7 +20,7 @@ func (r *mutationResolver) SandboxLinkDevice(ctx context.Context, sessionID stri
 	if err != nil {
 		return nil, err
 	}
-	st, err := r.Link.Status(ctx, sessionID)
+	st, err := r.awaitQR(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
