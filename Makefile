@@ -45,8 +45,8 @@ check-generated: generate
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
-	@command -v ffmpeg >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg; }
+	@command -v ffmpeg >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg curl ca-certificates; }
 	$(GO) mod download
 
 clean:
