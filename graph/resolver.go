@@ -111,19 +111,3 @@ func checkName(field, name string, required bool) error {
 	}
 	return nil
 }
-
-// withTx runs fn in a transaction, committing when it returns nil.
-func withTx(ctx context.Context, db *ent.Client, fn func(*ent.Tx) error) error {
-	tx, err := db.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}

@@ -73,6 +73,18 @@ func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *str
 	return own.String(), nil
 }
 
+// linkedDevice returns the JID of the session's linked device.
+func (r *Resolver) linkedDevice(ctx context.Context, sessionID string) (string, error) {
+	st, err := r.Link.Status(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if st.JID == "" {
+		return "", fault.New(fault.NotConnected, "session %s has no linked device (status: %s)", sessionID, st.Status)
+	}
+	return st.JID, nil
+}
+
 // awaitQR returns the session's state once it shows a QR code; a session
 // that is connecting (just asked to) gets a moment to show its first one.
 func (r *Resolver) awaitQR(ctx context.Context, sessionID string) (whatsapp.SessionState, error) {

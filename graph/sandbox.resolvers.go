@@ -130,14 +130,11 @@ func (r *mutationResolver) SandboxDropConnection(ctx context.Context, sessionID 
 	if err != nil {
 		return false, err
 	}
-	st, err := r.Link.Status(ctx, sessionID)
+	device, err := r.linkedDevice(ctx, sessionID)
 	if err != nil {
 		return false, err
 	}
-	if st.JID == "" {
-		return false, fault.New(fault.NotConnected, "session %s has no linked device (status: %s)", sessionID, st.Status)
-	}
-	if err := sb.DropConnection(ctx, st.JID); err != nil {
+	if err := sb.DropConnection(ctx, device); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -148,14 +145,11 @@ func (r *mutationResolver) SandboxLogoutDevice(ctx context.Context, sessionID st
 	if err != nil {
 		return false, err
 	}
-	st, err := r.Link.Status(ctx, sessionID)
+	device, err := r.linkedDevice(ctx, sessionID)
 	if err != nil {
 		return false, err
 	}
-	if st.JID == "" {
-		return false, fault.New(fault.NotConnected, "session %s has no linked device (status: %s)", sessionID, st.Status)
-	}
-	if err := sb.RemoveDevice(ctx, st.JID); err != nil {
+	if err := sb.RemoveDevice(ctx, device); err != nil {
 		return false, err
 	}
 	return true, nil

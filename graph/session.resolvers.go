@@ -36,7 +36,7 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 		s   *ent.Session
 		tok string
 	)
-	err = withTx(ctx, r.DB, func(tx *ent.Tx) error {
+	err = ent.WithTx(ctx, r.DB, func(tx *ent.Tx) error {
 		var err error
 		s, err = tx.Session.Create().SetID(r.NewID()).SetName(n).SetOwnerID(p.UserID).SetCreatedAt(r.Now()).Save(ctx)
 		if err != nil {

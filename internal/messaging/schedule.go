@@ -116,7 +116,7 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 	if err != nil {
 		return Result{}, fmt.Errorf("encode scheduled send: %w", err)
 	}
-	err = withTx(ctx, s.db, func(tx *ent.Tx) error {
+	err = ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
 		c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).SetCreatedAt(now)
 		if data != nil {
 			c.SetMedia(data)
@@ -145,7 +145,7 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 
 // cancel ends a scheduled send that has not gone out.
 func (s *Service) cancel(ctx context.Context, sessionID, id string) error {
-	return withTx(ctx, s.db, func(tx *ent.Tx) error {
+	return ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
 		n, err := tx.ScheduledSend.Update().
 			Where(scheduledsend.ID(id), scheduledsend.SessionID(sessionID), scheduledsend.StateEQ(scheduledsend.StatePending)).
 			SetState(scheduledsend.StateFailed).SetLastError("cancelled").SetDoneAt(s.now().UTC()).Save(ctx)
@@ -258,7 +258,7 @@ func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...an
 		state, status, reason = scheduledsend.StateFailed, entmessage.StatusFailed, clientMessage(sendErr)
 	}
 	now := s.now().UTC()
-	err := withTx(ctx, s.db, func(tx *ent.Tx) error {
+	err := ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
 		if err := tx.ScheduledSend.UpdateOne(row).SetState(state).SetAttempts(row.Attempts + 1).
 			SetLastError(reason).SetDoneAt(now).ClearMedia().Exec(ctx); err != nil {
 			return err
@@ -283,25 +283,12 @@ func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...an
 }
 
 // clientMessage is what a user may read of a failure: a fault's message,
+
+// clientMessage is what a user may read of a failure: a fault's message,
 // or a generic line for anything unclassified.
 func clientMessage(err error) string {
 	if f := fault.From(err); f != nil && f.Code != fault.Internal {
 		return f.Message
 	}
 	return "the send failed (see the server log)"
-}
-
-func withTx(ctx context.Context, db *ent.Client, fn func(*ent.Tx) error) error {
-	tx, err := db.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
 }
