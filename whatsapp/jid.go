@@ -1,8 +1,11 @@
 // Package whatsapp is the only package that speaks to WhatsApp: it imports
 // go.mau.fi/whatsmeow and turns the gateway's requests into whatsmeow calls.
-// It holds the session manager (manager.go: one whatsmeow client per
-// session, its status and lifecycle) and parses recipients; sends, groups
-// and event conversion arrive with the next WhatsApp issues.
+// It holds the session manager (manager.go, connect.go, session.go: one
+// whatsmeow client per session, its status and lifecycle), the operations on
+// a connected session (send.go, groups.go, account.go), the conversion of
+// whatsmeow's events into the gateway's (inbound.go, message.go) and the
+// parsing of recipients (this file). Media arrive here prepared
+// (internal/media); the sandbox controls are in whatsapp/sandbox.
 package whatsapp
 
 import (
