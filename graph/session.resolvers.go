@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
@@ -158,7 +157,9 @@ func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID stri
 	go func() {
 		defer close(ch)
 		var last *model.Session
-		err := r.Link.Watch(ctx, sessionID, func(st whatsapp.SessionState) bool {
+		// The stream ends when the subscriber leaves or the session is
+		// deleted (Watch's NOT_FOUND): closing the channel completes it.
+		_ = r.Link.Watch(ctx, sessionID, func(st whatsapp.SessionState) bool {
 			m := toLiveSession(s, st)
 			if last != nil && sameSessionState(last, m) {
 				return true
@@ -171,9 +172,6 @@ func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID stri
 				return false
 			}
 		})
-		if err != nil && ctx.Err() == nil {
-			graphql.AddError(ctx, err)
-		}
 	}()
 	return ch, nil
 }
