@@ -121,6 +121,15 @@ func TestSessionLifecycle(t *testing.T) {
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!) { sandboxLogoutDevice(sessionId: $s) }`, map[string]any{"s": other.ID}, nil)
 	s.WaitStatus(t, other.ID, "LOGGED_OUT", nil)
 
+	fourth := s.LinkSession(t, "4915550010005")
+	apptest.Settle(t, net, fourth)
+	var lo struct{ Logout struct{ ID string } }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!) { logout(sessionId: $s) { id } }`, map[string]any{"s": fourth.ID}, &lo)
+	s.WaitStatus(t, fourth.ID, "LOGGED_OUT", nil)
+	if devs := net.LinkedDevices(fourth.Phone); len(devs) != 0 || lo.Logout.ID != fourth.ID {
+		t.Errorf("GraphQL logout: %+v, devices %v", lo, devs)
+	}
+
 	third := s.LinkSession(t, "4915550010004")
 	apptest.Settle(t, net, third)
 	if res := s.REST(t, "DELETE", "/session/"+third.ID, apptest.AdminToken, ""); res.Status != http.StatusOK {
