@@ -15,6 +15,7 @@ const (
 	maxSubjectLen     = 100
 	maxDescriptionLen = 2048
 	maxParticipants   = 1024
+	maxInviteTextLen  = 4096 // leaves room for the link within a text's limit
 )
 
 func toGroup(g whatsapp.Group) *model.Group {

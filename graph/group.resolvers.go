@@ -76,6 +76,9 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 	if _, err := whatsapp.ParseRecipient("number", number); err != nil {
 		return nil, err
 	}
+	if err := checkGroupText("message", &message, maxInviteTextLen, false); err != nil {
+		return nil, err
+	}
 	link, err := r.GroupAdmin.GroupInviteLink(ctx, sessionID, gj)
 	if err != nil {
 		return nil, err
@@ -86,7 +89,7 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 	}
 	res, err := r.Messages.Send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: number, Text: text})
 	if err != nil {
-		return nil, inArgument("message", err)
+		return nil, err
 	}
 	return &model.SendResult{MessageID: res.MessageID, Timestamp: res.Timestamp, ScheduledAt: res.ScheduledAt}, nil
 }
