@@ -56,6 +56,7 @@ type Message struct {
 	Text      string
 	Caption   string
 	Timestamp time.Time
+	Media     *MediaRef // the attachment of a media message; nil for others and for media that cannot be downloaded
 }
 
 // Publisher stores and fans out the events of sessions (the app's event

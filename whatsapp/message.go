@@ -44,6 +44,7 @@ type content struct {
 	mentions                          []string // JID strings
 	reactionKey                       *waCommon.MessageKey
 	hasMedia                          bool
+	media                             *MediaRef // nil when the attachment cannot be downloaded
 }
 
 // contentOf reads a message as whatsmeow unwrapped it (device-sent,
@@ -54,8 +55,9 @@ type content struct {
 func contentOf(msg *waE2E.Message) content {
 	var c content
 	var ci *waE2E.ContextInfo
-	media := func(typ, caption, mimetype string, size uint64, info *waE2E.ContextInfo) {
-		c.typ, c.caption, c.mimetype, c.size, ci, c.hasMedia = typ, caption, mimetype, size, info, true
+	media := func(typ, caption string, a attachment, info *waE2E.ContextInfo) {
+		c.typ, c.caption, c.mimetype, c.size, ci, c.hasMedia = typ, caption, a.GetMimetype(), a.GetFileLength(), info, true
+		c.media = refOf(a, c.fileName)
 	}
 	switch {
 	case msg == nil:
@@ -66,27 +68,27 @@ func contentOf(msg *waE2E.Message) content {
 		c.typ, c.text, ci = "text", t.GetText(), t.GetContextInfo()
 	case msg.ImageMessage != nil:
 		i := msg.GetImageMessage()
-		media("image", i.GetCaption(), i.GetMimetype(), i.GetFileLength(), i.GetContextInfo())
+		media("image", i.GetCaption(), i, i.GetContextInfo())
 	case msg.VideoMessage != nil:
 		v := msg.GetVideoMessage()
-		media("video", v.GetCaption(), v.GetMimetype(), v.GetFileLength(), v.GetContextInfo())
+		media("video", v.GetCaption(), v, v.GetContextInfo())
 	case msg.PtvMessage != nil: // a round video note
 		v := msg.GetPtvMessage()
-		media("video", v.GetCaption(), v.GetMimetype(), v.GetFileLength(), v.GetContextInfo())
+		media("video", v.GetCaption(), v, v.GetContextInfo())
 	case msg.AudioMessage != nil:
 		a := msg.GetAudioMessage()
 		typ := "audio"
 		if a.GetPTT() {
 			typ = "voice"
 		}
-		media(typ, "", a.GetMimetype(), a.GetFileLength(), a.GetContextInfo())
+		media(typ, "", a, a.GetContextInfo())
 	case msg.DocumentMessage != nil:
 		d := msg.GetDocumentMessage()
-		media("document", d.GetCaption(), d.GetMimetype(), d.GetFileLength(), d.GetContextInfo())
 		c.fileName = d.GetFileName()
+		media("document", d.GetCaption(), d, d.GetContextInfo())
 	case msg.StickerMessage != nil:
 		st := msg.GetStickerMessage()
-		media("sticker", "", st.GetMimetype(), st.GetFileLength(), st.GetContextInfo())
+		media("sticker", "", st, st.GetContextInfo())
 	case msg.LocationMessage != nil:
 		l := msg.GetLocationMessage()
 		lat, lng := l.GetDegreesLatitude(), l.GetDegreesLongitude()
@@ -222,17 +224,18 @@ func senderOf(ctx context.Context, cli *whatsmeow.Client, src *types.MessageSour
 
 // describe is a message's record and its data in events.md's shape: every
 // key is present, null when the message has no such value (mediaUrl is
-// the app's). chat and sender are the resolved chat and sender.
+// null here: the URL is the app's, which sets it for a record with Media).
+// chat and sender are the resolved chat and sender.
 func describe(info *types.MessageInfo, chat types.JID, sender person, c content) (*Message, map[string]any) {
 	rec := &Message{
 		ID: info.ID, Chat: chat.String(), Sender: sender.jid().String(), FromMe: info.IsFromMe,
-		Type: c.typ, Text: c.text, Caption: c.caption, Timestamp: info.Timestamp.UTC(),
+		Type: c.typ, Text: c.text, Caption: c.caption, Timestamp: info.Timestamp.UTC(), Media: c.media,
 	}
 	d := map[string]any{
 		"id": info.ID, "chat": rec.Chat, "sender": rec.Sender, "senderPhone": nil, "senderLid": nil,
 		"fromMe": info.IsFromMe, "pushName": optional(info.PushName), "timestamp": timestamp(info.Timestamp),
 		"type": c.typ, "text": optional(c.text), "caption": optional(c.caption), "fileName": optional(c.fileName),
-		"mimetype": optional(c.mimetype), "size": nil, "latitude": nil, "longitude": nil,
+		"mimetype": optional(c.mimetype), "size": nil, "mediaUrl": nil, "latitude": nil, "longitude": nil,
 		"name": optional(c.name), "address": optional(c.address), "vcard": optional(c.vcard),
 		"quotedId": optional(c.quotedID), "mentions": nil, "isGroup": chat.Server == types.GroupServer,
 	}
