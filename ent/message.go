@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Message is the model entity for the Message schema.
@@ -38,6 +40,8 @@ type Message struct {
 	Status message.Status `json:"status,omitempty"`
 	// Timestamp holds the value of the "timestamp" field.
 	Timestamp time.Time `json:"timestamp,omitempty"`
+	// Media holds the value of the "media" field.
+	Media *whatsapp.MediaRef `json:"media,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -69,6 +73,8 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case message.FieldMedia:
+			values[i] = new([]byte)
 		case message.FieldFromMe:
 			values[i] = new(sql.NullBool)
 		case message.FieldID:
@@ -158,6 +164,14 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Timestamp = value.Time
 			}
+		case message.FieldMedia:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field media", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Media); err != nil {
+					return fmt.Errorf("unmarshal field media: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -228,6 +242,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("timestamp=")
 	builder.WriteString(_m.Timestamp.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("media=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Media))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // MessageCreate is the builder for creating a Message entity.
@@ -96,6 +97,12 @@ func (_c *MessageCreate) SetStatus(v message.Status) *MessageCreate {
 // SetTimestamp sets the "timestamp" field.
 func (_c *MessageCreate) SetTimestamp(v time.Time) *MessageCreate {
 	_c.mutation.SetTimestamp(v)
+	return _c
+}
+
+// SetMedia sets the "media" field.
+func (_c *MessageCreate) SetMedia(v *whatsapp.MediaRef) *MessageCreate {
+	_c.mutation.SetMedia(v)
 	return _c
 }
 
@@ -237,6 +244,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Timestamp(); ok {
 		_spec.SetField(message.FieldTimestamp, field.TypeTime, value)
 		_node.Timestamp = value
+	}
+	if value, ok := _c.mutation.Media(); ok {
+		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+		_node.Media = value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -415,6 +426,24 @@ func (u *MessageUpsert) UpdateTimestamp() *MessageUpsert {
 	return u
 }
 
+// SetMedia sets the "media" field.
+func (u *MessageUpsert) SetMedia(v *whatsapp.MediaRef) *MessageUpsert {
+	u.Set(message.FieldMedia, v)
+	return u
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMedia() *MessageUpsert {
+	u.SetExcluded(message.FieldMedia)
+	return u
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *MessageUpsert) ClearMedia() *MessageUpsert {
+	u.SetNull(message.FieldMedia)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -586,6 +615,27 @@ func (u *MessageUpsertOne) SetTimestamp(v time.Time) *MessageUpsertOne {
 func (u *MessageUpsertOne) UpdateTimestamp() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateTimestamp()
+	})
+}
+
+// SetMedia sets the "media" field.
+func (u *MessageUpsertOne) SetMedia(v *whatsapp.MediaRef) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMedia(v)
+	})
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMedia() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMedia()
+	})
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *MessageUpsertOne) ClearMedia() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMedia()
 	})
 }
 
@@ -925,6 +975,27 @@ func (u *MessageUpsertBulk) SetTimestamp(v time.Time) *MessageUpsertBulk {
 func (u *MessageUpsertBulk) UpdateTimestamp() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateTimestamp()
+	})
+}
+
+// SetMedia sets the "media" field.
+func (u *MessageUpsertBulk) SetMedia(v *whatsapp.MediaRef) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMedia(v)
+	})
+}
+
+// UpdateMedia sets the "media" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMedia() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMedia()
+	})
+}
+
+// ClearMedia clears the value of the "media" field.
+func (u *MessageUpsertBulk) ClearMedia() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMedia()
 	})
 }
 

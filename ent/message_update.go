@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // MessageUpdate is the builder for updating Message entities.
@@ -152,6 +153,18 @@ func (_u *MessageUpdate) SetNillableTimestamp(v *time.Time) *MessageUpdate {
 	return _u
 }
 
+// SetMedia sets the "media" field.
+func (_u *MessageUpdate) SetMedia(v *whatsapp.MediaRef) *MessageUpdate {
+	_u.mutation.SetMedia(v)
+	return _u
+}
+
+// ClearMedia clears the value of the "media" field.
+func (_u *MessageUpdate) ClearMedia() *MessageUpdate {
+	_u.mutation.ClearMedia()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -238,6 +251,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Timestamp(); ok {
 		_spec.SetField(message.FieldTimestamp, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Media(); ok {
+		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+	}
+	if _u.mutation.MediaCleared() {
+		_spec.ClearField(message.FieldMedia, field.TypeJSON)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -383,6 +402,18 @@ func (_u *MessageUpdateOne) SetNillableTimestamp(v *time.Time) *MessageUpdateOne
 	return _u
 }
 
+// SetMedia sets the "media" field.
+func (_u *MessageUpdateOne) SetMedia(v *whatsapp.MediaRef) *MessageUpdateOne {
+	_u.mutation.SetMedia(v)
+	return _u
+}
+
+// ClearMedia clears the value of the "media" field.
+func (_u *MessageUpdateOne) ClearMedia() *MessageUpdateOne {
+	_u.mutation.ClearMedia()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -499,6 +530,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if value, ok := _u.mutation.Timestamp(); ok {
 		_spec.SetField(message.FieldTimestamp, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Media(); ok {
+		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+	}
+	if _u.mutation.MediaCleared() {
+		_spec.ClearField(message.FieldMedia, field.TypeJSON)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

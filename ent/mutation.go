@@ -18,6 +18,7 @@ import (
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 const (
@@ -52,6 +53,7 @@ type MessageMutation struct {
 	caption        *string
 	status         *message.Status
 	timestamp      *time.Time
+	media          **whatsapp.MediaRef
 	clearedFields  map[string]struct{}
 	session        *string
 	clearedsession bool
@@ -544,6 +546,55 @@ func (m *MessageMutation) ResetTimestamp() {
 	m.timestamp = nil
 }
 
+// SetMedia sets the "media" field.
+func (m *MessageMutation) SetMedia(wr *whatsapp.MediaRef) {
+	m.media = &wr
+}
+
+// Media returns the value of the "media" field in the mutation.
+func (m *MessageMutation) Media() (r *whatsapp.MediaRef, exists bool) {
+	v := m.media
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMedia returns the old "media" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMedia(ctx context.Context) (v *whatsapp.MediaRef, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMedia is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMedia requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMedia: %w", err)
+	}
+	return oldValue.Media, nil
+}
+
+// ClearMedia clears the value of the "media" field.
+func (m *MessageMutation) ClearMedia() {
+	m.media = nil
+	m.clearedFields[message.FieldMedia] = struct{}{}
+}
+
+// MediaCleared returns if the "media" field was cleared in this mutation.
+func (m *MessageMutation) MediaCleared() bool {
+	_, ok := m.clearedFields[message.FieldMedia]
+	return ok
+}
+
+// ResetMedia resets all changes to the "media" field.
+func (m *MessageMutation) ResetMedia() {
+	m.media = nil
+	delete(m.clearedFields, message.FieldMedia)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -605,7 +656,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -636,6 +687,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.timestamp != nil {
 		fields = append(fields, message.FieldTimestamp)
 	}
+	if m.media != nil {
+		fields = append(fields, message.FieldMedia)
+	}
 	return fields
 }
 
@@ -664,6 +718,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case message.FieldTimestamp:
 		return m.Timestamp()
+	case message.FieldMedia:
+		return m.Media()
 	}
 	return nil, false
 }
@@ -693,6 +749,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldStatus(ctx)
 	case message.FieldTimestamp:
 		return m.OldTimestamp(ctx)
+	case message.FieldMedia:
+		return m.OldMedia(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -772,6 +830,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTimestamp(v)
 		return nil
+	case message.FieldMedia:
+		v, ok := value.(*whatsapp.MediaRef)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMedia(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -808,6 +873,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldCaption) {
 		fields = append(fields, message.FieldCaption)
 	}
+	if m.FieldCleared(message.FieldMedia) {
+		fields = append(fields, message.FieldMedia)
+	}
 	return fields
 }
 
@@ -827,6 +895,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldCaption:
 		m.ClearCaption()
+		return nil
+	case message.FieldMedia:
+		m.ClearMedia()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -865,6 +936,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldTimestamp:
 		m.ResetTimestamp()
+		return nil
+	case message.FieldMedia:
+		m.ResetMedia()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)

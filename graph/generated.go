@@ -73,6 +73,7 @@ type ComplexityRoot struct {
 		Chat      func(childComplexity int) int
 		FromMe    func(childComplexity int) int
 		ID        func(childComplexity int) int
+		MediaURL  func(childComplexity int) int
 		Sender    func(childComplexity int) int
 		Status    func(childComplexity int) int
 		Text      func(childComplexity int) int
@@ -469,6 +470,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ID(childComplexity), true
+	case "Message.mediaUrl":
+		if e.ComplexityRoot.Message.MediaURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaURL(childComplexity), true
 	case "Message.sender":
 		if e.ComplexityRoot.Message.Sender == nil {
 			break
@@ -1843,6 +1850,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_status(ctx, field)
 	case "timestamp":
 		return ec.fieldContext_Message_timestamp(ctx, field)
+	case "mediaUrl":
+		return ec.fieldContext_Message_mediaUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -3956,6 +3965,29 @@ func (ec *executionContext) _Message_timestamp(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Message_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Message_mediaUrl(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -10493,6 +10525,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "timestamp":
 			out.Values[i] = ec._Message_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mediaUrl":
+			out.Values[i] = ec._Message_mediaUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

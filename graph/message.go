@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
@@ -21,10 +22,34 @@ func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Req
 }
 
 func toMessage(m *ent.Message) *model.Message {
-	return &model.Message{
+	out := &model.Message{
 		ID: m.MessageID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type,
 		Text: optional(m.Text), Caption: optional(m.Caption), Status: string(m.Status), Timestamp: m.Timestamp,
 	}
+	if m.Media != nil {
+		u := MediaPath(m.SessionID, m.MessageID)
+		out.MediaURL = &u
+	}
+	return out
+}
+
+// MediaPath is where the media of a message is served: the REST route
+// GET /api/v1/session/{sessionId}/message/{messageId}/media, as a path of
+// this service (it knows no public base URL). Events and Message.mediaUrl
+// point there, never at WhatsApp's servers.
+func MediaPath(sessionID, messageID string) string {
+	return "/api/v1/session/" + url.PathEscape(sessionID) + "/message/" + url.PathEscape(messageID) + "/media"
+}
+
+// MessageMedia is a message's decrypted media with its content type and
+// file name (documents), for the REST media route: GraphQL has no field
+// for bytes, so this is the resolver both APIs share the rules of (the
+// session reached first, then the message store).
+func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
+	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+		return nil, "", "", err
+	}
+	return r.Messages.Media(ctx, sessionID, messageID)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -61,6 +61,7 @@ type messageJSON struct {
 	Type      string  `json:"type"`
 	Text      *string `json:"text"`
 	Caption   *string `json:"caption"`
+	MediaURL  *string `json:"mediaUrl"`
 	Status    string  `json:"status"`
 	Timestamp string  `json:"timestamp"`
 }
@@ -77,6 +78,6 @@ func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	ok(w, http.StatusOK, messageJSON{
 		ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Text: m.Text,
-		Caption: m.Caption, Status: m.Status, Timestamp: model.FormatTime(m.Timestamp),
+		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: model.FormatTime(m.Timestamp),
 	})
 }

@@ -19,10 +19,11 @@ const Prefix = "/api/v1"
 
 // Handler serves the REST contract.
 type Handler struct {
-	q   graph.QueryResolver
-	m   graph.MutationResolver
-	log *slog.Logger
-	mux *http.ServeMux
+	q     graph.QueryResolver
+	m     graph.MutationResolver
+	media mediaSource // nil when root offers none: the media route then fails
+	log   *slog.Logger
+	mux   *http.ServeMux
 
 	patterns []string
 }
@@ -31,6 +32,7 @@ type Handler struct {
 // of root.
 func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
 	h := &Handler{q: root.Query(), m: root.Mutation(), log: log, mux: http.NewServeMux()}
+	h.media, _ = root.(mediaSource)
 	for _, rt := range h.routes() {
 		h.mux.HandleFunc(rt.pattern, rt.fn)
 		h.patterns = append(h.patterns, rt.pattern)
@@ -66,6 +68,7 @@ func (h *Handler) routes() []route {
 		{"POST /session/{sessionId}/message/location", sendHandler(h, h.m.SendLocation)},
 		{"POST /session/{sessionId}/message/contact", sendHandler(h, h.m.SendContact)},
 		{"GET /session/{sessionId}/message/{messageId}", h.getMessage},
+		{"GET /session/{sessionId}/message/{messageId}/media", h.getMessageMedia},
 		{"DELETE /session/{sessionId}/message/{messageId}", h.deleteMessage},
 
 		{"POST /session/{sessionId}/group", h.createGroup},

@@ -34,6 +34,8 @@ const (
 	FieldStatus = "status"
 	// FieldTimestamp holds the string denoting the timestamp field in the database.
 	FieldTimestamp = "timestamp"
+	// FieldMedia holds the string denoting the media field in the database.
+	FieldMedia = "media"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldCaption,
 	FieldStatus,
 	FieldTimestamp,
+	FieldMedia,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -645,6 +645,16 @@ func TimestampLTE(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldLTE(FieldTimestamp, v))
 }
 
+// MediaIsNil applies the IsNil predicate on the "media" field.
+func MediaIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMedia))
+}
+
+// MediaNotNil applies the NotNil predicate on the "media" field.
+func MediaNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMedia))
+}
+
 // HasSession applies the HasEdge predicate on the "session" edge.
 func HasSession() predicate.Message {
 	return predicate.Message(func(s *sql.Selector) {

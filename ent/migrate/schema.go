@@ -20,6 +20,7 @@ var (
 		{Name: "caption", Type: field.TypeString, Nullable: true},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "sent", "scheduled", "failed", "revoked"}},
 		{Name: "timestamp", Type: field.TypeTime},
+		{Name: "media", Type: field.TypeJSON, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
@@ -30,7 +31,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_sessions_messages",
-				Columns:    []*schema.Column{MessagesColumns[10]},
+				Columns:    []*schema.Column{MessagesColumns[11]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -39,7 +40,7 @@ var (
 			{
 				Name:    "message_session_id_message_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[10], MessagesColumns[1]},
+				Columns: []*schema.Column{MessagesColumns[11], MessagesColumns[1]},
 			},
 		},
 	}

@@ -5,6 +5,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Message is one message a session sent or received: the message store.
@@ -25,6 +27,9 @@ func (Message) Fields() []ent.Field {
 		field.String("caption").Optional(),
 		field.Enum("status").Values("received", "sent", "scheduled", "failed", "revoked"),
 		field.Time("timestamp"),
+		// media is what downloads the attachment of a media message again
+		// (GET …/message/{id}/media); WhatsApp keeps the blob, not the key.
+		field.JSON("media", &whatsapp.MediaRef{}).Optional(),
 	}
 }
 

@@ -74,6 +74,10 @@ type Message struct {
 	// received, sent, scheduled, failed, revoked
 	Status    string    `json:"status"`
 	Timestamp time.Time `json:"timestamp"`
+	// Where the decrypted media of a media message is served (downloaded from
+	// WhatsApp on demand): the REST path /api/v1/session/{sessionId}/message/{id}/media,
+	// relative to this service. Null for a message without media.
+	MediaURL *string `json:"mediaUrl,omitempty"`
 }
 
 type Mutation struct {

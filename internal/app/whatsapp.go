@@ -106,6 +106,10 @@ type eventSink struct {
 }
 
 func (e *eventSink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	if m := ev.Message; m != nil && m.Media != nil && ev.Data != nil {
+		// events.md: mediaUrl is this service's media route, never WhatsApp's.
+		ev.Data["mediaUrl"] = graph.MediaPath(sessionID, m.ID)
+	}
 	if err := e.messages.Record(ctx, sessionID, ev); err != nil {
 		return err
 	}

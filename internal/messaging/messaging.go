@@ -1,7 +1,8 @@
 // Package messaging is the domain of sends: it validates a send request,
 // loads and prepares its media, sends it through the session manager now or
 // stores it for the scheduler, and keeps the message store every sent and
-// received message is recorded in (delete for everyone and quotes read it).
+// received message is recorded in (delete for everyone, quotes and media
+// downloads read it).
 package messaging
 
 import (
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -23,6 +25,7 @@ import (
 type Sender interface {
 	Send(ctx context.Context, sessionID string, out whatsapp.Outgoing) (whatsapp.Sent, error)
 	Revoke(ctx context.Context, sessionID string, chat whatsapp.JID, messageID string) (whatsapp.Sent, error)
+	Download(ctx context.Context, sessionID string, ref whatsapp.MediaRef) ([]byte, error)
 }
 
 // Publisher receives the events this package makes (messages.update of
@@ -165,25 +168,58 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 	if m.Type == "revoke" {
 		return nil // the revoke itself is not a message of the chat; messages.update carries it
 	}
-	err := s.db.Message.Create().
+	create := s.db.Message.Create().
 		SetSessionID(sessionID).SetMessageID(m.ID).SetChat(m.Chat).SetSender(m.Sender).
 		SetFromMe(m.FromMe).SetType(m.Type).SetText(m.Text).SetCaption(m.Caption).
-		SetStatus(status).SetTimestamp(m.Timestamp.UTC()).
-		OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).
-		Ignore().Exec(ctx)
+		SetStatus(status).SetTimestamp(m.Timestamp.UTC())
+	if m.Media != nil {
+		create.SetMedia(m.Media)
+	}
+	err := create.OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).Ignore().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
 	}
 	if m.FromMe {
-		// A scheduled send that went out: the reserved record is now sent.
-		_, err = s.db.Message.Update().
+		// A scheduled send that went out: the reserved record is now sent,
+		// with the media it was sent with.
+		upd := s.db.Message.Update().
 			Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID), entmessage.StatusEQ(entmessage.StatusScheduled)).
-			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC()).Save(ctx)
+			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC())
+		if m.Media != nil {
+			upd.SetMedia(m.Media)
+		}
+		_, err = upd.Save(ctx)
 		if err != nil {
 			return fmt.Errorf("record message %s: %w", m.ID, err)
 		}
 	}
 	return nil
+}
+
+// Media downloads the attachment of a stored message from WhatsApp's media
+// hosts and returns it decrypted, with its content type (the message's
+// mimetype, else sniffed) and its file name (documents). A message this
+// store does not know, or one without media, is NOT_FOUND.
+func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
+	m, err := s.Get(ctx, sessionID, messageID)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if m.Media == nil {
+		return nil, "", "", fault.New(fault.NotFound, "message %s has no media", messageID)
+	}
+	data, err = s.wa.Download(ctx, sessionID, *m.Media)
+	if isNotFound(err) {
+		return nil, "", "", fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers", messageID)
+	}
+	if err != nil {
+		return nil, "", "", err
+	}
+	mimetype = m.Media.Mimetype
+	if mimetype == "" {
+		mimetype = http.DetectContentType(data)
+	}
+	return data, mimetype, m.Media.FileName, nil
 }
 
 func (s *Service) setStatus(ctx context.Context, sessionID, messageID string, st entmessage.Status) error {

@@ -1,0 +1,96 @@
+package restcompat_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/restcompat"
+)
+
+// mediaRoot is a resolver root whose MessageMedia answers from a table
+// (the rest of the root is never called here).
+type mediaRoot struct {
+	*graph.Resolver
+	media map[string]mediaAnswer
+}
+
+type mediaAnswer struct {
+	data               []byte
+	mimetype, fileName string
+	err                error
+}
+
+func (r mediaRoot) MessageMedia(_ context.Context, _, messageID string) ([]byte, string, string, error) {
+	a := r.media[messageID]
+	return a.data, a.mimetype, a.fileName, a.err
+}
+
+// TestMessageMediaResponse: the media route writes the bytes with their
+// content type and length, names a document's file safely, falls back to
+// bytes for a mimetype that does not parse, and answers failures with the
+// JSON envelope and the fault's status.
+func TestMessageMediaResponse(t *testing.T) {
+	root := mediaRoot{Resolver: &graph.Resolver{}, media: map[string]mediaAnswer{
+		"IMG":   {data: []byte("\x89PNG..."), mimetype: "image/png"},
+		"DOC":   {data: []byte("%PDF"), mimetype: "application/pdf", fileName: `Q3 "final".pdf`},
+		"UTF":   {data: []byte("x"), mimetype: "text/plain; charset=utf-8", fileName: "Übersicht.txt"},
+		"CTL":   {data: []byte("x"), mimetype: "application/pdf", fileName: "a\r\nSet-Cookie: x.pdf"},
+		"ODD":   {data: []byte("x"), mimetype: "not a type"},
+		"NONE":  {err: fault.New(fault.NotFound, "message NONE has no media")},
+		"OFF":   {err: fault.New(fault.NotConnected, "session s is not connected (status: DISCONNECTED)")},
+		"WA":    {err: fault.New(fault.WhatsAppError, "session s could not download the media")},
+		"EMPTY": {data: []byte{}, mimetype: "audio/ogg; codecs=opus"},
+	}}
+	h := restcompat.New(root, slog.New(slog.DiscardHandler))
+	tests := []struct {
+		status                                int
+		msgID, contentType, disposition, body string
+	}{
+		{msgID: "IMG", status: 200, contentType: "image/png", body: "\x89PNG..."},
+		{msgID: "DOC", status: 200, contentType: "application/pdf", disposition: `inline; filename="Q3 \"final\".pdf"`, body: "%PDF"},
+		{msgID: "UTF", status: 200, contentType: "text/plain; charset=utf-8", disposition: "inline; filename*=utf-8''%C3%9Cbersicht.txt", body: "x"},
+		{msgID: "CTL", status: 200, contentType: "application/pdf", disposition: "inline; filename*=utf-8''a%0D%0ASet-Cookie%3A%20x.pdf", body: "x"},
+		{msgID: "ODD", status: 200, contentType: "application/octet-stream", body: "x"},
+		{msgID: "EMPTY", status: 200, contentType: "audio/ogg; codecs=opus", body: ""},
+		{msgID: "NONE", status: 404, contentType: "application/json", body: `{"status":"failed","message":"message NONE has no media"}`},
+		{msgID: "OFF", status: 409, contentType: "application/json", body: `"message":"session s is not connected`},
+		{msgID: "WA", status: 502, contentType: "application/json", body: `"message":"session s could not download the media"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.msgID, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/session/s/message/"+tt.msgID+"/media", nil))
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != tt.contentType {
+				t.Errorf("Content-Type %q, want %q", ct, tt.contentType)
+			}
+			if cd := rec.Header().Get("Content-Disposition"); cd != tt.disposition {
+				t.Errorf("Content-Disposition %q, want %q", cd, tt.disposition)
+			}
+			if tt.status != 200 {
+				if !strings.Contains(rec.Body.String(), tt.body) {
+					t.Errorf("body %s, want it to contain %s", rec.Body, tt.body)
+				}
+				return
+			}
+			if rec.Body.String() != tt.body {
+				t.Errorf("body %q, want %q", rec.Body, tt.body)
+			}
+			if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(len(tt.body)) {
+				t.Errorf("Content-Length %q, want %d", cl, len(tt.body))
+			}
+			if rec.Header().Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(rec.Header().Get("Content-Security-Policy"), "sandbox") {
+				t.Errorf("served without nosniff and a sandbox policy: %v", rec.Header())
+			}
+		})
+	}
+}
