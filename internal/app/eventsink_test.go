@@ -1,0 +1,57 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/wagraph/wagraph/ent/enttest"
+	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// TestEventSinkMediaURL: a message event with media gets mediaUrl pointing
+// at this service's media route and its record keeps the media reference;
+// a message without media keeps mediaUrl null.
+func TestEventSinkMediaURL(t *testing.T) {
+	ctx := context.Background()
+	db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+	t.Cleanup(func() { db.Close() })
+	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	sink := &eventSink{messages: messaging.New(messaging.Options{DB: db}), log: slog.New(slog.DiscardHandler)}
+
+	ref := &whatsapp.MediaRef{DirectPath: "/v/t62/abc_n.enc?ccb=11-4", MediaKey: bytes.Repeat([]byte{1}, 32),
+		FileLength: 3, Mimetype: "image/png", MediaType: "image"}
+	tests := []struct {
+		id    string
+		media *whatsapp.MediaRef
+		want  any
+	}{
+		{"IMG1", ref, "/api/v1/session/s1/message/IMG1/media"},
+		{"TXT1", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			ev := whatsapp.Event{Kind: whatsapp.KindInboundMessage, Data: map[string]any{"id": tt.id, "mediaUrl": nil},
+				Message: &whatsapp.Message{ID: tt.id, Chat: "1@s.whatsapp.net", Sender: "1@s.whatsapp.net", Type: "image", Timestamp: time.Now(), Media: tt.media}}
+			if err := sink.Publish(ctx, "s1", ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Data["mediaUrl"] != tt.want {
+				t.Errorf("mediaUrl %v, want %v", ev.Data["mediaUrl"], tt.want)
+			}
+			rec := db.Message.Query().Where(entmessage.MessageID(tt.id)).OnlyX(ctx)
+			if (rec.Media == nil) != (tt.media == nil) || (rec.Media != nil && (rec.Media.DirectPath != ref.DirectPath ||
+				!bytes.Equal(rec.Media.MediaKey, ref.MediaKey) || rec.Media.MediaType != "image")) {
+				t.Errorf("stored media %+v, want %+v", rec.Media, tt.media)
+			}
+		})
+	}
+}
