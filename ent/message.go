@@ -3,7 +3,6 @@
 package ent
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/session"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Message is the model entity for the Message schema.
@@ -41,7 +39,7 @@ type Message struct {
 	// Timestamp holds the value of the "timestamp" field.
 	Timestamp time.Time `json:"timestamp,omitempty"`
 	// Media holds the value of the "media" field.
-	Media *whatsapp.MediaRef `json:"media,omitempty"`
+	Media []byte `json:"media,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -167,10 +165,8 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 		case message.FieldMedia:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field media", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.Media); err != nil {
-					return fmt.Errorf("unmarshal field media: %w", err)
-				}
+			} else if value != nil {
+				_m.Media = *value
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])

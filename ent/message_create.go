@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/session"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // MessageCreate is the builder for creating a Message entity.
@@ -101,7 +100,7 @@ func (_c *MessageCreate) SetTimestamp(v time.Time) *MessageCreate {
 }
 
 // SetMedia sets the "media" field.
-func (_c *MessageCreate) SetMedia(v *whatsapp.MediaRef) *MessageCreate {
+func (_c *MessageCreate) SetMedia(v []byte) *MessageCreate {
 	_c.mutation.SetMedia(v)
 	return _c
 }
@@ -246,7 +245,7 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_node.Timestamp = value
 	}
 	if value, ok := _c.mutation.Media(); ok {
-		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+		_spec.SetField(message.FieldMedia, field.TypeBytes, value)
 		_node.Media = value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
@@ -427,7 +426,7 @@ func (u *MessageUpsert) UpdateTimestamp() *MessageUpsert {
 }
 
 // SetMedia sets the "media" field.
-func (u *MessageUpsert) SetMedia(v *whatsapp.MediaRef) *MessageUpsert {
+func (u *MessageUpsert) SetMedia(v []byte) *MessageUpsert {
 	u.Set(message.FieldMedia, v)
 	return u
 }
@@ -619,7 +618,7 @@ func (u *MessageUpsertOne) UpdateTimestamp() *MessageUpsertOne {
 }
 
 // SetMedia sets the "media" field.
-func (u *MessageUpsertOne) SetMedia(v *whatsapp.MediaRef) *MessageUpsertOne {
+func (u *MessageUpsertOne) SetMedia(v []byte) *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.SetMedia(v)
 	})
@@ -979,7 +978,7 @@ func (u *MessageUpsertBulk) UpdateTimestamp() *MessageUpsertBulk {
 }
 
 // SetMedia sets the "media" field.
-func (u *MessageUpsertBulk) SetMedia(v *whatsapp.MediaRef) *MessageUpsertBulk {
+func (u *MessageUpsertBulk) SetMedia(v []byte) *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.SetMedia(v)
 	})

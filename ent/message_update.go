@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // MessageUpdate is the builder for updating Message entities.
@@ -154,7 +153,7 @@ func (_u *MessageUpdate) SetNillableTimestamp(v *time.Time) *MessageUpdate {
 }
 
 // SetMedia sets the "media" field.
-func (_u *MessageUpdate) SetMedia(v *whatsapp.MediaRef) *MessageUpdate {
+func (_u *MessageUpdate) SetMedia(v []byte) *MessageUpdate {
 	_u.mutation.SetMedia(v)
 	return _u
 }
@@ -253,10 +252,10 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		_spec.SetField(message.FieldTimestamp, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.Media(); ok {
-		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+		_spec.SetField(message.FieldMedia, field.TypeBytes, value)
 	}
 	if _u.mutation.MediaCleared() {
-		_spec.ClearField(message.FieldMedia, field.TypeJSON)
+		_spec.ClearField(message.FieldMedia, field.TypeBytes)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -403,7 +402,7 @@ func (_u *MessageUpdateOne) SetNillableTimestamp(v *time.Time) *MessageUpdateOne
 }
 
 // SetMedia sets the "media" field.
-func (_u *MessageUpdateOne) SetMedia(v *whatsapp.MediaRef) *MessageUpdateOne {
+func (_u *MessageUpdateOne) SetMedia(v []byte) *MessageUpdateOne {
 	_u.mutation.SetMedia(v)
 	return _u
 }
@@ -532,10 +531,10 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 		_spec.SetField(message.FieldTimestamp, field.TypeTime, value)
 	}
 	if value, ok := _u.mutation.Media(); ok {
-		_spec.SetField(message.FieldMedia, field.TypeJSON, value)
+		_spec.SetField(message.FieldMedia, field.TypeBytes, value)
 	}
 	if _u.mutation.MediaCleared() {
-		_spec.ClearField(message.FieldMedia, field.TypeJSON)
+		_spec.ClearField(message.FieldMedia, field.TypeBytes)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

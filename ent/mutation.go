@@ -18,7 +18,6 @@ import (
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 const (
@@ -53,7 +52,7 @@ type MessageMutation struct {
 	caption        *string
 	status         *message.Status
 	timestamp      *time.Time
-	media          **whatsapp.MediaRef
+	media          *[]byte
 	clearedFields  map[string]struct{}
 	session        *string
 	clearedsession bool
@@ -547,12 +546,12 @@ func (m *MessageMutation) ResetTimestamp() {
 }
 
 // SetMedia sets the "media" field.
-func (m *MessageMutation) SetMedia(wr *whatsapp.MediaRef) {
-	m.media = &wr
+func (m *MessageMutation) SetMedia(b []byte) {
+	m.media = &b
 }
 
 // Media returns the value of the "media" field in the mutation.
-func (m *MessageMutation) Media() (r *whatsapp.MediaRef, exists bool) {
+func (m *MessageMutation) Media() (r []byte, exists bool) {
 	v := m.media
 	if v == nil {
 		return
@@ -563,7 +562,7 @@ func (m *MessageMutation) Media() (r *whatsapp.MediaRef, exists bool) {
 // OldMedia returns the old "media" field's value of the Message entity.
 // If the Message object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MessageMutation) OldMedia(ctx context.Context) (v *whatsapp.MediaRef, err error) {
+func (m *MessageMutation) OldMedia(ctx context.Context) (v []byte, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldMedia is only allowed on UpdateOne operations")
 	}
@@ -831,7 +830,7 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		m.SetTimestamp(v)
 		return nil
 	case message.FieldMedia:
-		v, ok := value.(*whatsapp.MediaRef)
+		v, ok := value.([]byte)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

@@ -26,7 +26,7 @@ func toMessage(m *ent.Message) *model.Message {
 		ID: m.MessageID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type,
 		Text: optional(m.Text), Caption: optional(m.Caption), Status: string(m.Status), Timestamp: m.Timestamp,
 	}
-	if m.Media != nil {
+	if len(m.Media) > 0 {
 		u := MediaPath(m.SessionID, m.MessageID)
 		out.MediaURL = &u
 	}

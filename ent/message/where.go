@@ -100,6 +100,11 @@ func Timestamp(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldTimestamp, v))
 }
 
+// Media applies equality check predicate on the "media" field. It's identical to MediaEQ.
+func Media(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMedia, v))
+}
+
 // SessionIDEQ applies the EQ predicate on the "session_id" field.
 func SessionIDEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldSessionID, v))
@@ -643,6 +648,46 @@ func TimestampLT(v time.Time) predicate.Message {
 // TimestampLTE applies the LTE predicate on the "timestamp" field.
 func TimestampLTE(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldLTE(FieldTimestamp, v))
+}
+
+// MediaEQ applies the EQ predicate on the "media" field.
+func MediaEQ(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMedia, v))
+}
+
+// MediaNEQ applies the NEQ predicate on the "media" field.
+func MediaNEQ(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMedia, v))
+}
+
+// MediaIn applies the In predicate on the "media" field.
+func MediaIn(vs ...[]byte) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMedia, vs...))
+}
+
+// MediaNotIn applies the NotIn predicate on the "media" field.
+func MediaNotIn(vs ...[]byte) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMedia, vs...))
+}
+
+// MediaGT applies the GT predicate on the "media" field.
+func MediaGT(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMedia, v))
+}
+
+// MediaGTE applies the GTE predicate on the "media" field.
+func MediaGTE(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMedia, v))
+}
+
+// MediaLT applies the LT predicate on the "media" field.
+func MediaLT(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMedia, v))
+}
+
+// MediaLTE applies the LTE predicate on the "media" field.
+func MediaLTE(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMedia, v))
 }
 
 // MediaIsNil applies the IsNil predicate on the "media" field.

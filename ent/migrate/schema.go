@@ -20,7 +20,7 @@ var (
 		{Name: "caption", Type: field.TypeString, Nullable: true},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "sent", "scheduled", "failed", "revoked"}},
 		{Name: "timestamp", Type: field.TypeTime},
-		{Name: "media", Type: field.TypeJSON, Nullable: true},
+		{Name: "media", Type: field.TypeBytes, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// MessagesTable holds the schema information for the "messages" table.

@@ -5,8 +5,6 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
-
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Message is one message a session sent or received: the message store.
@@ -29,7 +27,9 @@ func (Message) Fields() []ent.Field {
 		field.Time("timestamp"),
 		// media is what downloads the attachment of a media message again
 		// (GET …/message/{id}/media); WhatsApp keeps the blob, not the key.
-		field.JSON("media", &whatsapp.MediaRef{}).Optional(),
+		// It is the adapter's whatsapp.MediaRef as JSON, kept opaque here so
+		// storage does not depend on the WhatsApp adapter.
+		field.Bytes("media").Optional(), // empty: no media
 	}
 }
 

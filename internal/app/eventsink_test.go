@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -48,9 +49,16 @@ func TestEventSinkMediaURL(t *testing.T) {
 				t.Errorf("mediaUrl %v, want %v", ev.Data["mediaUrl"], tt.want)
 			}
 			rec := db.Message.Query().Where(entmessage.MessageID(tt.id)).OnlyX(ctx)
-			if (rec.Media == nil) != (tt.media == nil) || (rec.Media != nil && (rec.Media.DirectPath != ref.DirectPath ||
-				!bytes.Equal(rec.Media.MediaKey, ref.MediaKey) || rec.Media.MediaType != "image")) {
-				t.Errorf("stored media %+v, want %+v", rec.Media, tt.media)
+			var got *whatsapp.MediaRef
+			if len(rec.Media) > 0 {
+				got = &whatsapp.MediaRef{}
+				if err := json.Unmarshal(rec.Media, got); err != nil {
+					t.Fatalf("stored media reference: %v", err)
+				}
+			}
+			if (got == nil) != (tt.media == nil) || (got != nil && (got.DirectPath != ref.DirectPath ||
+				!bytes.Equal(got.MediaKey, ref.MediaKey) || got.MediaType != "image")) {
+				t.Errorf("stored media %+v, want %+v", got, tt.media)
 			}
 		})
 	}

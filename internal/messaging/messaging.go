@@ -7,6 +7,7 @@ package messaging
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -172,10 +173,14 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 		SetSessionID(sessionID).SetMessageID(m.ID).SetChat(m.Chat).SetSender(m.Sender).
 		SetFromMe(m.FromMe).SetType(m.Type).SetText(m.Text).SetCaption(m.Caption).
 		SetStatus(status).SetTimestamp(m.Timestamp.UTC())
-	if m.Media != nil {
-		create.SetMedia(m.Media)
+	ref, err := encodeMediaRef(m.Media)
+	if err != nil {
+		return err
 	}
-	err := create.OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).Ignore().Exec(ctx)
+	if ref != nil {
+		create.SetMedia(ref)
+	}
+	err = create.OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).Ignore().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
 	}
@@ -185,8 +190,8 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 		upd := s.db.Message.Update().
 			Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID), entmessage.StatusEQ(entmessage.StatusScheduled)).
 			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC())
-		if m.Media != nil {
-			upd.SetMedia(m.Media)
+		if ref != nil {
+			upd.SetMedia(ref)
 		}
 		_, err = upd.Save(ctx)
 		if err != nil {
@@ -205,21 +210,37 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 	if err != nil {
 		return nil, "", "", err
 	}
-	if m.Media == nil {
+	if len(m.Media) == 0 {
 		return nil, "", "", fault.New(fault.NotFound, "message %s has no media", messageID)
 	}
-	data, err = s.wa.Download(ctx, sessionID, *m.Media)
+	var ref whatsapp.MediaRef
+	if err := json.Unmarshal(m.Media, &ref); err != nil {
+		return nil, "", "", fmt.Errorf("stored media of message %s: %w", messageID, err)
+	}
+	data, err = s.wa.Download(ctx, sessionID, ref)
 	if isNotFound(err) {
 		return nil, "", "", fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers", messageID)
 	}
 	if err != nil {
 		return nil, "", "", err
 	}
-	mimetype = m.Media.Mimetype
+	mimetype = ref.Mimetype
 	if mimetype == "" {
 		mimetype = http.DetectContentType(data)
 	}
-	return data, mimetype, m.Media.FileName, nil
+	return data, mimetype, ref.FileName, nil
+}
+
+// encodeMediaRef is the stored form of a message's media reference.
+func encodeMediaRef(ref *whatsapp.MediaRef) ([]byte, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return nil, fmt.Errorf("encode media reference: %w", err)
+	}
+	return b, nil
 }
 
 func (s *Service) setStatus(ctx context.Context, sessionID, messageID string, st entmessage.Status) error {
