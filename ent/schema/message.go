@@ -42,4 +42,3 @@ func (Message) Edges() []ent.Edge {
 func (Message) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("session_id", "message_id").Unique()}
 }
-
