@@ -36,7 +36,7 @@ func (r *clientRun) handleMessage(evt *events.Message) bool {
 		kind = KindOutboundMessage
 	}
 	evs := []Event{{Kind: kind, Data: data, Message: rec}}
-	ts := timestamp(info.Timestamp)
+	ts := Timestamp(info.Timestamp)
 	switch c.typ {
 	case "reaction":
 		key := map[string]any{"id": c.quotedID, "remoteJid": optional(c.reactionKey.GetRemoteJID()), "fromMe": c.reactionKey.GetFromMe()}
@@ -89,7 +89,7 @@ func (r *clientRun) handleReceipt(evt *events.Receipt) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	chat := chatOf(ctx, r.cli, &evt.MessageSource).String()
-	ts := timestamp(evt.Timestamp)
+	ts := Timestamp(evt.Timestamp)
 	kind, participant := KindMessagesUpdate, map[string]any{}
 	if evt.IsGroup {
 		kind = KindMessageReceipt

@@ -30,7 +30,7 @@ func TestInbound(t *testing.T) {
 		ev, _ := e.event("s1", kind, id)
 		rec := ev.Message
 		if rec == nil || rec.ID != id || rec.Chat != ev.Data["chat"] || rec.Sender != ev.Data["sender"] ||
-			rec.Type != ev.Data["type"] || rec.FromMe != ev.Data["fromMe"] || ev.Data["timestamp"] != timestamp(rec.Timestamp) {
+			rec.Type != ev.Data["type"] || rec.FromMe != ev.Data["fromMe"] || ev.Data["timestamp"] != Timestamp(rec.Timestamp) {
 			t.Errorf("record %+v of data %v", rec, ev.Data)
 		}
 		return ev
@@ -275,7 +275,7 @@ func TestGroupReceipts(t *testing.T) {
 			t.Errorf("kind %s", evs[i].Kind)
 		}
 		wantData(t, "message-receipt.update", evs[i].Data, map[string]any{
-			"id": id, "chat": g.JID.String(), "status": "read", "timestamp": timestamp(now),
+			"id": id, "chat": g.JID.String(), "status": "read", "timestamp": Timestamp(now),
 			"participant": phoneJID(peer).String(), "participantPhone": peer,
 		})
 	}

@@ -31,7 +31,8 @@ const (
 // timestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC.
 const timestampLayout = "2006-01-02T15:04:05.000Z"
 
-func timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+// Timestamp formats t as the events' timestamps are written.
+func Timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
 
 // content is what a message says, whatever its kind.
 type content struct {
@@ -233,7 +234,7 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 	}
 	d := map[string]any{
 		"id": info.ID, "chat": rec.Chat, "sender": rec.Sender, "senderPhone": nil, "senderLid": nil,
-		"fromMe": info.IsFromMe, "pushName": optional(info.PushName), "timestamp": timestamp(info.Timestamp),
+		"fromMe": info.IsFromMe, "pushName": optional(info.PushName), "timestamp": Timestamp(info.Timestamp),
 		"type": c.typ, "text": optional(c.text), "caption": optional(c.caption), "fileName": optional(c.fileName),
 		"mimetype": optional(c.mimetype), "size": nil, "mediaUrl": nil, "latitude": nil, "longitude": nil,
 		"name": optional(c.name), "address": optional(c.address), "vcard": optional(c.vcard),

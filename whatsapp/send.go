@@ -114,7 +114,7 @@ func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, o
 	}
 	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp}
 	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesSend, Data: map[string]any{
-		"id": sent.ID, "chat": to.String(), "status": "sent", "timestamp": timestamp(sent.Timestamp),
+		"id": sent.ID, "chat": to.String(), "status": "sent", "timestamp": Timestamp(sent.Timestamp),
 	}})
 	if err != nil {
 		// WhatsApp has the message: the caller learns it was sent.
@@ -143,7 +143,7 @@ func (m *Manager) sendFailed(s *session, out Outgoing, cause error) {
 		msg = f.Message
 	}
 	err := m.publishEvents(s, nil, Event{Kind: KindMessagesSend, Data: map[string]any{
-		"id": out.ID, "chat": out.To.String(), "status": "failed", "error": msg, "timestamp": timestamp(time.Now()),
+		"id": out.ID, "chat": out.To.String(), "status": "failed", "error": msg, "timestamp": Timestamp(time.Now()),
 	}})
 	if err != nil {
 		s.log.Warn("a failed send's event was not stored", "message_id", out.ID, "err", err)
@@ -324,7 +324,7 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 	}
 	sent := Sent{ID: resp.ID, Chat: chat, Timestamp: resp.Timestamp}
 	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesUpdate, Data: map[string]any{
-		"id": messageID, "chat": chat.String(), "status": "revoked", "timestamp": timestamp(sent.Timestamp),
+		"id": messageID, "chat": chat.String(), "status": "revoked", "timestamp": Timestamp(sent.Timestamp),
 	}})
 	if err != nil {
 		s.log.Warn("a revoke's events were not stored", "message_id", messageID, "err", err)

@@ -150,7 +150,7 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
-	if ev.Kind == "messages.update" && ev.Data["status"] == "revoked" {
+	if ev.Kind == whatsapp.KindMessagesUpdate && ev.Data["status"] == "revoked" {
 		id, _ := ev.Data["id"].(string)
 		err := s.setStatus(ctx, sessionID, id, entmessage.StatusRevoked)
 		if isNotFound(err) {

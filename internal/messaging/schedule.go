@@ -271,12 +271,12 @@ func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...an
 		log.Error("scheduler: record outcome", "err", err)
 		return
 	}
-	data := map[string]any{"id": row.ID, "chat": chat, "status": string(status), "timestamp": now.Format("2006-01-02T15:04:05.000Z07:00")}
+	data := map[string]any{"id": row.ID, "chat": chat, "status": string(status), "timestamp": whatsapp.Timestamp(now)}
 	if reason != "" {
 		data["error"] = reason
 	}
 	if s.pub != nil {
-		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: "messages.update", Data: data}); err != nil {
+		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: whatsapp.KindMessagesUpdate, Data: data}); err != nil {
 			log.Error("scheduler: publish outcome", "err", err)
 		}
 	}
