@@ -56,21 +56,26 @@ func (r *Resolver) sandbox(ctx context.Context, sessionID string) (SandboxNetwor
 	return r.Sandbox, nil
 }
 
-// sandboxChat is where a simulated contact's message goes: the session's
+// sandboxChat returns the network for a control on a session the caller
+// reaches, and where a simulated contact's message goes: the session's
 // account, or a group.
-func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *string) (string, error) {
+func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *string) (SandboxNetwork, string, error) {
+	sb, err := r.sandbox(ctx, sessionID)
+	if err != nil {
+		return nil, "", err
+	}
 	if group != nil {
 		gj, err := whatsapp.ParseGroupJID("group", *group)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		return gj.String(), nil
+		return sb, gj.String(), nil
 	}
 	_, own, err := r.connectedAccount(ctx, sessionID)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return own.String(), nil
+	return sb, own.String(), nil
 }
 
 // linkedDevice returns the JID of the session's linked device.

@@ -45,11 +45,7 @@ func (r *mutationResolver) SandboxEnterPairingCode(ctx context.Context, sessionI
 }
 
 func (r *mutationResolver) SandboxSendText(ctx context.Context, sessionID string, from string, text string, group *string) (string, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return "", err
-	}
-	to, err := r.sandboxChat(ctx, sessionID, group)
+	sb, to, err := r.sandboxChat(ctx, sessionID, group)
 	if err != nil {
 		return "", err
 	}
@@ -57,11 +53,7 @@ func (r *mutationResolver) SandboxSendText(ctx context.Context, sessionID string
 }
 
 func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID string, from string, source string, caption *string) (string, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return "", err
-	}
-	to, err := r.sandboxChat(ctx, sessionID, nil)
+	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +63,7 @@ func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID strin
 	}
 	mimetype := http.DetectContentType(data)
 	if !strings.HasPrefix(mimetype, "image/") {
-		return "", fault.New(fault.Unsupported, "source is %s, not an image", mimetype)
+		return "", fault.New(fault.Unsupported, "source is %s; sandboxSendImage takes a JPEG, PNG or WebP image", mimetype)
 	}
 	c := ""
 	if caption != nil {
@@ -81,11 +73,7 @@ func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID strin
 }
 
 func (r *mutationResolver) SandboxReact(ctx context.Context, sessionID string, from string, messageID string, emoji string) (bool, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	to, err := r.sandboxChat(ctx, sessionID, nil)
+	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
 	if err != nil {
 		return false, err
 	}
@@ -96,11 +84,7 @@ func (r *mutationResolver) SandboxReact(ctx context.Context, sessionID string, f
 }
 
 func (r *mutationResolver) SandboxReceipt(ctx context.Context, sessionID string, from string, messageID string, typeArg string) (bool, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	to, err := r.sandboxChat(ctx, sessionID, nil)
+	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
 	if err != nil {
 		return false, err
 	}
@@ -111,11 +95,7 @@ func (r *mutationResolver) SandboxReceipt(ctx context.Context, sessionID string,
 }
 
 func (r *mutationResolver) SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	to, err := r.sandboxChat(ctx, sessionID, nil)
+	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
 	if err != nil {
 		return false, err
 	}
