@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
-	"go.mau.fi/whatsmeow/types"
 
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -288,6 +287,3 @@ func accountOf(a wafake.AccountInfo) *Account {
 	}
 	return out
 }
-
-// userJID is the JID of a phone number.
-func userJID(phone string) types.JID { return types.NewJID(phone, types.DefaultUserServer) }
