@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image/color"
-	"net/netip"
 	"os"
 	"testing"
 )
@@ -223,39 +222,4 @@ func TestWaveforms(t *testing.T) {
 	if w := packetWaveform(nil); !bytes.Equal(w, make([]byte, 64)) {
 		t.Fatalf("no packets: %v", w)
 	}
-}
-
-func TestAddrClass(t *testing.T) {
-	public := []string{"93.184.215.14", "8.8.8.8", "2606:4700::1111", "100.128.0.1", "172.32.0.1", "::ffff:8.8.8.8", "2002:0808:0808::1"}
-	for _, s := range public {
-		if c := addrClass(mustAddr(t, s)); c != "" {
-			t.Errorf("%s classed %q, want public", s, c)
-		}
-	}
-	private := map[string]string{
-		"127.0.0.2":         "a loopback address",
-		"::":                "an unspecified address",
-		"0.1.2.3":           "an unspecified address",
-		"fc00::1":           "a private address",
-		"fd00:ec2::254":     "the cloud metadata address",
-		"ff02::1":           "a multicast address",
-		"255.255.255.255":   "a reserved address",
-		"2002:7f00:0001::1": "a loopback address", // 6to4 of 127.0.0.1
-		"fe80::1%eth0":      "a link-local address",
-		"100.127.255.255":   "a carrier-grade NAT address",
-	}
-	for s, want := range private {
-		if c := addrClass(mustAddr(t, s)); c != want {
-			t.Errorf("%s classed %q, want %q", s, c, want)
-		}
-	}
-}
-
-func mustAddr(t *testing.T, s string) netip.Addr {
-	t.Helper()
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }

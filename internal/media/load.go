@@ -11,20 +11,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/netguard"
 )
 
 // LoaderOptions configure a Loader.
 type LoaderOptions struct {
-	AllowPrivate bool          // --allow-private-urls
-	MaxBytes     int64         // --max-body: largest fetched or decoded media; 0 means 64 MiB
-	Timeout      time.Duration // whole fetch; 0 means 60s
-	Resolver     Resolver      // nil: net.DefaultResolver
+	AllowPrivate bool              // --allow-private-urls
+	MaxBytes     int64             // --max-body: largest fetched or decoded media; 0 means 64 MiB
+	Timeout      time.Duration     // whole fetch; 0 means 60s
+	Resolver     netguard.Resolver // nil: net.DefaultResolver
 	Logger       *slog.Logger
 }
 
@@ -40,13 +42,16 @@ const maxRedirects = 5
 type Loader struct {
 	max     int64
 	timeout time.Duration
-	guard   *guard
 	client  *http.Client
 	log     *slog.Logger
 }
 
 // NewLoader builds the Loader and its one HTTP client.
-func NewLoader(opts LoaderOptions) *Loader {
+func NewLoader(opts LoaderOptions) *Loader { return newLoader(opts, nil) }
+
+// newLoader is NewLoader whose guard also admits the public destinations:
+// how tests put a "public" server on loopback.
+func newLoader(opts LoaderOptions, public []netip.AddrPort) *Loader {
 	l := &Loader{max: opts.MaxBytes, timeout: opts.Timeout, log: opts.Logger}
 	if l.max <= 0 {
 		l.max = defaultMaxBytes
@@ -57,16 +62,9 @@ func NewLoader(opts LoaderOptions) *Loader {
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
-	l.guard = newGuard(opts.AllowPrivate, opts.Resolver)
-	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would dial for us and bypass the guard
-		DialContext:           l.guard.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   15 * time.Second,
-		ResponseHeaderTimeout: l.timeout,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       90 * time.Second,
-	}
+	guard := netguard.New(netguard.Options{AllowPrivate: opts.AllowPrivate, Resolver: opts.Resolver, Public: public})
+	transport := guard.Transport()
+	transport.ResponseHeaderTimeout = l.timeout
 	l.client = &http.Client{
 		Transport: transport,
 		Timeout:   l.timeout,
@@ -191,16 +189,18 @@ func (l *Loader) fetch(ctx context.Context, field, source string) ([]byte, error
 // ports, TLS internals).
 func (l *Loader) fetchError(ctx context.Context, field, host string, err error) error {
 	name := fieldName(field)
-	var refused *refusedError
+	var refused *netguard.RefusedError
 	if errors.As(err, &refused) {
 		l.log.InfoContext(ctx, "media URL refused", "host", host, "reason", refused.Error())
 		switch {
-		case !refused.addr.IsValid():
-			return fault.InvalidField(field, "%s URL host %s is %s; private addresses are refused unless --allow-private-urls", name, refused.host, refused.class)
-		case refused.host != "":
-			return fault.InvalidField(field, "%s URL host %s resolves to %s, %s; private addresses are refused unless --allow-private-urls", name, refused.host, refused.addr, refused.class)
-		default:
-			return fault.InvalidField(field, "%s URL resolves to %s, %s; private addresses are refused unless --allow-private-urls", name, refused.addr, refused.class)
+		case !refused.Addr.IsValid():
+			return fault.InvalidField(field, "%s URL host %s is %s; private addresses are refused unless --allow-private-urls", name, refused.Host, refused.Class)
+		case refused.Host == "":
+			return fault.InvalidField(field, "%s URL resolves to %s, %s; private addresses are refused unless --allow-private-urls", name, refused.Addr, refused.Class)
+		case refused.Resolved:
+			return fault.InvalidField(field, "%s URL host %s resolves to %s, %s; private addresses are refused unless --allow-private-urls", name, refused.Host, refused.Addr, refused.Class)
+		default: // 2130706433, 127.0.0.1.nip.io
+			return fault.InvalidField(field, "%s URL host %s stands for %s, %s; private addresses are refused unless --allow-private-urls", name, refused.Host, refused.Addr, refused.Class)
 		}
 	}
 	if errors.Is(err, errTooManyRedirects) {

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,18 +68,7 @@ func (s *countingServer) port(t *testing.T) string {
 // newTestLoader builds a Loader that, besides what opts allow, treats the
 // given addresses as public: how a test puts a "public" server on loopback.
 func newTestLoader(opts LoaderOptions, public ...netip.AddrPort) *Loader {
-	l := NewLoader(opts)
-	if len(public) > 0 {
-		l.guard.allow = func(ap netip.AddrPort) bool {
-			for _, p := range public {
-				if ap == p {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return l
+	return newLoader(opts, public)
 }
 
 func wantFault(t *testing.T, err error, code fault.Code, field string, parts ...string) {
@@ -135,6 +125,16 @@ func TestLoadRefusesNonPublicDestinations(t *testing.T) {
 		{"metadata name", "http://metadata.google.internal/computeMetadata/v1/", "host metadata.google.internal is a cloud metadata name" + refusedTail},
 		{"localhost", "http://localhost:" + port + "/", "host localhost is a loopback name"},
 		{"localhost subdomain", "http://a.localhost:" + port + "/", "host a.localhost is a loopback name"},
+		{"localhost with trailing dot", "http://localhost.:" + port + "/", "host localhost. is a loopback name"},
+		// Numeric forms a C resolver reads as addresses are dialled as the
+		// address they stand for, and judged by it.
+		{"decimal", "http://2130706433:" + port + "/", "source URL host 2130706433 stands for 127.0.0.1, a loopback address" + refusedTail},
+		{"hex", "http://0x7f000001:" + port + "/", "host 0x7f000001 stands for 127.0.0.1, a loopback address"},
+		{"octal", "http://0177.0.0.1:" + port + "/", "host 0177.0.0.1 stands for 127.0.0.1, a loopback address"},
+		{"shorthand", "http://127.1:" + port + "/", "host 127.1 stands for 127.0.0.1, a loopback address"},
+		{"trailing dot address", "http://127.0.0.1.:" + port + "/", "host 127.0.0.1. stands for 127.0.0.1, a loopback address"},
+		{"name spelling loopback", "http://127.0.0.1.nip.io:" + port + "/", "host 127.0.0.1.nip.io stands for 127.0.0.1, a loopback address"},
+		{"dashed name spelling private", "http://app-10-0-0-1.sslip.io/", "host app-10-0-0-1.sslip.io stands for 10.0.0.1, a private address"},
 	}
 	l := NewLoader(LoaderOptions{Resolver: resolver, Timeout: 5 * time.Second})
 	for _, c := range cases {
@@ -209,6 +209,54 @@ func TestLoadRedirects(t *testing.T) {
 	}
 	if n := trap.hits.Load(); n != 0 {
 		t.Fatalf("a redirect reached the loopback server %d times", n)
+	}
+}
+
+// recordingResolver is a fakeResolver that remembers the names it was asked.
+type recordingResolver struct {
+	fakeResolver
+	mu    sync.Mutex
+	asked []string
+}
+
+func (r *recordingResolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
+	r.mu.Lock()
+	r.asked = append(r.asked, host)
+	r.mu.Unlock()
+	return r.fakeResolver.LookupIPAddr(ctx, host)
+}
+
+// TestLoadNumericHostsAreAddresses: a host in a numeric notation is dialled
+// as the address it stands for and never asked of the resolver, which might
+// read it differently (here: as a name of a public server). Refused without
+// --allow-private-urls, it reaches the loopback server with it.
+func TestLoadNumericHostsAreAddresses(t *testing.T) {
+	local := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "loopback") })
+	decoy := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "decoy") })
+	port := local.port(t)
+	hosts := []string{"2130706433", "0x7f000001", "0x7f.1", "0177.0.0.1", "127.1", "127.0.0.1."}
+	r := &recordingResolver{fakeResolver: fakeResolver{}}
+	for _, h := range hosts {
+		r.fakeResolver[h] = []netip.Addr{decoy.addrPort(t).Addr()}
+	}
+	strict := newTestLoader(LoaderOptions{Resolver: r, Timeout: 5 * time.Second}, decoy.addrPort(t))
+	open := NewLoader(LoaderOptions{AllowPrivate: true, Resolver: r, Timeout: 5 * time.Second})
+	for _, h := range hosts {
+		t.Run(h, func(t *testing.T) {
+			source := "http://" + h + ":" + port + "/"
+			_, err := strict.Load(t.Context(), "source", source)
+			wantFault(t, err, fault.Invalid, "source", "source URL host "+h+" stands for 127.0.0.1, a loopback address"+refusedTail)
+			data, err := open.Load(t.Context(), "source", source)
+			if err != nil || string(data) != "loopback" {
+				t.Fatalf("with AllowPrivate: got %q, %v; want the loopback server", data, err)
+			}
+		})
+	}
+	if r.asked != nil || decoy.hits.Load() != 0 {
+		t.Fatalf("the resolver was asked %q and the decoy reached %d times; numeric hosts are addresses", r.asked, decoy.hits.Load())
+	}
+	if n := local.hits.Load(); n != int64(len(hosts)) {
+		t.Fatalf("the loopback server was reached %d times, want %d (only with AllowPrivate)", n, len(hosts))
 	}
 }
 
