@@ -14,6 +14,7 @@ import (
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
@@ -141,7 +142,8 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
-		Geocoder: geocode.New(a.cfg.GeocoderURL, nil, a.log), Publisher: sink, Logger: a.log,
+		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
+		Publisher: sink, Logger: a.log,
 	})
 	sink.messages = a.messages
 	return nil

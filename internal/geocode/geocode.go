@@ -6,8 +6,11 @@
 // The messages say which of three things happened (no geocoder configured,
 // no match, the geocoder failed) and never carry the geocoder's own answer.
 //
-// The endpoint is the operator's own choice, so requests to it are not
-// guarded against private addresses the way webhook deliveries are.
+// Requests dial through a netguard.Guard with the --allow-private-urls
+// setting. The endpoint is the operator's own choice, but the addresses its
+// name resolves to and the redirects it answers with are not: without the
+// setting, neither may lead a lookup to a loopback, private or metadata
+// address.
 package geocode
 
 import (
@@ -25,6 +28,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/netguard"
 )
 
 const (
@@ -53,15 +57,16 @@ type Geocoder struct {
 // New returns a geocoder for the search endpoint searchURL (such as
 // https://nominatim.openstreetmap.org/search; its own query parameters are
 // kept). An empty searchURL is a geocoder that refuses every lookup as not
-// configured. client nil is http.DefaultClient; log nil discards.
-func New(searchURL string, client *http.Client, log *slog.Logger) *Geocoder {
-	if client == nil {
-		client = http.DefaultClient
+// configured. Its requests dial through guard; nil is a guard that refuses
+// every non-public address. log nil discards.
+func New(searchURL string, guard *netguard.Guard, log *slog.Logger) *Geocoder {
+	if guard == nil {
+		guard = netguard.New(netguard.Options{})
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Geocoder{searchURL: searchURL, client: client, log: log}
+	return &Geocoder{searchURL: searchURL, client: &http.Client{Transport: guard.Transport()}, log: log}
 }
 
 // Configured reports whether the geocoder has an endpoint.
@@ -111,8 +116,21 @@ func (g *Geocoder) Lookup(ctx context.Context, address string) (Place, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := g.client.Do(req)
 	if err != nil {
-		// The address is message content: it is not logged.
-		g.log.Warn("the geocoder did not answer", "host", u.Host, "err", err)
+		var refused *netguard.RefusedError
+		if errors.As(err, &refused) {
+			// The operator's to fix; the client learns only that it failed.
+			g.log.Warn("the geocoder's address is refused; --allow-private-urls lets it reach private addresses",
+				"host", u.Host, "reason", refused.Error())
+			return Place{}, failed("the geocoder failed")
+		}
+		// The address is message content: it is not logged, and a url.Error
+		// would repeat it in the query of the URL it names.
+		logged := err
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			logged = urlErr.Err
+		}
+		g.log.Warn("the geocoder did not answer", "host", u.Host, "err", logged)
 		switch {
 		case errors.Is(err, context.Canceled):
 			return Place{}, fmt.Errorf("geocode: %w", err) // the caller gave up: nobody to tell

@@ -13,9 +13,14 @@ import (
 
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
+	"github.com/wagraph/wagraph/internal/netguard"
 )
 
 const address = "Brandenburger Tor, Berlin"
+
+// allowPrivate is the guard of --allow-private-urls: the fake geocoders
+// listen on loopback.
+func allowPrivate() *netguard.Guard { return netguard.New(netguard.Options{AllowPrivate: true}) }
 
 // geocoder is a fake Nominatim: it records the requests it gets; serve
 // starts it with the handler of its answers.
@@ -95,7 +100,7 @@ func TestLookup(t *testing.T) {
 			if tt.answer != nil {
 				searchURL = fake.serve(t, tt.answer).URL + tt.path
 			}
-			g := geocode.New(searchURL, nil, nil)
+			g := geocode.New(searchURL, allowPrivate(), nil)
 			if g.Configured() != (tt.answer != nil) {
 				t.Errorf("Configured() = %v", g.Configured())
 			}
@@ -143,7 +148,7 @@ func TestLookupSlowServer(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // before srv.Close: cleanups run last first
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := geocode.New(srv.URL, srv.Client(), nil).Lookup(ctx, address)
+	_, err := geocode.New(srv.URL, allowPrivate(), nil).Lookup(ctx, address)
 	f := fault.From(err)
 	if f == nil || f.Code != fault.WhatsAppRefused || f.Message != `address "Brandenburger Tor, Berlin" could not be geocoded: the geocoder did not answer in time` {
 		t.Fatalf("Lookup of a silent geocoder: %v", err)
@@ -152,7 +157,7 @@ func TestLookupSlowServer(t *testing.T) {
 	// A caller that gives up is told so, not with a fault for its client.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
-	if _, err := geocode.New(srv.URL, srv.Client(), nil).Lookup(ctx, address); !errors.Is(err, context.Canceled) || fault.From(err) != nil {
+	if _, err := geocode.New(srv.URL, allowPrivate(), nil).Lookup(ctx, address); !errors.Is(err, context.Canceled) || fault.From(err) != nil {
 		t.Fatalf("Lookup with a cancelled context: %v", err)
 	}
 }
@@ -160,7 +165,7 @@ func TestLookupSlowServer(t *testing.T) {
 func TestLookupUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close() // nothing listens there any more
-	_, err := geocode.New(srv.URL+"/search", nil, nil).Lookup(context.Background(), address)
+	_, err := geocode.New(srv.URL+"/search", allowPrivate(), nil).Lookup(context.Background(), address)
 	f := fault.From(err)
 	if f == nil || f.Code != fault.WhatsAppRefused || f.Message != `address "Brandenburger Tor, Berlin" could not be geocoded: the geocoder failed` {
 		t.Fatalf("Lookup of an unreachable geocoder: %v", err)
@@ -168,7 +173,7 @@ func TestLookupUnreachable(t *testing.T) {
 }
 
 func TestLookupEmptyAddress(t *testing.T) {
-	_, err := geocode.New("http://127.0.0.1:1/search", nil, nil).Lookup(context.Background(), "  ")
+	_, err := geocode.New("http://127.0.0.1:1/search", allowPrivate(), nil).Lookup(context.Background(), "  ")
 	if f := fault.From(err); f == nil || f.Code != fault.Invalid || f.Field != "address" {
 		t.Fatalf("Lookup of an empty address: %v", err)
 	}
