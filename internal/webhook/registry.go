@@ -7,9 +7,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -21,6 +21,7 @@ import (
 	entwebhook "github.com/wagraph/wagraph/ent/webhook"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/netguard"
 )
 
 // Limits of a webhook record.
@@ -65,9 +66,10 @@ type Registry struct {
 	allowPrivate bool
 }
 
-// NewRegistry returns a Registry. With allowPrivate false, a URL naming a
-// loopback or private address literally is refused at once; names are checked
-// when a delivery connects.
+// NewRegistry returns a Registry. With allowPrivate false, a URL whose host
+// is, or spells, a non-public address, or names this machine or a metadata
+// service, is refused at once (netguard.CheckHost); the addresses other names
+// resolve to are checked when a delivery connects.
 func NewRegistry(db *ent.Client, random io.Reader, now func() time.Time, newID func() string, allowPrivate bool) *Registry {
 	if random == nil {
 		random = rand.Reader
@@ -274,24 +276,17 @@ func (r *Registry) validateURL(raw string) error {
 			return fault.InvalidField("url", "url has an invalid port %q", p)
 		}
 	}
-	if !r.allowPrivate && isPrivateHost(u.Hostname()) {
-		return fault.InvalidField("url", "url points at a loopback, private or link-local address (%s); start the server with --allow-private-urls to allow it", u.Hostname())
+	if !r.allowPrivate {
+		// No DNS lookup here: a name's answers can change before any
+		// delivery, so the deliveries' dialer (a netguard.Guard) checks every
+		// address when it connects. This refuses what the URL's own text
+		// rules out, by the same rules that dialer applies.
+		var refused *netguard.RefusedError
+		if errors.As(netguard.CheckHost(u.Hostname()), &refused) {
+			return fault.InvalidField("url", "url points at a loopback, private or link-local address (%s); start the server with --allow-private-urls to allow it", refused)
+		}
 	}
 	return nil
-}
-
-// isPrivateHost reports whether host is literally an address (or the name
-// localhost) that a webhook must not reach. Names that resolve to such an
-// address are refused when the delivery dials.
-func isPrivateHost(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return false
-	}
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()
 }
 
 func validateHeaders(hs []Header) error {
