@@ -71,8 +71,8 @@ func inspect(host string) (addr netip.Addr, refused *RefusedError) {
 			name = ascii
 		}
 	}
-	// A resolver drops one trailing dot: "localhost." is localhost and
-	// "127.1." is 127.0.0.1.
+	// A trailing dot only marks a name as absolute: "localhost." is
+	// localhost, and "127.1." is judged, and dialled, as 127.1.
 	name = strings.TrimSuffix(name, ".")
 	if a, err := netip.ParseAddr(name); err == nil {
 		if class := AddrClass(a); class != "" {
@@ -85,11 +85,6 @@ func inspect(host string) (addr netip.Addr, refused *RefusedError) {
 			return a, &RefusedError{Host: host, Addr: a, Class: class}
 		}
 		return a, nil
-	}
-	if looksNumeric(name) {
-		// 999.1.1.1, 0x1ffffffff: no real name ends in a numeric label, and
-		// resolvers disagree on what these mean.
-		return netip.Addr{}, &RefusedError{Host: host, Class: "a malformed address"}
 	}
 	if class := nameClass(name); class != "" {
 		return netip.Addr{}, &RefusedError{Host: host, Class: class}
@@ -230,17 +225,6 @@ func parseNumericPart(p string) (uint64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// looksNumeric reports whether the last label of name is a number, as in a
-// mistyped or overflowing address: resolvers read such names differently.
-func looksNumeric(name string) bool {
-	last := name[strings.LastIndexByte(name, '.')+1:]
-	if len(last) >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') {
-		last = last[2:]
-		return strings.Trim(last, "0123456789abcdefABCDEF") == ""
-	}
-	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // spelledAddrs returns the addresses the labels of name spell, the way

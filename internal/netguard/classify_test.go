@@ -88,10 +88,11 @@ func TestCheckHost(t *testing.T) {
 		{"127.0.0.1.", "host 127.0.0.1. stands for 127.0.0.1, a loopback address"},
 		{"2130706433.", "host 2130706433. stands for 127.0.0.1, a loopback address"},
 		{"１２７.０.０.１", "host １２７.０.０.１ stands for 127.0.0.1, a loopback address"}, // fullwidth: the HTTP client dials its IDNA form
-		{"08.0.0.1", "host 08.0.0.1 is a malformed address"},
-		{"256.0.0.1", "host 256.0.0.1 is a malformed address"},
-		{"4294967296", "host 4294967296 is a malformed address"},
-		{"127.0.0.1.2", "host 127.0.0.1.2 is a malformed address"},
+		// Not addresses in any notation: names, left to DNS and the dialer.
+		{"256.0.0.1", ""},
+		{"4294967296", ""},
+		{"0x100000000", ""},
+		{"09.0.0.1", ""},
 
 		// Names of this machine and of metadata services.
 		{"localhost", "host localhost is a loopback name"},
@@ -115,6 +116,7 @@ func TestCheckHost(t *testing.T) {
 		{"100.64.0.1.example.com", "host 100.64.0.1.example.com stands for 100.64.0.1, a carrier-grade NAT address"},
 		{"--1.sslip.io", "host --1.sslip.io stands for ::1, a loopback address"},
 		{"fe80--1.sslip.io", "host fe80--1.sslip.io stands for fe80::1, a link-local address"},
+		{"127.0.0.1.2", "host 127.0.0.1.2 stands for 127.0.0.1, a loopback address"},
 		{"8.8.8.8.10.0.0.1.nip.io", "host 8.8.8.8.10.0.0.1.nip.io stands for 10.0.0.1, a private address"}, // any spelled address counts
 	}
 	for _, tt := range tests {
