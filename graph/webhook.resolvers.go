@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/fault"
 )
 
 func (r *mutationResolver) CreateWebhook(ctx context.Context, sessionID string, input model.WebhookInput) (*model.CreateWebhookPayload, error) {
@@ -65,6 +66,14 @@ func (r *queryResolver) Webhooks(ctx context.Context, sessionID string, page *in
 	}
 	if pageSize != nil {
 		size = *pageSize
+	}
+	// The registry refuses pages below 1; far pages are refused here, before
+	// (page-1)*pageSize can overflow into a small offset. A million pages of
+	// at most 100 is far beyond any session's webhooks. (A local constant:
+	// gqlgen keeps only method bodies when it regenerates this file.)
+	const maxWebhookPage = 1_000_000
+	if pg > maxWebhookPage {
+		return nil, fault.InvalidField("page", "page must be between 1 and %d (got %d)", maxWebhookPage, pg)
 	}
 	res, err := r.Registry.List(ctx, s.ID, pg, size)
 	if err != nil {

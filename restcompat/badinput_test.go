@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 		{"list_pagesize_fraction", "GET", create + "?pageSize=1.5", ``, "", 400, "pageSize must be a whole number"},
 		{"session_name_number", "POST", "/session", `{"name":5}`, "", 400, "name must be a string"},
 		{"session_name_huge", "POST", "/session", `{"name":"` + strings.Repeat("s", 101) + `"}`, "", 400, "name must be at most 100 characters"},
-		{"session_name_control", "POST", "/session", `{"name":"a\u0000b"}`, "", 400, "name must not contain control characters"},
+		{"session_name_control", "POST", "/session", `{"name":"a\u001fb"}`, "", 400, "name must not contain control characters"},
 		{"session_unknown_field", "POST", "/session", `{"nmae":"x"}`, "", 400, `unknown field "nmae"`},
 	}
 	if len(tests) < 40 {

@@ -11,13 +11,17 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// decodeBody reads a JSON request body into dst strictly: an unknown field,
-// a wrong type, trailing data or a body over the limit is refused with a
-// message naming the field. With optional set, an empty body counts as {}.
+// decodeBody reads a JSON request body into dst strictly: an unknown field
+// (names are case-sensitive), a duplicate key, a string that is not valid
+// UTF-8 or holds a NUL, a wrong type, a number out of range, trailing data
+// or a body over the limit is refused with a message naming the field and
+// quoting at most a short prefix of the value. With optional set, an empty
+// body counts as {}.
 func decodeBody(r *http.Request, dst any, optional bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -38,6 +42,9 @@ func decodeBody(r *http.Request, dst any, optional bool) error {
 			return nil
 		}
 		return fault.New(fault.Invalid, "request body is empty: send a JSON object")
+	}
+	if err := checkStrict(body, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -61,16 +68,24 @@ func decodeError(err error, dst any) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fault.New(fault.Invalid, "malformed JSON: the body ends in the middle of a value")
 	case errors.As(err, &typeErr):
-		want := jsonKind(typeErr.Type)
-		if typeErr.Field == "" {
-			return fault.New(fault.Invalid, "request body must be a JSON %s (got %s)", want, typeErr.Value)
+		field := shortPath(typeErr.Field)
+		// "number <literal>" is a number that does not fit the field: too
+		// large, or a fraction for an integer. The literal may be huge.
+		if lit, ok := strings.CutPrefix(typeErr.Value, "number "); ok && field != "" {
+			return fault.InvalidField(typeErr.Field, "%s must be %s (got %s)", field, numberRule(typeErr.Type), truncate(lit, 32))
 		}
-		return fault.InvalidField(typeErr.Field, "%s must be %s %s (got %s)", typeErr.Field, article(want), want, typeErr.Value)
+		want := jsonKind(typeErr.Type)
+		got := truncate(typeErr.Value, 32)
+		if field == "" {
+			return fault.New(fault.Invalid, "request body must be a JSON %s (got %s)", want, got)
+		}
+		return fault.InvalidField(typeErr.Field, "%s must be %s %s (got %s)", field, article(want), want, got)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// checkStrict refuses unknown fields first; this is the backstop.
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return fault.InvalidField(name, "unknown field %q; the fields of this request are: %s", name, strings.Join(fieldNames(dst), ", "))
+		return fault.InvalidField(name, "unknown field %q; the fields of this request are: %s", shortPath(name), strings.Join(fieldNames(dst), ", "))
 	default:
-		return fault.New(fault.Invalid, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return fault.New(fault.Invalid, "malformed JSON: %s", truncate(strings.TrimPrefix(err.Error(), "json: "), 200))
 	}
 }
 
@@ -84,13 +99,28 @@ func fieldNames(dst any) []string {
 		return nil
 	}
 	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
+	for _, f := range structFields(t) {
+		out = append(out, f.name)
 	}
 	return out
+}
+
+// numberRule is the range a number must be in to fit t.
+func numberRule(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		hi := int64(^uint64(0) >> (65 - t.Bits()))
+		return fmt.Sprintf("a whole number between %d and %d", -hi-1, hi)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a whole number between 0 and %d", ^uint64(0)>>(64-t.Bits()))
+	case reflect.Float32, reflect.Float64:
+		return fmt.Sprintf("a number within the range of a %d-bit float", t.Bits())
+	default:
+		return "a " + jsonKind(t)
+	}
 }
 
 func jsonKind(t reflect.Type) string {
@@ -121,22 +151,34 @@ func article(kind string) string {
 	return "a"
 }
 
-// queryInt reads an optional integer query parameter.
+// queryInt reads an optional integer query parameter, given at most once.
+// Its range is the resolver's to check, so that GraphQL agrees.
 func queryInt(r *http.Request, name string) (*int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
+	vs := r.URL.Query()[name]
+	switch {
+	case len(vs) == 0 || len(vs) == 1 && vs[0] == "":
 		return nil, nil
+	case len(vs) > 1:
+		return nil, fault.InvalidField(name, "%s is given %d times; give it once", name, len(vs))
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, truncate(v, 32))
+	n, err := strconv.Atoi(vs[0])
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return nil, fault.InvalidField(name, "%s is out of range (got %q)", name, truncate(vs[0], 32))
+	case err != nil:
+		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, truncate(vs[0], 32))
 	}
 	return &n, nil
 }
 
+// truncate keeps at most n bytes of s, cut at a character boundary, and
+// marks the cut: a message quotes a prefix of a bad value, never all of it.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
