@@ -3026,6 +3026,7 @@ type TokenMutation struct {
 	kind           *token.Kind
 	created_at     *time.Time
 	revoked_at     *time.Time
+	from_setting   *bool
 	clearedFields  map[string]struct{}
 	user           *string
 	cleareduser    bool
@@ -3382,6 +3383,42 @@ func (m *TokenMutation) ResetRevokedAt() {
 	delete(m.clearedFields, token.FieldRevokedAt)
 }
 
+// SetFromSetting sets the "from_setting" field.
+func (m *TokenMutation) SetFromSetting(b bool) {
+	m.from_setting = &b
+}
+
+// FromSetting returns the value of the "from_setting" field in the mutation.
+func (m *TokenMutation) FromSetting() (r bool, exists bool) {
+	v := m.from_setting
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromSetting returns the old "from_setting" field's value of the Token entity.
+// If the Token object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TokenMutation) OldFromSetting(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromSetting is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromSetting requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromSetting: %w", err)
+	}
+	return oldValue.FromSetting, nil
+}
+
+// ResetFromSetting resets all changes to the "from_setting" field.
+func (m *TokenMutation) ResetFromSetting() {
+	m.from_setting = nil
+}
+
 // ClearUser clears the "user" edge to the User entity.
 func (m *TokenMutation) ClearUser() {
 	m.cleareduser = true
@@ -3470,7 +3507,7 @@ func (m *TokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TokenMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.hash != nil {
 		fields = append(fields, token.FieldHash)
 	}
@@ -3488,6 +3525,9 @@ func (m *TokenMutation) Fields() []string {
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, token.FieldRevokedAt)
+	}
+	if m.from_setting != nil {
+		fields = append(fields, token.FieldFromSetting)
 	}
 	return fields
 }
@@ -3509,6 +3549,8 @@ func (m *TokenMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case token.FieldRevokedAt:
 		return m.RevokedAt()
+	case token.FieldFromSetting:
+		return m.FromSetting()
 	}
 	return nil, false
 }
@@ -3530,6 +3572,8 @@ func (m *TokenMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCreatedAt(ctx)
 	case token.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case token.FieldFromSetting:
+		return m.OldFromSetting(ctx)
 	}
 	return nil, fmt.Errorf("unknown Token field %s", name)
 }
@@ -3580,6 +3624,13 @@ func (m *TokenMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRevokedAt(v)
+		return nil
+	case token.FieldFromSetting:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromSetting(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Token field %s", name)
@@ -3662,6 +3713,9 @@ func (m *TokenMutation) ResetField(name string) error {
 		return nil
 	case token.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case token.FieldFromSetting:
+		m.ResetFromSetting()
 		return nil
 	}
 	return fmt.Errorf("unknown Token field %s", name)

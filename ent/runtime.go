@@ -62,6 +62,10 @@ func init() {
 	tokenDescCreatedAt := tokenFields[5].Descriptor()
 	// token.DefaultCreatedAt holds the default value on creation for the created_at field.
 	token.DefaultCreatedAt = tokenDescCreatedAt.Default.(func() time.Time)
+	// tokenDescFromSetting is the schema descriptor for from_setting field.
+	tokenDescFromSetting := tokenFields[7].Descriptor()
+	// token.DefaultFromSetting holds the default value on creation for the from_setting field.
+	token.DefaultFromSetting = tokenDescFromSetting.Default.(bool)
 	// tokenDescID is the schema descriptor for id field.
 	tokenDescID := tokenFields[0].Descriptor()
 	// token.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -31,6 +31,8 @@ type Token struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// FromSetting holds the value of the "from_setting" field.
+	FromSetting bool `json:"from_setting,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TokenQuery when eager-loading is set.
 	Edges        TokenEdges `json:"edges"`
@@ -77,6 +79,8 @@ func (*Token) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case token.FieldHash:
 			values[i] = new([]byte)
+		case token.FieldFromSetting:
+			values[i] = new(sql.NullBool)
 		case token.FieldID, token.FieldKind, token.FieldUserID, token.FieldSessionID:
 			values[i] = new(sql.NullString)
 		case token.FieldCreatedAt, token.FieldRevokedAt:
@@ -139,6 +143,12 @@ func (_m *Token) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
+			}
+		case token.FieldFromSetting:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field from_setting", values[i])
+			} else if value.Valid {
+				_m.FromSetting = value.Bool
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -206,6 +216,9 @@ func (_m *Token) String() string {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("from_setting=")
+	builder.WriteString(fmt.Sprintf("%v", _m.FromSetting))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -85,6 +85,20 @@ func (_c *TokenCreate) SetNillableRevokedAt(v *time.Time) *TokenCreate {
 	return _c
 }
 
+// SetFromSetting sets the "from_setting" field.
+func (_c *TokenCreate) SetFromSetting(v bool) *TokenCreate {
+	_c.mutation.SetFromSetting(v)
+	return _c
+}
+
+// SetNillableFromSetting sets the "from_setting" field if the given value is not nil.
+func (_c *TokenCreate) SetNillableFromSetting(v *bool) *TokenCreate {
+	if v != nil {
+		_c.SetFromSetting(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *TokenCreate) SetID(v string) *TokenCreate {
 	_c.mutation.SetID(v)
@@ -140,6 +154,10 @@ func (_c *TokenCreate) defaults() {
 		v := token.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.FromSetting(); !ok {
+		v := token.DefaultFromSetting
+		_c.mutation.SetFromSetting(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -160,6 +178,9 @@ func (_c *TokenCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Token.created_at"`)}
+	}
+	if _, ok := _c.mutation.FromSetting(); !ok {
+		return &ValidationError{Name: "from_setting", err: errors.New(`ent: missing required field "Token.from_setting"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := token.IDValidator(v); err != nil {
@@ -220,6 +241,10 @@ func (_c *TokenCreate) createSpec() (*Token, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(token.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.FromSetting(); ok {
+		_spec.SetField(token.FieldFromSetting, field.TypeBool, value)
+		_node.FromSetting = value
 	}
 	if nodes := _c.mutation.UserIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -325,6 +350,18 @@ func (u *TokenUpsert) ClearRevokedAt() *TokenUpsert {
 	return u
 }
 
+// SetFromSetting sets the "from_setting" field.
+func (u *TokenUpsert) SetFromSetting(v bool) *TokenUpsert {
+	u.Set(token.FieldFromSetting, v)
+	return u
+}
+
+// UpdateFromSetting sets the "from_setting" field to the value that was provided on create.
+func (u *TokenUpsert) UpdateFromSetting() *TokenUpsert {
+	u.SetExcluded(token.FieldFromSetting)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -406,6 +443,20 @@ func (u *TokenUpsertOne) UpdateRevokedAt() *TokenUpsertOne {
 func (u *TokenUpsertOne) ClearRevokedAt() *TokenUpsertOne {
 	return u.Update(func(s *TokenUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetFromSetting sets the "from_setting" field.
+func (u *TokenUpsertOne) SetFromSetting(v bool) *TokenUpsertOne {
+	return u.Update(func(s *TokenUpsert) {
+		s.SetFromSetting(v)
+	})
+}
+
+// UpdateFromSetting sets the "from_setting" field to the value that was provided on create.
+func (u *TokenUpsertOne) UpdateFromSetting() *TokenUpsertOne {
+	return u.Update(func(s *TokenUpsert) {
+		s.UpdateFromSetting()
 	})
 }
 
@@ -657,6 +708,20 @@ func (u *TokenUpsertBulk) UpdateRevokedAt() *TokenUpsertBulk {
 func (u *TokenUpsertBulk) ClearRevokedAt() *TokenUpsertBulk {
 	return u.Update(func(s *TokenUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetFromSetting sets the "from_setting" field.
+func (u *TokenUpsertBulk) SetFromSetting(v bool) *TokenUpsertBulk {
+	return u.Update(func(s *TokenUpsert) {
+		s.SetFromSetting(v)
+	})
+}
+
+// UpdateFromSetting sets the "from_setting" field to the value that was provided on create.
+func (u *TokenUpsertBulk) UpdateFromSetting() *TokenUpsertBulk {
+	return u.Update(func(s *TokenUpsert) {
+		s.UpdateFromSetting()
 	})
 }
 

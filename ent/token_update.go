@@ -48,6 +48,20 @@ func (_u *TokenUpdate) ClearRevokedAt() *TokenUpdate {
 	return _u
 }
 
+// SetFromSetting sets the "from_setting" field.
+func (_u *TokenUpdate) SetFromSetting(v bool) *TokenUpdate {
+	_u.mutation.SetFromSetting(v)
+	return _u
+}
+
+// SetNillableFromSetting sets the "from_setting" field if the given value is not nil.
+func (_u *TokenUpdate) SetNillableFromSetting(v *bool) *TokenUpdate {
+	if v != nil {
+		_u.SetFromSetting(*v)
+	}
+	return _u
+}
+
 // Mutation returns the TokenMutation object of the builder.
 func (_u *TokenUpdate) Mutation() *TokenMutation {
 	return _u.mutation
@@ -106,6 +120,9 @@ func (_u *TokenUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(token.FieldRevokedAt, field.TypeTime)
 	}
+	if value, ok := _u.mutation.FromSetting(); ok {
+		_spec.SetField(token.FieldFromSetting, field.TypeBool, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{token.Label}
@@ -143,6 +160,20 @@ func (_u *TokenUpdateOne) SetNillableRevokedAt(v *time.Time) *TokenUpdateOne {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *TokenUpdateOne) ClearRevokedAt() *TokenUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetFromSetting sets the "from_setting" field.
+func (_u *TokenUpdateOne) SetFromSetting(v bool) *TokenUpdateOne {
+	_u.mutation.SetFromSetting(v)
+	return _u
+}
+
+// SetNillableFromSetting sets the "from_setting" field if the given value is not nil.
+func (_u *TokenUpdateOne) SetNillableFromSetting(v *bool) *TokenUpdateOne {
+	if v != nil {
+		_u.SetFromSetting(*v)
+	}
 	return _u
 }
 
@@ -233,6 +264,9 @@ func (_u *TokenUpdateOne) sqlSave(ctx context.Context) (_node *Token, err error)
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(token.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.FromSetting(); ok {
+		_spec.SetField(token.FieldFromSetting, field.TypeBool, value)
 	}
 	_node = &Token{config: _u.config}
 	_spec.Assign = _node.assignValues

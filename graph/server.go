@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"time"
@@ -13,13 +14,19 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/wagraph/wagraph/internal/fault"
 )
 
 // ServerOptions are the limits of the GraphQL endpoint.
 type ServerOptions struct {
 	ComplexityLimit int
+	Document        DocumentLimits // zero: DefaultDocumentLimits
 	Introspection   bool
 	RequestID       RequestIDFunc
+	// Charger takes each operation from the caller's rate limit; nil
+	// leaves operations unlimited.
+	Charger OperationCharger
 }
 
 // gqlgen's own error codes, folded into the contract's vocabulary: a query
@@ -32,14 +39,23 @@ var ownCodes = map[string]string{
 
 // NewServer returns the GraphQL HTTP handler over the resolvers of r.
 func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+	es := NewExecutableSchema(Config{Resolvers: r})
+	srv := handler.New(es)
 	srv.AddTransport(websocketTransport(r.Auth))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(15000)
+	limits := opts.Document
+	if limits == (DocumentLimits{}) {
+		limits = DefaultDocumentLimits
+	}
+	cache := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(cache)
+	srv.SetParserTokenLimit(limits.Tokens)
+	// First of the extensions: nothing else looks at a document before it
+	// has passed the limits.
+	srv.Use(newDocumentGuard(es.Schema(), cache, limits, opts.Introspection, opts.Charger))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
@@ -59,6 +75,40 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 		return resp
 	})
 	return srv
+}
+
+// refusalStatus is the HTTP status of a request refused before GraphQL saw
+// it; a request GraphQL executes answers 200 with its errors in the body.
+var refusalStatus = map[fault.Code]int{
+	fault.Unauthenticated: http.StatusUnauthorized,
+	fault.RateLimited:     http.StatusTooManyRequests,
+	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+}
+
+// RequestRefuser returns how a request that was not let in (no valid
+// token, the rate limit, storage down) is answered: a GraphQL response
+// holding one error of its code, an unclassified cause logged and shown
+// only as the request id.
+func RequestRefuser(log *slog.Logger, requestID RequestIDFunc) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		f := fault.From(err)
+		if f == nil {
+			id := requestID(r.Context())
+			log.ErrorContext(r.Context(), "graphql request refused", "err", err, "request_id", id)
+			f = fault.New(fault.Internal, "internal error (request id %s)", id)
+		}
+		status, ok := refusalStatus[f.Code]
+		if !ok {
+			status = http.StatusInternalServerError
+		}
+		body, _ := json.Marshal(map[string]any{
+			"errors": []map[string]any{{"message": f.Message, "extensions": map[string]any{"code": ExtensionCode(f.Code)}}},
+			"data":   nil,
+		})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(append(body, '\n'))
+	}
 }
 
 // foldOwnCodes gives every error an extensions.code of the contract.

@@ -2,8 +2,11 @@ package graph
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +21,7 @@ import (
 
 // Close codes of graphql-transport-ws that gqlgen does not send by itself.
 const (
+	closeBadRequest  = 4400
 	closeForbidden   = 4403
 	closeInitTimeout = 4408
 )
@@ -51,8 +55,16 @@ func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
 		forbidden := transport.WithWebsocketCloseCode(ctx, closeForbidden)
 		raw := ""
 		for _, k := range []string{"Authorization", "authorization", "token"} {
-			if v := payload.GetString(k); v != "" {
-				raw = auth.FromHeader(v)
+			v, ok := payload[k]
+			if !ok || v == nil {
+				continue
+			}
+			s, ok := v.(string)
+			if !ok {
+				return transport.WithWebsocketCloseCode(ctx, closeBadRequest), nil, fmt.Errorf("connection_init payload: %s must be a string", k)
+			}
+			if s != "" {
+				raw = auth.FromHeader(s)
 				break
 			}
 		}
@@ -124,8 +136,44 @@ func (c *gorillaConn) NextReader() (int, io.Reader, error) {
 		}
 		return mt, nil, err
 	}
-	c.once.Do(func() { c.initTimer.Stop() })
-	return mt, r, nil
+	first := false
+	c.once.Do(func() { c.initTimer.Stop(); first = true })
+	if !first {
+		return mt, r, nil
+	}
+	// gqlgen neither answers nor closes a connection_init whose payload is
+	// not an object: it leaves the socket open for ever. The first message
+	// is checked here, whole (it is bounded by the read limit).
+	msg, err := io.ReadAll(r)
+	if err != nil {
+		return mt, nil, err
+	}
+	if problem := initProblem(msg); problem != "" {
+		_ = c.WriteClose(closeBadRequest, problem)
+		_ = c.conn.Close()
+		return mt, nil, transport.ErrWebsocketClosed
+	}
+	return mt, bytes.NewReader(msg), nil
+}
+
+// initProblem says what is wrong with a first message that is a
+// connection_init, or "". Any other first message is gqlgen's to refuse.
+func initProblem(msg []byte) string {
+	var m struct {
+		Type    string          `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return "the first message must be a JSON object such as {\"type\":\"connection_init\"}"
+	}
+	if m.Type != "connection_init" {
+		return ""
+	}
+	p := bytes.TrimSpace(m.Payload)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) || p[0] == '{' {
+		return ""
+	}
+	return "connection_init payload must be a JSON object such as {\"Authorization\":\"<token>\"}"
 }
 
 func (c *gorillaConn) WriteJSON(v any) error {

@@ -93,6 +93,12 @@ func (h *Handler) routes() []route {
 	}
 }
 
+// Refuse answers a request that was not let in (no valid token, the rate
+// limit) with the failure envelope of its error.
+func (h *Handler) Refuse(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, h.log, err)
+}
+
 // ServeHTTP serves a request whose path has Prefix stripped.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(&muxFailure{ResponseWriter: w, r: r}, r)

@@ -117,6 +117,7 @@ var (
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"user", "session"}},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "from_setting", Type: field.TypeBool, Default: false},
 		{Name: "session_id", Type: field.TypeString, Nullable: true},
 		{Name: "user_id", Type: field.TypeString},
 	}
@@ -128,13 +129,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tokens_sessions_tokens",
-				Columns:    []*schema.Column{TokensColumns[5]},
+				Columns:    []*schema.Column{TokensColumns[6]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
 			{
 				Symbol:     "tokens_users_tokens",
-				Columns:    []*schema.Column{TokensColumns[6]},
+				Columns:    []*schema.Column{TokensColumns[7]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -143,7 +144,7 @@ var (
 			{
 				Name:    "token_session_id",
 				Unique:  false,
-				Columns: []*schema.Column{TokensColumns[5]},
+				Columns: []*schema.Column{TokensColumns[6]},
 			},
 		},
 	}

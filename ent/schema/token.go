@@ -22,6 +22,9 @@ func (Token) Fields() []ent.Field {
 		field.String("session_id").Optional().Nillable().Immutable(),
 		field.Time("created_at").Immutable().Default(time.Now),
 		field.Time("revoked_at").Optional().Nillable(),
+		// from_setting marks the admin token that WAGRAPH_ADMIN_TOKEN
+		// brought in: when the setting changes, that token is revoked.
+		field.Bool("from_setting").Default(false),
 	}
 }
 

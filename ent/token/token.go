@@ -27,6 +27,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldFromSetting holds the string denoting the from_setting field in the database.
+	FieldFromSetting = "from_setting"
 	// EdgeUser holds the string denoting the user edge name in mutations.
 	EdgeUser = "user"
 	// EdgeSession holds the string denoting the session edge name in mutations.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldSessionID,
 	FieldCreatedAt,
 	FieldRevokedAt,
+	FieldFromSetting,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -73,6 +76,8 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultFromSetting holds the default value on creation for the "from_setting" field.
+	DefaultFromSetting bool
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -131,6 +136,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByFromSetting orders the results by the from_setting field.
+func ByFromSetting(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldFromSetting, opts...).ToFunc()
 }
 
 // ByUserField orders the results by user field.

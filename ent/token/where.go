@@ -90,6 +90,11 @@ func RevokedAt(v time.Time) predicate.Token {
 	return predicate.Token(sql.FieldEQ(FieldRevokedAt, v))
 }
 
+// FromSetting applies equality check predicate on the "from_setting" field. It's identical to FromSettingEQ.
+func FromSetting(v bool) predicate.Token {
+	return predicate.Token(sql.FieldEQ(FieldFromSetting, v))
+}
+
 // HashEQ applies the EQ predicate on the "hash" field.
 func HashEQ(v []byte) predicate.Token {
 	return predicate.Token(sql.FieldEQ(FieldHash, v))
@@ -378,6 +383,16 @@ func RevokedAtIsNil() predicate.Token {
 // RevokedAtNotNil applies the NotNil predicate on the "revoked_at" field.
 func RevokedAtNotNil() predicate.Token {
 	return predicate.Token(sql.FieldNotNull(FieldRevokedAt))
+}
+
+// FromSettingEQ applies the EQ predicate on the "from_setting" field.
+func FromSettingEQ(v bool) predicate.Token {
+	return predicate.Token(sql.FieldEQ(FieldFromSetting, v))
+}
+
+// FromSettingNEQ applies the NEQ predicate on the "from_setting" field.
+func FromSettingNEQ(v bool) predicate.Token {
+	return predicate.Token(sql.FieldNEQ(FieldFromSetting, v))
 }
 
 // HasUser applies the HasEdge predicate on the "user" edge.

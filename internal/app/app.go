@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db}
 
 	authSvc := auth.NewService(db, random, now, newID)
-	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce); err != nil {
+	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
 	}
@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		NewID:      newID,
 	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
-	a.handler = a.routes(resolver, authSvc.Middleware(limiter, a.log))
+	a.handler = a.routes(resolver, authSvc, limiter)
 	if err := a.restore(ctx); err != nil {
 		a.Close()
 		return nil, err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -9,26 +10,38 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 
 	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/requestid"
 	"github.com/wagraph/wagraph/restcompat"
 )
 
-// GraphQL limits. The complexity cap is generous for hand-written queries and
-// stops pathological nesting.
-const complexityLimit = 1000
+// MaxGraphQLBody caps a GraphQL request body: a document is far smaller,
+// and media travel as URLs or through REST (--max-body).
+const MaxGraphQLBody = 1 << 20
 
-func (a *App) routes(resolver *graph.Resolver, authenticate func(http.Handler) http.Handler) http.Handler {
+func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *auth.Limiter) http.Handler {
 	mux := http.NewServeMux()
+	limits := graph.DefaultDocumentLimits
+	limits.Depth = a.cfg.GraphQLDepth
 	gql := graph.NewServer(resolver, a.log, graph.ServerOptions{
-		ComplexityLimit: complexityLimit,
+		ComplexityLimit: a.cfg.GraphQLComplexity,
+		Document:        limits,
 		Introspection:   true,
 		RequestID:       requestid.From,
+		Charger:         limiter,
 	})
-	mux.Handle("/graphql", authenticate(a.limitBody(gql)))
+	rest := restcompat.New(resolver, a.log)
+	// The token is checked before anything reads a body, and the body is
+	// bounded in size and in time once it is read.
+	refuseGQL := graph.RequestRefuser(a.log, requestid.From)
+	mux.Handle("/graphql", authSvc.Middleware(limiter, a.log, refuseGQL)(a.bodyLimits(MaxGraphQLBody, refuseGQL, gql)))
 	// The contract's description is public: a client reads it before it
 	// has a token.
 	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())
-	mux.Handle(restcompat.Prefix+"/", http.StripPrefix(restcompat.Prefix, authenticate(a.limitBody(restcompat.New(resolver, a.log)))))
+	mux.Handle(restcompat.Prefix+"/", http.StripPrefix(restcompat.Prefix,
+		authSvc.Middleware(limiter, a.log, rest.Refuse)(a.bodyLimits(a.cfg.MaxBody, rest.Refuse, rest))))
 	mux.Handle("GET /{$}", playground.Handler("wagraph", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -47,19 +60,64 @@ func (a *App) routes(resolver *graph.Resolver, authenticate func(http.Handler) h
 	return requestid.Middleware(a.recoverPanics(a.accessLog(mux)))
 }
 
-// limitBody caps request bodies at --max-body; readers see
-// *http.MaxBytesError past it.
-func (a *App) limitBody(next http.Handler) http.Handler {
+// bodyLimits caps request bodies at max bytes and gives the whole body
+// --body-timeout to arrive. A body announced larger than max is refused
+// before it is read; one that turns out larger stops at max (readers see
+// *http.MaxBytesError); one trickling in is cut when its time is up and
+// cannot hold its connection for ever.
+func (a *App) bodyLimits(max int64, refuse auth.Refuse, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBody)
+		if r.ContentLength > max {
+			w.Header().Set("Connection", "close")
+			refuse(w, r, fault.New(fault.TooLarge, "request body is larger than the limit of %s", config.FormatSize(max)))
+			return
+		}
+		if r.ContentLength != 0 {
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, header: w.Header()}
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
 		next.ServeHTTP(w, r)
 	})
 }
 
+// deadlineBody lifts the read deadline once the body has been read: after
+// that the server reads the connection only to notice a client that left,
+// which a long response (a subscription over SSE) must not mistake for a
+// timeout. A body that failed to arrive closes its connection: what is
+// left of it must not be read as the next request.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	header http.Header
+	done   bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case b.done || err == nil:
+	case err == io.EOF:
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	default:
+		b.done = true
+		b.header.Set("Connection", "close")
+	}
+	return n, err
+}
+
+// statusRecorder keeps the status for the access log. Flush and Unwrap
+// keep what the wrapped writer can do: SSE flushes every event, websockets
+// hijack the connection.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 }
+
+func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.status == 0 {

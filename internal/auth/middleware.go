@@ -1,12 +1,15 @@
 package auth
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -44,6 +47,13 @@ func NewLimiter(per float64, burst int, now func() time.Time) *Limiter {
 // Allow takes one request from key's bucket. When the bucket is empty it
 // returns false and how long until a request would be allowed.
 func (l *Limiter) Allow(key string) (bool, time.Duration) {
+	return l.AllowN(key, 1)
+}
+
+// AllowN takes n requests from key's bucket at once, or none: when they are
+// not all there it returns false and how long until they would be. A cost
+// over the burst never fits; the wait is then 0.
+func (l *Limiter) AllowN(key string, n int) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -56,13 +66,55 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 		l.buckets[key] = b
 	}
 	b.seen = now
-	r := b.lim.ReserveN(now, 1)
+	r := b.lim.ReserveN(now, n)
+	if !r.OK() {
+		return false, 0
+	}
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d
 	}
 	return true, 0
 }
+
+// ChargeOperations takes n operations of the caller in ctx from its token's
+// bucket. The request that carried them has paid for one already (see
+// Middleware), so one operation per request costs nothing more; each
+// further one does, so a batch of aliased mutations or a busy websocket
+// meets the same limit as as many requests.
+func (l *Limiter) ChargeOperations(ctx context.Context, n int) error {
+	p, err := Require(ctx)
+	if err != nil {
+		return nil // the resolvers refuse the caller themselves
+	}
+	charge := n
+	if paid, _ := ctx.Value(prepaidKey{}).(*prepaid); paid != nil && paid.take() {
+		charge--
+	}
+	if charge <= 0 {
+		return nil
+	}
+	ok, wait := l.AllowN("token:"+p.TokenID, charge)
+	switch {
+	case ok:
+		return nil
+	case wait == 0:
+		return fault.New(fault.RateLimited, "rate limit exceeded: this request holds %d operations, more than the burst of %d the rate limit allows at once; send fewer per request", n, l.burst)
+	default:
+		return fault.New(fault.RateLimited, "rate limit exceeded: this request holds %d operations; retry in %d s", n, seconds(wait))
+	}
+}
+
+// prepaid is the one operation an HTTP request paid for by being let in.
+// A websocket's operations all arrive over its one upgrade request, which
+// paid for none of them.
+type prepaid struct{ used atomic.Bool }
+
+type prepaidKey struct{}
+
+func (p *prepaid) take() bool { return p.used.CompareAndSwap(false, true) }
+
+func seconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 func (l *Limiter) sweep(now time.Time) {
 	full := time.Duration(float64(l.burst)/float64(l.per)*float64(time.Second)) + time.Minute
@@ -73,42 +125,77 @@ func (l *Limiter) sweep(now time.Time) {
 	}
 }
 
-// Middleware finds the caller of every request: it reads the Authorization
-// header, authenticates the token, takes one request from its rate-limit
-// bucket and leaves the outcome in the request context for the resolvers'
-// Require. It answers nothing itself, so REST and GraphQL classify the
-// failure through their own tables; it only adds Retry-After when limited.
-func (s *Service) Middleware(l *Limiter, log *slog.Logger) func(http.Handler) http.Handler {
+// Refuse answers a request the middleware will not let in, in the
+// transport's own format.
+type Refuse func(w http.ResponseWriter, r *http.Request, err error)
+
+// refusedBodyGrace is how long a refused request's body may take to be
+// discarded before its connection is closed.
+const refusedBodyGrace = time.Second
+
+// Middleware lets in only requests with a valid token, within its rate
+// limit. It runs before anything reads the body: a request without a valid
+// token is answered through refuse at the cost of one indexed look-up,
+// whatever it sends after its headers, and requests without a valid token
+// are limited per client address, so guessing costs as much as asking.
+// A websocket upgrade may come without a token: it authenticates in its
+// connection_init, and is charged to its address until then.
+func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			raw := FromHeader(r.Header.Get("Authorization"))
-			if raw == "" {
-				// No token: nothing to look up. A websocket may still
-				// authenticate in its connection_init.
-				next.ServeHTTP(w, r)
-				return
-			}
 			ctx := r.Context()
-			p, err := s.Authenticate(ctx, raw)
+			raw := FromHeader(r.Header.Get("Authorization"))
+			var (
+				p   *Principal
+				err error = errMissing
+			)
+			if raw != "" {
+				if p, err = s.Authenticate(ctx, raw); err != nil && fault.From(err) == nil {
+					log.ErrorContext(ctx, "authenticate", "err", err)
+				}
+			}
 			key := "addr:" + clientAddr(r)
 			if err == nil {
 				key = "token:" + p.TokenID
-			} else if fault.From(err) == nil {
-				log.ErrorContext(ctx, "authenticate", "err", err)
 			}
 			if ok, wait := l.Allow(key); !ok {
-				secs := int(math.Ceil(wait.Seconds()))
-				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				err = fault.New(fault.RateLimited, "rate limit exceeded: retry in %d s", secs)
+				w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
+				err = fault.New(fault.RateLimited, "rate limit exceeded: retry in %d s", seconds(wait))
 			}
-			if err != nil {
-				ctx = withFailure(ctx, err)
-			} else {
+			upgrade := isUpgrade(r)
+			switch {
+			case err == nil:
 				ctx = WithPrincipal(ctx, p)
+			case upgrade && fault.CodeOf(err) != fault.RateLimited:
+				// No body to protect: the socket closes with 4403 at
+				// its connection_init unless that carries a valid token.
+				ctx = withFailure(ctx, err)
+			default:
+				refuseUnread(w, r, err, refuse)
+				return
+			}
+			if !upgrade {
+				ctx = context.WithValue(ctx, prepaidKey{}, &prepaid{})
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// refuseUnread answers a request whose body nobody will read. Its
+// connection is closed after the answer, and whatever of the body is still
+// to come gets refusedBodyGrace to arrive: a slow or huge body is cut off
+// without being read into memory.
+func refuseUnread(w http.ResponseWriter, r *http.Request, err error, refuse Refuse) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedBodyGrace))
+	}
+	refuse(w, r, err)
+}
+
+func isUpgrade(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 func clientAddr(r *http.Request) string {

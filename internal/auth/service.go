@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -51,12 +52,13 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, err
 }
 
 // Bootstrap makes sure there is a way in. With adminToken set, an admin user
-// named "admin" is ensured whose user token is adminToken. Otherwise, when the
-// database has no user at all, an admin is created and its new token is
-// written to announce once; a database with users prints nothing.
-func (s *Service) Bootstrap(ctx context.Context, adminToken string, announce io.Writer) error {
+// named "admin" is ensured whose user token is adminToken, and the token an
+// earlier, different value of the setting brought in is revoked. Otherwise,
+// when the database has no user at all, an admin is created and its new
+// token is written to announce once; a database with users prints nothing.
+func (s *Service) Bootstrap(ctx context.Context, adminToken string, announce io.Writer, log *slog.Logger) error {
 	if adminToken != "" {
-		return s.ensureAdminToken(ctx, adminToken)
+		return s.ensureAdminToken(ctx, adminToken, log)
 	}
 	n, err := s.db.User.Query().Count(ctx)
 	if err != nil {
@@ -73,40 +75,57 @@ func (s *Service) Bootstrap(ctx context.Context, adminToken string, announce io.
 	return nil
 }
 
-func (s *Service) ensureAdminToken(ctx context.Context, raw string) error {
-	tx, err := s.db.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback()
-	t, err := tx.Token.Query().Where(token.Hash(Hash(raw))).WithUser().Only(ctx)
-	switch {
-	case err == nil:
-		if t.Kind != token.KindUser || !t.Edges.User.Admin {
-			return fmt.Errorf("--admin-token is already in use by a token that is not an admin user token")
+func (s *Service) ensureAdminToken(ctx context.Context, raw string, log *slog.Logger) error {
+	var revoked []string
+	err := ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		t, err := tx.Token.Query().Where(token.Hash(Hash(raw))).WithUser().Only(ctx)
+		switch {
+		case err == nil:
+			if t.Kind != token.KindUser || !t.Edges.User.Admin {
+				return fmt.Errorf("--admin-token is already in use by a token that is not an admin user token")
+			}
+			// The operator revoked it yet still configures it: the
+			// setting wins. A token from before tokens were marked is
+			// marked now, so that a later change of the setting ends it.
+			if t.RevokedAt != nil || !t.FromSetting {
+				if err := tx.Token.UpdateOne(t).ClearRevokedAt().SetFromSetting(true).Exec(ctx); err != nil {
+					return fmt.Errorf("reinstate admin token: %w", err)
+				}
+			}
+		case ent.IsNotFound(err):
+			admin, err := tx.User.Query().Where(user.Name("admin"), user.Admin(true)).Order(user.ByCreatedAt()).First(ctx)
+			if ent.IsNotFound(err) {
+				admin, err = tx.User.Create().SetID(s.newID()).SetName("admin").SetAdmin(true).SetCreatedAt(s.now()).Save(ctx)
+			}
+			if err != nil {
+				return fmt.Errorf("ensure admin user: %w", err)
+			}
+			if err := tx.Token.Create().SetID(s.newID()).SetHash(Hash(raw)).SetKind(token.KindUser).
+				SetUserID(admin.ID).SetCreatedAt(s.now()).SetFromSetting(true).Exec(ctx); err != nil {
+				return fmt.Errorf("store admin token: %w", err)
+			}
+		default:
+			return fmt.Errorf("look up admin token: %w", err)
 		}
-		if t.RevokedAt != nil {
-			// The operator revoked it yet still configures it: the setting wins.
-			if err := tx.Token.UpdateOne(t).ClearRevokedAt().Exec(ctx); err != nil {
-				return fmt.Errorf("reinstate admin token: %w", err)
+		// Whatever an earlier value of the setting let in goes now.
+		stale := tx.Token.Query().Where(token.FromSetting(true), token.RevokedAtIsNil(), token.HashNEQ(Hash(raw)))
+		if revoked, err = stale.IDs(ctx); err != nil {
+			return fmt.Errorf("find earlier admin tokens: %w", err)
+		}
+		if len(revoked) > 0 {
+			if err := tx.Token.Update().Where(token.IDIn(revoked...)).SetRevokedAt(s.now()).Exec(ctx); err != nil {
+				return fmt.Errorf("revoke earlier admin tokens: %w", err)
 			}
 		}
-	case ent.IsNotFound(err):
-		admin, err := tx.User.Query().Where(user.Name("admin"), user.Admin(true)).Order(user.ByCreatedAt()).First(ctx)
-		if ent.IsNotFound(err) {
-			admin, err = tx.User.Create().SetID(s.newID()).SetName("admin").SetAdmin(true).SetCreatedAt(s.now()).Save(ctx)
-		}
-		if err != nil {
-			return fmt.Errorf("ensure admin user: %w", err)
-		}
-		if err := tx.Token.Create().SetID(s.newID()).SetHash(Hash(raw)).SetKind(token.KindUser).
-			SetUserID(admin.ID).SetCreatedAt(s.now()).Exec(ctx); err != nil {
-			return fmt.Errorf("store admin token: %w", err)
-		}
-	default:
-		return fmt.Errorf("look up admin token: %w", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return tx.Commit()
+	if len(revoked) > 0 {
+		log.Info("WAGRAPH_ADMIN_TOKEN changed: the admin token of its previous value is revoked", "revoked_tokens", len(revoked))
+	}
+	return nil
 }
 
 // CreateUser creates a user and its first user token.

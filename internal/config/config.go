@@ -33,11 +33,16 @@ type Config struct {
 	WebhookRetry     []time.Duration
 	WebhookTimeout   time.Duration
 	MaxBody          int64
-	Rate             Rate
-	GeocoderURL      string
-	FFmpeg           string // resolved path; empty when no converter is available
-	LogLevel         slog.Level
-	LogFormat        string // "text" or "json"
+	// BodyTimeout is how long a request's whole body may take to arrive.
+	BodyTimeout time.Duration
+	// GraphQLComplexity and GraphQLDepth cap one GraphQL operation.
+	GraphQLComplexity int
+	GraphQLDepth      int
+	Rate              Rate
+	GeocoderURL       string
+	FFmpeg            string // resolved path; empty when no converter is available
+	LogLevel          slog.Level
+	LogFormat         string // "text" or "json"
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -81,7 +86,10 @@ func settings() []setting {
 		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "false", "let webhook and media URLs reach loopback and private addresses", false, boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
 		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5s,5m,30m,2h,5h,10h,10h", "delays before each webhook delivery attempt", false, parseRetry},
 		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15s", "one webhook delivery attempt's limit", false, parseWebhookTimeout},
-		{"max-body", "WAGRAPH_MAX_BODY", "64MiB", "largest request body and largest fetched media", false, parseMaxBody},
+		{"max-body", "WAGRAPH_MAX_BODY", "64MiB", "largest REST request body and largest fetched media (GraphQL bodies: 1 MiB)", false, parseMaxBody},
+		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s", "longest time a request's whole body may take to arrive; slower bodies are cut", false, parseBodyTimeout},
+		{"graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "1000", "largest complexity of one GraphQL operation (each field 1, lists times their size)", false, intInto(func(c *Config) *int { return &c.GraphQLComplexity }, 10, 100_000)},
+		{"graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "15", "deepest nesting of fields in one GraphQL operation", false, intInto(func(c *Config) *int { return &c.GraphQLDepth }, 3, 100)},
 		{"rate", "WAGRAPH_RATE", "20/s,100", "per-token rate limit: rate and burst", false, parseRate},
 		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "", "Nominatim-compatible search endpoint for address-only locations", false, parseGeocoder},
 		{"ffmpeg", "WAGRAPH_FFMPEG", "", "converter for voice notes (default: ffmpeg on PATH; none means no conversion)", false, parseFFmpeg},
@@ -222,6 +230,29 @@ func boolInto(field func(*Config) *bool) func(*Config, string) string {
 	}
 }
 
+func intInto(field func(*Config) *int, lo, hi int) func(*Config, string) string {
+	return func(c *Config, v string) string {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Sprintf("want a whole number from %d to %d", lo, hi)
+		}
+		*field(c) = n
+		return ""
+	}
+}
+
+func parseBodyTimeout(c *Config, v string) string {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "want a duration such as 60s"
+	}
+	if d < time.Second || d > time.Hour {
+		return "must be between 1s and 1h"
+	}
+	c.BodyTimeout = d
+	return ""
+}
+
 // MaxRetryAttempts bounds the retry schedule.
 const MaxRetryAttempts = 30
 
@@ -277,6 +308,26 @@ func ParseSize(v string) (int64, error) {
 		return 0, errors.New("size is too large")
 	}
 	return int64(f * mult), nil
+}
+
+// FormatSize writes n bytes the way sizes are set and limits are named:
+// "64 MiB", "1.5 KiB", "100 bytes".
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func parseMaxBody(c *Config, v string) string {

@@ -60,13 +60,16 @@ func TestLoadDefaults(t *testing.T) {
 			0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 		},
-		WebhookTimeout: 15 * time.Second,
-		MaxBody:        67108864,
-		Rate:           config.Rate{Per: 20, Burst: 100},
-		GeocoderURL:    "",
-		FFmpeg:         wantFFmpeg,
-		LogLevel:       slog.LevelInfo,
-		LogFormat:      "text",
+		WebhookTimeout:    15 * time.Second,
+		MaxBody:           67108864,
+		BodyTimeout:       time.Minute,
+		GraphQLComplexity: 1000,
+		GraphQLDepth:      15,
+		Rate:              config.Rate{Per: 20, Burst: 100},
+		GeocoderURL:       "",
+		FFmpeg:            wantFFmpeg,
+		LogLevel:          slog.LevelInfo,
+		LogFormat:         "text",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -112,6 +115,12 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.WebhookTimeout }, 30 * time.Second, time.Second},
 		{"max-body", "WAGRAPH_MAX_BODY", "1MB", "1KiB",
 			func(c config.Config) any { return c.MaxBody }, int64(1_000_000), int64(1024)},
+		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "5s", "2m",
+			func(c config.Config) any { return c.BodyTimeout }, 5 * time.Second, 2 * time.Minute},
+		{"graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "50", "5000",
+			func(c config.Config) any { return c.GraphQLComplexity }, 50, 5000},
+		{"graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "4", "30",
+			func(c config.Config) any { return c.GraphQLDepth }, 4, 30},
 		{"rate", "WAGRAPH_RATE", "0.5/s,1", "1000/s, 2000",
 			func(c config.Config) any { return c.Rate }, config.Rate{Per: 0.5, Burst: 1}, config.Rate{Per: 1000, Burst: 2000}},
 		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "https://nominatim.example/search", "http://localhost:7070/search",
@@ -243,6 +252,10 @@ func TestLoadBadValues(t *testing.T) {
 		{"max-body just under 1KiB", "max-body", "WAGRAPH_MAX_BODY", "1023B", "between 1KiB and 4GiB", nil},
 		{"max-body too large", "max-body", "WAGRAPH_MAX_BODY", "5GiB", "between 1KiB and 4GiB", nil},
 		{"max-body huge", "max-body", "WAGRAPH_MAX_BODY", "99999999999999999999GiB", "between 1KiB and 4GiB", nil},
+		{"body-timeout not a duration", "body-timeout", "WAGRAPH_BODY_TIMEOUT", "soon", "want a duration", nil},
+		{"body-timeout too short", "body-timeout", "WAGRAPH_BODY_TIMEOUT", "10ms", "between 1s and 1h", nil},
+		{"graphql-complexity zero", "graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "0", "from 10 to 100000", nil},
+		{"graphql-depth not a number", "graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "deep", "from 3 to 100", nil},
 		{"rate abc", "rate", "WAGRAPH_RATE", "abc", "RATE/s,BURST", nil},
 		{"rate zero", "rate", "WAGRAPH_RATE", "0/s,1", "above 0", nil},
 		{"rate negative", "rate", "WAGRAPH_RATE", "-1/s,1", "above 0", nil},
@@ -364,15 +377,16 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--admin-token", "WAGRAPH_ADMIN_TOKEN", "--sandbox", "WAGRAPH_SANDBOX", "--sandbox-network",
 		"--allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS",
 		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
-		"--max-body", "64MiB", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
+		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
+		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 15 {
-		t.Errorf("Usage has %d lines, want one per setting (15)", got)
+	if got := strings.Count(out, "\n"); got != 18 {
+		t.Errorf("Usage has %d lines, want one per setting (18)", got)
 	}
 }
 
@@ -449,5 +463,15 @@ func TestFFmpegNone(t *testing.T) {
 	c, err := config.Load([]string{"--ffmpeg", "none"}, noEnv, io.Discard)
 	if err != nil || c.FFmpeg != "" {
 		t.Fatalf("--ffmpeg none: FFmpeg=%q err=%v, want no converter", c.FFmpeg, err)
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{
+		64 << 20: "64 MiB", 1 << 10: "1 KiB", 1536: "1.5 KiB", 100: "100 bytes", 3 << 19: "1.5 MiB", 4 << 30: "4 GiB",
+	} {
+		if got := config.FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
