@@ -32,11 +32,11 @@ func (req webhookRequest) toInput() (model.WebhookInput, error) {
 		for _, k := range sortedKeys(req.Events) {
 			kind := events.Kind(k)
 			if !kind.IsSelectable() {
-				return in, fault.InvalidField("events."+k, "unknown event key %q in events; valid keys: %s", k, strings.Join(events.SelectableNames(), ", "))
+				return in, fault.InvalidField("events."+k, "unknown event key %q in events; valid keys: %s", shortPath(k), strings.Join(events.SelectableNames(), ", "))
 			}
 			var on bool
 			if jsonType(req.Events[k]) != "boolean" || json.Unmarshal(req.Events[k], &on) != nil {
-				return in, fault.InvalidField("events."+k, "events.%s must be a boolean (got %s)", k, jsonType(req.Events[k]))
+				return in, fault.InvalidField("events."+k, "events.%s must be a boolean (got %s)", shortPath(k), jsonType(req.Events[k]))
 			}
 			if on {
 				in.Events = append(in.Events, model.EventKind(kind.Enum()))
@@ -48,7 +48,7 @@ func (req webhookRequest) toInput() (model.WebhookInput, error) {
 		for _, name := range sortedKeys(req.Headers) {
 			var v string
 			if jsonType(req.Headers[name]) != "string" || json.Unmarshal(req.Headers[name], &v) != nil {
-				return in, fault.InvalidField("headers."+name, "headers.%s must be a string (got %s)", name, jsonType(req.Headers[name]))
+				return in, fault.InvalidField("headers."+name, "headers.%s must be a string (got %s)", shortPath(name), jsonType(req.Headers[name]))
 			}
 			in.Headers = append(in.Headers, &model.HeaderInput{Name: name, Value: v})
 		}
