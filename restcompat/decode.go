@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -33,7 +34,7 @@ func decodeBody(r *http.Request, dst any, optional bool) error {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return fault.New(fault.TooLarge, "request body is larger than the limit of %s", humanBytes(tooLarge.Limit))
+			return fault.New(fault.TooLarge, "request body is larger than the limit of %s", config.FormatSize(tooLarge.Limit))
 		}
 		return fault.New(fault.Invalid, "could not read the request body")
 	}
@@ -181,19 +182,6 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	default:
-		return fmt.Sprintf("%d bytes", n)
-	}
 }
 
 // jsonType names the JSON type of a raw value.

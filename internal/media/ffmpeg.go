@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/config"
 )
 
 // ffmpegTimeout bounds one ffmpeg run whatever the caller's context allows:
@@ -100,7 +102,7 @@ func (p *Preparer) runFFmpeg(ctx context.Context, input []byte, mimetype string,
 		return nil, fmt.Errorf("run ffmpeg %s: %w", p.ffmpeg, err)
 	}
 	if stdout.over {
-		return nil, &ffmpegFailed{stderr: "output larger than " + formatSize(maxFFmpegOutput)}
+		return nil, &ffmpegFailed{stderr: "output larger than " + config.FormatSize(maxFFmpegOutput)}
 	}
 	return stdout.buf.Bytes(), nil
 }

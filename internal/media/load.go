@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/netguard"
 )
@@ -146,7 +147,7 @@ func (l *Loader) decode(field, source string) ([]byte, error) {
 }
 
 func (l *Loader) tooLarge(name string) error {
-	return fault.New(fault.TooLarge, "%s is larger than the %s limit (--max-body)", name, formatSize(l.max))
+	return fault.New(fault.TooLarge, "%s is larger than the %s limit (--max-body)", name, config.FormatSize(l.max))
 }
 
 func (l *Loader) fetch(ctx context.Context, field, source string) ([]byte, error) {
@@ -247,19 +248,4 @@ func networkReason(err error, host string, timeout time.Duration) string {
 		return "TLS handshake failed"
 	}
 	return "network error"
-}
-
-// formatSize writes n bytes the way limits are written ("64 MiB").
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

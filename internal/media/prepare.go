@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -55,14 +56,14 @@ func NewPreparer(ffmpeg string, log *slog.Logger) *Preparer {
 
 // tooLarge is the 413 of a kind's limit.
 func tooLarge(size int, kind string, limit int64) error {
-	return fault.New(fault.TooLarge, "source is %s; WhatsApp takes %s up to %s", sizeOver(int64(size)), kind, formatSize(limit))
+	return fault.New(fault.TooLarge, "source is %s; WhatsApp takes %s up to %s", sizeOver(int64(size)), kind, config.FormatSize(limit))
 }
 
 // sizeOver writes a size rounded up to a tenth, so that a file one byte over
 // a 16 MiB limit reads "16.1 MiB", not "16.0 MiB".
 func sizeOver(n int64) string {
 	if n < 1<<20 {
-		return formatSize(n)
+		return config.FormatSize(n)
 	}
 	return fmt.Sprintf("%.1f MiB", math.Ceil(float64(n)*10/(1<<20))/10)
 }
