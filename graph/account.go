@@ -37,7 +37,7 @@ func (r *Resolver) setPrivacy(ctx context.Context, sessionID, setting, value str
 		return nil, err
 	}
 	if !slices.Contains(allowed, value) {
-		return nil, fault.InvalidField("privacy", "privacy must be one of %s; got %q", strings.Join(allowed, ", "), value)
+		return nil, fault.InvalidField("privacy", "privacy must be one of %s; got %q", strings.Join(allowed, ", "), fault.Clip(value, fault.QuoteLen))
 	}
 	p, err := r.Account.SetPrivacy(ctx, sessionID, setting, value)
 	if err != nil {

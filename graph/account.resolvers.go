@@ -55,7 +55,7 @@ func (r *mutationResolver) SetDefaultDisappearingMode(ctx context.Context, sessi
 	}
 	d, ok := disappearingModes[strings.ToUpper(strings.TrimSpace(mode))]
 	if !ok {
-		return nil, fault.InvalidField("mode", "mode must be one of OFF, ONE_DAY, ONE_WEEK, NINETY_DAYS (THREE_MONTHS is an alias); got %q", mode)
+		return nil, fault.InvalidField("mode", "mode must be one of OFF, ONE_DAY, ONE_WEEK, NINETY_DAYS (THREE_MONTHS is an alias); got %q", fault.Clip(mode, fault.QuoteLen))
 	}
 	if err := r.Account.SetDefaultDisappearingTimer(ctx, sessionID, d); err != nil {
 		return nil, err

@@ -111,6 +111,9 @@ func RequestRefuser(log *slog.Logger, requestID RequestIDFunc) func(http.Respons
 	}
 }
 
+// maxOwnMessage bounds a message of gqlgen's own.
+const maxOwnMessage = 256
+
 // foldOwnCodes gives every error an extensions.code of the contract.
 func foldOwnCodes(errs gqlerror.List) {
 	for _, e := range errs {
@@ -123,6 +126,10 @@ func foldOwnCodes(errs gqlerror.List) {
 			e.Extensions["code"] = "BAD_USER_INPUT"
 		case ownCodes[code] != "":
 			e.Extensions["code"] = ownCodes[code]
+		default:
+			continue
 		}
+		// gqlgen's own messages quote the client's values whole.
+		e.Message = fault.Clip(e.Message, maxOwnMessage)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -73,10 +72,10 @@ func decodeError(err error, dst any) error {
 		// "number <literal>" is a number that does not fit the field: too
 		// large, or a fraction for an integer. The literal may be huge.
 		if lit, ok := strings.CutPrefix(typeErr.Value, "number "); ok && field != "" {
-			return fault.InvalidField(typeErr.Field, "%s must be %s (got %s)", field, numberRule(typeErr.Type), truncate(lit, 32))
+			return fault.InvalidField(typeErr.Field, "%s must be %s (got %s)", field, numberRule(typeErr.Type), fault.Clip(lit, fault.QuoteLen))
 		}
 		want := jsonKind(typeErr.Type)
-		got := truncate(typeErr.Value, 32)
+		got := fault.Clip(typeErr.Value, fault.QuoteLen)
 		if field == "" {
 			return fault.New(fault.Invalid, "request body must be a JSON %s (got %s)", want, got)
 		}
@@ -86,7 +85,7 @@ func decodeError(err error, dst any) error {
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return fault.InvalidField(name, "unknown field %q; the fields of this request are: %s", shortPath(name), strings.Join(fieldNames(dst), ", "))
 	default:
-		return fault.New(fault.Invalid, "malformed JSON: %s", truncate(strings.TrimPrefix(err.Error(), "json: "), 200))
+		return fault.New(fault.Invalid, "malformed JSON: %s", fault.Clip(strings.TrimPrefix(err.Error(), "json: "), 200))
 	}
 }
 
@@ -165,23 +164,11 @@ func queryInt(r *http.Request, name string) (*int, error) {
 	n, err := strconv.Atoi(vs[0])
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return nil, fault.InvalidField(name, "%s is out of range (got %q)", name, truncate(vs[0], 32))
+		return nil, fault.InvalidField(name, "%s is out of range (got %q)", name, fault.Clip(vs[0], fault.QuoteLen))
 	case err != nil:
-		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, truncate(vs[0], 32))
+		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, fault.Clip(vs[0], fault.QuoteLen))
 	}
 	return &n, nil
-}
-
-// truncate keeps at most n bytes of s, cut at a character boundary, and
-// marks the cut: a message quotes a prefix of a bad value, never all of it.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // jsonType names the JSON type of a raw value.

@@ -272,4 +272,4 @@ func orBody(path string) string {
 }
 
 // shortPath keeps a path built from the client's keys short in a message.
-func shortPath(p string) string { return truncate(p, 64) }
+func shortPath(p string) string { return fault.Clip(p, 64) }

@@ -44,7 +44,7 @@ func ParseRecipient(field, s string) (types.JID, error) {
 	}
 	jid, err := types.ParseJID(s)
 	if err != nil {
-		return types.JID{}, fault.InvalidField(field, "%s %q is not a JID such as 491701234567@s.whatsapp.net", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s %q is not a JID such as 491701234567@s.whatsapp.net", field, fault.Clip(s, fault.QuoteLen))
 	}
 	switch jid.Server {
 	case types.DefaultUserServer, types.HiddenUserServer:
@@ -53,17 +53,17 @@ func ParseRecipient(field, s string) (types.JID, error) {
 		}
 	case types.GroupServer:
 		if !isGroupUser(jid.User) {
-			return types.JID{}, fault.InvalidField(field, "%s %q is not a group JID such as 120363025246125888@g.us", field, s)
+			return types.JID{}, fault.InvalidField(field, "%s %q is not a group JID such as 120363025246125888@g.us", field, fault.Clip(s, fault.QuoteLen))
 		}
 	default:
-		return types.JID{}, fault.InvalidField(field, "%s %q: the server must be s.whatsapp.net, g.us or lid", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s %q: the server must be s.whatsapp.net, g.us or lid", field, fault.Clip(s, fault.QuoteLen))
 	}
 	return jid, nil
 }
 
 func checkDigits(field, s string) error {
 	if len(s) < minNumberDigits || len(s) > maxNumberDigits || strings.ContainsFunc(s, notDigit) {
-		return fault.InvalidField(field, "%s must be a phone number of %d to %d digits in international format without '+' (got %q)", field, minNumberDigits, maxNumberDigits, s)
+		return fault.InvalidField(field, "%s must be a phone number of %d to %d digits in international format without '+' (got %q)", field, minNumberDigits, maxNumberDigits, fault.Clip(s, fault.QuoteLen))
 	}
 	return nil
 }

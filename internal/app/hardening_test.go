@@ -353,3 +353,41 @@ func createSession(t *testing.T, srv *apptest.Server) string {
 	srv.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "h") { session { id } } }`, nil, &r)
 	return r.CreateSession.Session.ID
 }
+
+// TestLongValuesAreNotEchoed: a huge bad value is answered with a short
+// message quoting only its start, by both APIs and by gqlgen's own checks.
+func TestLongValuesAreNotEchoed(t *testing.T) {
+	srv := apptest.Start(t, apptest.Config(t))
+	sid := createSession(t, srv)
+	huge := strings.Repeat("x", 512<<10)
+	short := func(t *testing.T, msg string) {
+		t.Helper()
+		if len(msg) > 400 {
+			t.Errorf("message of %d bytes (%.80q…); want a short one quoting at most the value's start", len(msg), msg)
+		}
+	}
+	gqlCases := map[string]struct {
+		query string
+		vars  map[string]any
+	}{
+		"resolver rule":   {`mutation($s: ID!, $v: String!) { setStatusPrivacy(sessionId: $s, privacy: $v) { status } }`, map[string]any{"s": sid, "v": huge}},
+		"gqlgen literal":  {`{ webhooks(sessionId: "x", page: "` + huge + `") { total } }`, nil},
+		"gqlgen variable": {`query($p: Int) { webhooks(sessionId: "x", page: $p) { total } }`, map[string]any{"p": huge}},
+	}
+	for name, c := range gqlCases {
+		t.Run(name, func(t *testing.T) {
+			res := srv.GraphQL(t, apptest.AdminToken, c.query, c.vars)
+			if len(res.Errors) == 0 || res.Errors[0].Code() != "BAD_USER_INPUT" {
+				t.Fatalf("errors %.200v; want BAD_USER_INPUT", res.Errors)
+			}
+			short(t, res.Errors[0].Message)
+		})
+	}
+	t.Run("REST", func(t *testing.T) {
+		res := srv.REST(t, "PUT", "/session/"+sid+"/privacy/status", apptest.AdminToken, `{"privacy":"`+huge+`"}`)
+		if res.Status != http.StatusBadRequest {
+			t.Fatalf("status %d; want 400", res.Status)
+		}
+		short(t, res.Message(t))
+	})
+}

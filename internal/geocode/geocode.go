@@ -89,10 +89,10 @@ func (g *Geocoder) Lookup(ctx context.Context, address string) (Place, error) {
 		return Place{}, fault.InvalidField("address", "address must not be empty")
 	}
 	if !g.Configured() {
-		return Place{}, fault.New(fault.WhatsAppRefused, "address %q cannot be geocoded: no geocoder is configured (--geocoder-url)", address)
+		return Place{}, fault.New(fault.WhatsAppRefused, "address %q cannot be geocoded: no geocoder is configured (--geocoder-url)", fault.Clip(address, fault.QuoteLen))
 	}
 	failed := func(why string) error {
-		return fault.New(fault.WhatsAppRefused, "address %q could not be geocoded: %s", address, why)
+		return fault.New(fault.WhatsAppRefused, "address %q could not be geocoded: %s", fault.Clip(address, fault.QuoteLen), why)
 	}
 	u, err := url.Parse(g.searchURL)
 	if err != nil {

@@ -238,7 +238,7 @@ func contact(c *Contact, out *whatsapp.Outgoing) error {
 	}
 	phone := strings.TrimPrefix(strings.TrimSpace(c.PhoneNumber), "+")
 	if _, err := whatsapp.ParseRecipient("contact.phoneNumber", phone); err != nil || strings.Contains(phone, "@") {
-		return fault.InvalidField("contact.phoneNumber", "contact.phoneNumber must be a phone number of 7 to 15 digits in international format (got %q)", c.PhoneNumber)
+		return fault.InvalidField("contact.phoneNumber", "contact.phoneNumber must be a phone number of 7 to 15 digits in international format (got %q)", fault.Clip(c.PhoneNumber, fault.QuoteLen))
 	}
 	if strings.TrimSpace(c.FirstName) == "" {
 		return fault.InvalidField("contact.firstName", "contact.firstName must not be empty")

@@ -246,7 +246,7 @@ func (r *Registry) validate(s Spec) error {
 	if s.Events != nil {
 		for _, k := range *s.Events {
 			if !k.IsSelectable() {
-				return fault.InvalidField("events", "unknown event kind %q; valid kinds: %s", k, strings.Join(events.SelectableNames(), ", "))
+				return fault.InvalidField("events", "unknown event kind %q; valid kinds: %s", fault.Clip(string(k), fault.QuoteLen), strings.Join(events.SelectableNames(), ", "))
 			}
 		}
 	}
@@ -273,7 +273,7 @@ func (r *Registry) validateURL(raw string) error {
 	if p := u.Port(); p != "" {
 		// url.Parse checks the port is digits; the range is left to us.
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fault.InvalidField("url", "url has an invalid port %q", p)
+			return fault.InvalidField("url", "url has an invalid port %q", fault.Clip(p, fault.QuoteLen))
 		}
 	}
 	if !r.allowPrivate {
@@ -295,9 +295,9 @@ func validateHeaders(hs []Header) error {
 	}
 	seen := map[string]bool{}
 	for _, h := range hs {
-		field := "headers." + h.Name
+		field := "headers." + fault.Clip(h.Name, 2*fault.QuoteLen)
 		if h.Name == "" || len(h.Name) > MaxHeaderNameLen || strings.ContainsFunc(h.Name, notTokenChar) {
-			return fault.InvalidField(field, "header name %q must be 1 to %d letters, digits or !#$%%&'*+-.^_`|~", h.Name, MaxHeaderNameLen)
+			return fault.InvalidField(field, "header name %q must be 1 to %d letters, digits or !#$%%&'*+-.^_`|~", fault.Clip(h.Name, fault.QuoteLen), MaxHeaderNameLen)
 		}
 		lower := strings.ToLower(h.Name)
 		if slices.Contains(reservedHeaders, lower) {

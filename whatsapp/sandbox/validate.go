@@ -26,7 +26,7 @@ const (
 // checkPhone accepts a phone number of the contract: 7 to 15 digits.
 func checkPhone(field, phone string) error {
 	if len(phone) < 7 || len(phone) > 15 || strings.ContainsFunc(phone, func(r rune) bool { return r < '0' || r > '9' }) {
-		return fault.InvalidField(field, "%s must be a phone number of 7 to 15 digits in international format without '+' (got %q)", field, phone)
+		return fault.InvalidField(field, "%s must be a phone number of 7 to 15 digits in international format without '+' (got %q)", field, fault.Clip(phone, fault.QuoteLen))
 	}
 	return nil
 }
@@ -48,10 +48,10 @@ func checkAccount(field, phone string) error {
 func parseUser(field, s string) (types.JID, error) {
 	jid, err := types.ParseJID(s)
 	if err == nil && jid.Server == types.GroupServer {
-		return types.JID{}, fault.InvalidField(field, "%s %q is a group: simulated phones only write 1:1 chats so far; use a user JID such as 491701234567@s.whatsapp.net", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s %q is a group: simulated phones only write 1:1 chats so far; use a user JID such as 491701234567@s.whatsapp.net", field, fault.Clip(s, fault.QuoteLen))
 	}
 	if err != nil || !strings.Contains(s, "@") || jid.Server != types.DefaultUserServer || jid.Device != 0 {
-		return types.JID{}, fault.InvalidField(field, "%s must be a user JID such as 491701234567@s.whatsapp.net (got %q)", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s must be a user JID such as 491701234567@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
 	if err := checkAccount(field, jid.User); err != nil {
 		return types.JID{}, err
@@ -64,7 +64,7 @@ func parseUser(field, s string) (types.JID, error) {
 func parseDevice(field, s string) (types.JID, error) {
 	jid, err := types.ParseJID(s)
 	if err != nil || (jid.Server != types.DefaultUserServer && jid.Server != types.HiddenUserServer) || jid.Device == 0 {
-		return types.JID{}, fault.InvalidField(field, "%s must be the JID of a linked device such as 491701234567:3@s.whatsapp.net (got %q)", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s must be the JID of a linked device such as 491701234567:3@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
 	return jid, nil
 }
@@ -73,7 +73,7 @@ func parseDevice(field, s string) (types.JID, error) {
 func parseGroup(field, s string) (types.JID, error) {
 	jid, err := types.ParseJID(s)
 	if err != nil || jid.Server != types.GroupServer || jid.User == "" {
-		return types.JID{}, fault.InvalidField(field, "%s must be a group JID such as 120363025246125888@g.us (got %q)", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s must be a group JID such as 120363025246125888@g.us (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
 	return jid, nil
 }
@@ -100,7 +100,7 @@ func checkPairingCode(code string) error {
 	if len(c) != 8 || strings.ContainsFunc(c, func(r rune) bool {
 		return (r < '0' || r > '9') && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z')
 	}) {
-		return fault.InvalidField("code", "code must be the 8-character pairing code the session shows, such as ABCD-EFGH (got %q)", code)
+		return fault.InvalidField("code", "code must be the 8-character pairing code the session shows, such as ABCD-EFGH (got %q)", fault.Clip(code, fault.QuoteLen))
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func checkImage(data []byte, mimetype string) error {
 		return fault.New(fault.TooLarge, "image is %.1f MiB; WhatsApp takes images up to 16 MiB", float64(len(data))/(1<<20))
 	}
 	if !strings.HasPrefix(mimetype, "image/") {
-		return fault.InvalidField("mimetype", "mimetype must be an image type such as image/jpeg (got %q)", mimetype)
+		return fault.InvalidField("mimetype", "mimetype must be an image type such as image/jpeg (got %q)", fault.Clip(mimetype, fault.QuoteLen))
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func checkReceiptType(typ string) error {
 	case "delivered", "read", "played":
 		return nil
 	}
-	return fault.InvalidField("type", "type must be delivered, read or played (got %q)", typ)
+	return fault.InvalidField("type", "type must be delivered, read or played (got %q)", fault.Clip(typ, fault.QuoteLen))
 }
 
 func checkPresenceState(state string) error {
@@ -155,7 +155,7 @@ func checkPresenceState(state string) error {
 	case "available", "unavailable", "composing", "paused":
 		return nil
 	}
-	return fault.InvalidField("state", "state must be available, unavailable, composing or paused (got %q)", state)
+	return fault.InvalidField("state", "state must be available, unavailable, composing or paused (got %q)", fault.Clip(state, fault.QuoteLen))
 }
 
 // refusal classifies an error of the simulated network. wafake reports the
@@ -171,7 +171,7 @@ func refusal(err error, subject string) error {
 	has := func(s string) bool { return strings.Contains(msg, s) }
 	switch {
 	case errors.As(err, &ve):
-		return fault.New(fault.Invalid, "the simulated network does not accept %q as %s", ve.Value, ve.What)
+		return fault.New(fault.Invalid, "the simulated network does not accept %q as %s", fault.Clip(ve.Value, fault.QuoteLen), ve.What)
 	case errors.Is(err, wafake.ErrNoSubscriber):
 		return fault.New(fault.Conflict, "no linked device of %s subscribed to this presence; WhatsApp sends availability only to subscribers", subject)
 	case has("no client is showing QR reference"):
