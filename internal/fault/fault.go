@@ -8,6 +8,10 @@
 // come from the same classification. Anything that is not an *Error is an
 // internal error whose text never reaches a client.
 //
+// An *Error made from a lower failure (Wrap) keeps it as its Cause: the
+// transports log the cause of WhatsApp and internal failures, and the client
+// reads only Message.
+//
 // The package imports nothing of the project: it is a leaf.
 package fault
 
@@ -40,17 +44,34 @@ const (
 
 // Error is a classified failure. Message is shown to the client as is; Field,
 // when set, is the path of the input at fault ("input.url", "events.foo").
+// Cause is the failure underneath, for the log only: Error and Message never
+// include its text.
 type Error struct {
 	Code    Code
 	Field   string
 	Message string
+	Cause   error
 }
 
 func (e *Error) Error() string { return e.Message }
 
+// Unwrap returns the cause, so errors.Is and errors.As see through a fault.
+func (e *Error) Unwrap() error { return e.Cause }
+
 // New returns a classified error with a formatted, client-safe message.
 func New(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap is New keeping cause, the error it classifies, for the log.
+func Wrap(cause error, code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// IsWhatsApp reports whether c says WhatsApp failed or refused: a failure
+// whose cause the operator needs to see in the log.
+func IsWhatsApp(c Code) bool {
+	return c == WhatsAppRefused || c == WhatsAppError || c == WhatsAppTimeout
 }
 
 // InvalidField returns a BAD_USER_INPUT error about one input field. The
