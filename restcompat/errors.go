@@ -40,13 +40,34 @@ type failure struct {
 }
 
 // writeError writes the failure envelope of err. An unclassified error is
-// logged and shown only as an internal error with the request id.
+// shown only as an internal error with the request id. Internal and
+// WhatsApp failures are logged with their cause, which the client never
+// reads: the operator finds them by the request id.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	f := fault.From(err)
-	if f == nil {
-		id := requestid.From(r.Context())
-		log.ErrorContext(r.Context(), "rest handler failed", "err", err, "request_id", id, "method", r.Method, "path", r.URL.Path)
-		f = fault.New(fault.Internal, "internal error (request id %s)", id)
+	switch {
+	case f == nil:
+		logFailure(log, r, slog.LevelError, fault.Internal, err)
+		f = fault.New(fault.Internal, "internal error (request id %s)", requestid.From(r.Context()))
+	case f.Code == fault.Internal:
+		logFailure(log, r, slog.LevelError, f.Code, err)
+	case fault.IsWhatsApp(f.Code):
+		logFailure(log, r, slog.LevelWarn, f.Code, err)
 	}
 	writeJSON(w, StatusOf(f.Code), failure{Status: "failed", Message: f.Message})
+}
+
+// logFailure logs the failure a request is answered with, once: its cause,
+// the request id and the session the request is about.
+func logFailure(log *slog.Logger, r *http.Request, level slog.Level, code fault.Code, err error) {
+	attrs := []slog.Attr{slog.String("request_id", requestid.From(r.Context()))}
+	if id := r.PathValue("sessionId"); id != "" {
+		attrs = append(attrs, slog.String("session_id", id))
+	}
+	attrs = append(attrs, slog.String("code", string(code)), slog.String("method", r.Method),
+		slog.String("path", r.URL.Path), slog.Any("err", err))
+	if f := fault.From(err); f != nil && f.Cause != nil {
+		attrs = append(attrs, slog.Any("cause", f.Cause))
+	}
+	log.LogAttrs(r.Context(), level, "rest handler failed", attrs...)
 }

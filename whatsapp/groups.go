@@ -118,9 +118,8 @@ func (m *Manager) CreateGroup(ctx context.Context, sessionID, name, description 
 	}
 	// A new group has no description yet: no previous topic id.
 	if err := cli.SetGroupTopic(ctx, g.JID, "", "", description); err != nil {
-		m.log.Warn("setting the description of a new group failed", "session_id", sessionID, "group", g.JID.String(), "err", err)
 		f := fault.From(groupFault(sessionID, g.JID, "set the group description", err))
-		return g, fault.New(f.Code, "group %s was created, but its description was not set: %s", g.JID, f.Message)
+		return g, fault.Wrap(err, f.Code, "group %s was created, but its description was not set: %s", g.JID, f.Message)
 	}
 	g.Description = description
 	return g, nil
@@ -352,11 +351,11 @@ func groupFault(id string, jid types.JID, action string, err error) error {
 	}
 	switch {
 	case code == 404 || errors.Is(err, whatsmeow.ErrGroupNotFound):
-		return fault.New(fault.NotFound, "group %s not found", jid)
+		return fault.Wrap(err, fault.NotFound, "group %s not found", jid)
 	case code == 403 || errors.Is(err, whatsmeow.ErrNotInGroup):
-		return fault.New(fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, jid)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, jid)
 	case code == 401 || errors.Is(err, whatsmeow.ErrGroupInviteLinkUnauthorized):
-		return fault.New(fault.WhatsAppRefused, "session %s could not %s: the account is not an admin of group %s", id, action, jid)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not an admin of group %s", id, action, jid)
 	}
 	return classify(id, action, err)
 }

@@ -89,7 +89,6 @@ func (m *Manager) Download(ctx context.Context, sessionID string, ref MediaRef) 
 	}
 	data, err := cli.DownloadMediaWithPath(ctx, ref.DirectPath, ref.FileEncSHA256, ref.FileSHA256, ref.MediaKey, length, mt, "")
 	if err != nil {
-		m.log.Warn("downloading media failed", "session_id", sessionID, "media_type", ref.MediaType, "err", err)
 		return nil, downloadFault(sessionID, err)
 	}
 	return data, nil
@@ -101,11 +100,11 @@ func (m *Manager) Download(ctx context.Context, sessionID string, ref MediaRef) 
 func downloadFault(id string, err error) error {
 	switch {
 	case errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404), errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410):
-		return fault.New(fault.NotFound, "session %s: the media is no longer on WhatsApp's servers", id)
+		return fault.Wrap(err, fault.NotFound, "session %s: the media is no longer on WhatsApp's servers", id)
 	case errors.Is(err, whatsmeow.ErrInvalidMediaHMAC), errors.Is(err, whatsmeow.ErrInvalidMediaEncSHA256),
 		errors.Is(err, whatsmeow.ErrInvalidMediaSHA256), errors.Is(err, whatsmeow.ErrFileLengthMismatch),
 		errors.Is(err, whatsmeow.ErrTooShortFile):
-		return fault.New(fault.WhatsAppError, "session %s: the media WhatsApp's servers returned does not match the message", id)
+		return fault.Wrap(err, fault.WhatsAppError, "session %s: the media WhatsApp's servers returned does not match the message", id)
 	}
 	return classify(id, "download the media", err)
 }

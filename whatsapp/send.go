@@ -109,7 +109,6 @@ func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, o
 	}
 	resp, err := cli.SendMessage(ctx, to, msg, whatsmeow.SendRequestExtra{ID: out.ID})
 	if err != nil {
-		s.log.Warn("sending a message failed", "message_id", out.ID, "type", out.Type, "err", err)
 		return Sent{}, sendFault(s.id, to, "send the message", err)
 	}
 	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp}
@@ -319,7 +318,6 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 	msg := cli.BuildRevoke(chat, types.EmptyJID, messageID)
 	resp, err := cli.SendMessage(ctx, chat, msg)
 	if err != nil {
-		s.log.Warn("revoking a message failed", "message_id", messageID, "err", err)
 		return Sent{}, sendFault(s.id, chat, "revoke the message", err)
 	}
 	sent := Sent{ID: resp.ID, Chat: chat, Timestamp: resp.Timestamp}
@@ -344,13 +342,13 @@ func sendFault(id string, to types.JID, action string, err error) error {
 	group := to.Server == types.GroupServer
 	switch {
 	case group && code == 401:
-		return fault.New(fault.WhatsAppRefused, "session %s could not %s: only admins can send messages to group %s", id, action, to)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: only admins can send messages to group %s", id, action, to)
 	case group && code == 403:
-		return fault.New(fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, to)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, to)
 	case group && code == 404:
-		return fault.New(fault.NotFound, "group %s not found", to)
+		return fault.Wrap(err, fault.NotFound, "group %s not found", to)
 	case code != 0:
-		return fault.New(fault.WhatsAppRefused, "session %s: WhatsApp refused to %s to %s (error %d)", id, action, to, code)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s: WhatsApp refused to %s to %s (error %d)", id, action, to, code)
 	case group:
 		return groupFault(id, to, action, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -251,11 +252,14 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 }
 
 // finish records a scheduled send's outcome and publishes it as
-// messages.update (sent or failed).
-func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...any) }, row *ent.ScheduledSend, chat string, sendErr error) {
+// messages.update (sent or failed). A failure is logged with its cause: no
+// request carries it to a transport, and the stored reason a user reads
+// does not say it. log carries the session and the send's id.
+func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, chat string, sendErr error) {
 	state, status, reason := scheduledsend.StateSent, entmessage.StatusSent, ""
 	if sendErr != nil {
 		state, status, reason = scheduledsend.StateFailed, entmessage.StatusFailed, clientMessage(sendErr)
+		logFailedSend(ctx, log, sendErr)
 	}
 	now := s.now().UTC()
 	err := ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
@@ -282,7 +286,22 @@ func (s *Service) finish(ctx context.Context, log interface{ Error(string, ...an
 	}
 }
 
-// clientMessage is what a user may read of a failure: a fault's message,
+// logFailedSend logs why a scheduled send failed: at warn when WhatsApp
+// or the send itself was at fault, at error for an internal failure.
+func logFailedSend(ctx context.Context, log *slog.Logger, err error) {
+	level, args := slog.LevelWarn, []any{"err", err}
+	f := fault.From(err)
+	if f == nil || f.Code == fault.Internal {
+		level = slog.LevelError
+	}
+	if f != nil {
+		args = append(args, "code", string(f.Code))
+		if f.Cause != nil {
+			args = append(args, "cause", f.Cause)
+		}
+	}
+	log.Log(ctx, level, "scheduled send failed", args...)
+}
 
 // clientMessage is what a user may read of a failure: a fault's message,
 // or a generic line for anything unclassified.

@@ -1,0 +1,150 @@
+package messaging
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/wagraph/wagraph/ent/enttest"
+	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// failingSender fails every send with err.
+type failingSender struct{ err error }
+
+func (f failingSender) Send(context.Context, string, whatsapp.Outgoing) (whatsapp.Sent, error) {
+	return whatsapp.Sent{}, f.err
+}
+
+func (f failingSender) Revoke(context.Context, string, whatsapp.JID, string) (whatsapp.Sent, error) {
+	return whatsapp.Sent{}, f.err
+}
+
+func (f failingSender) Download(context.Context, string, whatsapp.MediaRef) ([]byte, error) {
+	return nil, f.err
+}
+
+// events keeps what the scheduler publishes.
+type events struct {
+	mu  sync.Mutex
+	evs []whatsapp.Event
+}
+
+func (e *events) Publish(_ context.Context, _ string, ev whatsapp.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evs = append(e.evs, ev)
+	return nil
+}
+
+// logLines is a JSON log kept in memory.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) with(msg string) []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// TestScheduledSendFailureLogged: a scheduled send that fails is logged with
+// its session, its id and its cause, at warn for a WhatsApp failure and at
+// error for an internal one; the reason stored and published for the user
+// never carries the cause.
+func TestScheduledSendFailureLogged(t *testing.T) {
+	cause := errors.New("info query returned status 403: forbidden")
+	tests := []struct {
+		name       string
+		err        error
+		level      string
+		wantReason string
+	}{
+		{"WhatsApp refused", fault.Wrap(cause, fault.WhatsAppRefused, "session s1: WhatsApp refused to send the message"), "WARN",
+			"session s1: WhatsApp refused to send the message"},
+		{"internal", cause, "ERROR", "the send failed (see the server log)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+			t.Cleanup(func() { db.Close() })
+			db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+			db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+
+			var mu sync.Mutex
+			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			logs := &logLines{}
+			pub := &events{}
+			s := New(Options{DB: db, Sender: failingSender{tt.err}, Publisher: pub, Now: clock,
+				Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+
+			to, err := whatsapp.ParseJID("491701234567@s.whatsapp.net")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.schedule(ctx, "s1", whatsapp.Outgoing{Type: "text", To: to, Text: "later"}, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			now = now.Add(time.Minute)
+			mu.Unlock()
+			if _, err := s.runDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+
+			lines := logs.with("scheduled send failed")
+			if len(lines) != 1 {
+				t.Fatalf("%d log lines about the failed send, want 1: %s", len(lines), logs.buf.String())
+			}
+			line := lines[0]
+			if line["level"] != tt.level || line["session_id"] != "s1" || line["message_id"] != res.MessageID {
+				t.Errorf("log line %v, want level %s, session_id s1, message_id %s", line, tt.level, res.MessageID)
+			}
+			if logged := fmt.Sprint(line["cause"], " ", line["err"]); !strings.Contains(logged, cause.Error()) {
+				t.Errorf("log line %v does not carry the cause %q", line, cause)
+			}
+
+			row := db.ScheduledSend.GetX(ctx, res.MessageID)
+			if row.State != scheduledsend.StateFailed || row.LastError != tt.wantReason {
+				t.Errorf("stored %s %q, want failed %q", row.State, row.LastError, tt.wantReason)
+			}
+			pub.mu.Lock()
+			defer pub.mu.Unlock()
+			if len(pub.evs) != 1 || pub.evs[0].Data["error"] != tt.wantReason {
+				t.Fatalf("published %+v, want one messages.update with error %q", pub.evs, tt.wantReason)
+			}
+			if strings.Contains(row.LastError, "403") {
+				t.Errorf("the reason %q carries the cause", row.LastError)
+			}
+		})
+	}
+}
