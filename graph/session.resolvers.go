@@ -59,20 +59,22 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err != nil {
 		return false, err
 	}
-	// The device is unlinked (when linked) before the record goes: a
-	// failure here leaves the session intact to try again.
-	if err := r.Link.Delete(ctx, id); err != nil {
-		return false, err
-	}
 	tokenIDs, err := s.QueryTokens().IDs(ctx)
 	if err != nil {
 		return false, fmt.Errorf("list tokens of session %s: %w", id, err)
 	}
-	// Tokens and webhooks go with it: their foreign keys cascade.
+	// The record goes first (tokens, webhooks and messages with it: their
+	// foreign keys cascade), then the manager forgets the session: once the
+	// record is gone no status read can load the session back. The manager
+	// then closes the connection, unlinks the device and deletes its keys;
+	// it logs what fails there, the session being deleted regardless.
 	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
 	r.Auth.Disconnect(tokenIDs...)
+	if err := r.Link.Delete(ctx, id); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 

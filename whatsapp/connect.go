@@ -87,34 +87,51 @@ func (m *Manager) lockSession(ctx context.Context, id string) (*session, error) 
 	}
 }
 
+// load returns the session, read from the StatusStore when the manager
+// does not hold it yet.
+//
+// A session is deleted from the store first, then from the manager
+// (Delete). A read of the store that began before the record went can still
+// find it, and inserting what it found after Delete ran would bring the
+// session back for good. So the insert is refused, and the store read
+// again, when any Delete ran since the read began: a read that begins after
+// a Delete's count begins after its record is gone, and an insert made
+// before the count is removed by that Delete.
 func (m *Manager) load(ctx context.Context, id string) (*session, error) {
-	m.mu.Lock()
-	s, closed := m.sessions[id], m.closed
-	m.mu.Unlock()
-	if closed {
-		return nil, errClosed
-	}
-	if s != nil {
+	for {
+		m.mu.Lock()
+		s, closed, deletions := m.sessions[id], m.closed, m.deletions
+		m.mu.Unlock()
+		if closed {
+			return nil, errClosed
+		}
+		if s != nil {
+			return s, nil
+		}
+		rec, found, err := m.statuses.LoadStatus(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: load status: %w", id, err)
+		}
+		if !found {
+			return nil, fault.New(fault.NotFound, "session %s not found", id)
+		}
+		m.mu.Lock()
+		switch cur := m.sessions[id]; {
+		case m.closed:
+			m.mu.Unlock()
+			return nil, errClosed
+		case m.deletions != deletions:
+			m.mu.Unlock()
+			continue
+		case cur != nil:
+			m.mu.Unlock()
+			return cur, nil
+		}
+		s = newSession(id, m.log.With("session_id", id), rec)
+		m.sessions[id] = s
+		m.mu.Unlock()
 		return s, nil
 	}
-	rec, found, err := m.statuses.LoadStatus(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: load status: %w", id, err)
-	}
-	if !found {
-		return nil, fault.New(fault.NotFound, "session %s not found", id)
-	}
-	s = newSession(id, m.log.With("session_id", id), rec)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, errClosed
-	}
-	if cur := m.sessions[id]; cur != nil {
-		return cur, nil
-	}
-	m.sessions[id] = s
-	return s, nil
 }
 
 // connect starts a client for s unless one is already connecting, pairing
@@ -211,7 +228,7 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 		}
 	}
 	pushName := dev.PushName // read before the client runs
-	m.change(s, nil, func(s *session) bool {
+	attached, _ := m.change(s, nil, func(s *session) bool {
 		s.cli, s.stop = cli, stop
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
 		if !linked {
@@ -221,14 +238,17 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 		}
 		return true
 	})
+	if !attached { // deleted meanwhile: a client started now would be nobody's to close
+		stop()
+		return fault.New(fault.NotFound, "session %s not found", s.id)
+	}
 	if qr != nil {
 		m.wg.Add(1)
 		go run.watchQR(qrCtx, qr)
 	}
 	if err := cli.ConnectContext(m.ctx); err != nil {
-		s.log.Warn("connect failed", "err", err)
 		run.end(StatusDisconnected, "could not reach WhatsApp", false)
-		return fault.New(fault.WhatsAppError, "session %s could not reach WhatsApp", s.id)
+		return fault.Wrap(err, fault.WhatsAppError, "session %s could not reach WhatsApp", s.id)
 	}
 	return nil
 }
@@ -266,17 +286,20 @@ func (m *Manager) client(sessionID string) (*whatsmeow.Client, error) {
 	return s.connectedClient()
 }
 
-// classify turns a whatsmeow failure of action into a fault.
+// classify turns a whatsmeow failure of action into a fault that keeps err
+// as its cause: the transports log it, the client reads only the message.
 func classify(id, action string, err error) error {
 	var iq *whatsmeow.IQError
 	switch {
 	case errors.Is(err, whatsmeow.ErrPhoneNumberTooShort), errors.Is(err, whatsmeow.ErrPhoneNumberIsNotInternational):
-		return fault.InvalidField("number", "number must be a phone number in international format without '+'")
+		f := fault.InvalidField("number", "number must be a phone number in international format without '+'")
+		f.Cause = err
+		return f
 	case errors.As(err, &iq) && iq.Code != 0:
-		return fault.New(fault.WhatsAppRefused, "session %s: WhatsApp refused to %s (%d %s)", id, action, iq.Code, iq.Text)
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s: WhatsApp refused to %s (%d %s)", id, action, iq.Code, iq.Text)
 	case errors.Is(err, whatsmeow.ErrIQTimedOut), errors.Is(err, context.DeadlineExceeded):
-		return fault.New(fault.WhatsAppTimeout, "session %s: WhatsApp did not answer in time to %s", id, action)
+		return fault.Wrap(err, fault.WhatsAppTimeout, "session %s: WhatsApp did not answer in time to %s", id, action)
 	default:
-		return fault.New(fault.WhatsAppError, "session %s could not %s: the connection to WhatsApp failed", id, action)
+		return fault.Wrap(err, fault.WhatsAppError, "session %s could not %s: the connection to WhatsApp failed", id, action)
 	}
 }

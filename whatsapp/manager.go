@@ -141,8 +141,11 @@ type Manager struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	// deletions counts the Delete calls: a load whose read of the
+	// StatusStore overlapped one reads again (see load).
+	deletions uint64
 
-	wg sync.WaitGroup // the QR watchers and closeLater's timers
+	wg sync.WaitGroup // the QR watchers, closeLater's timers and running Deletes
 }
 
 const (
@@ -150,6 +153,7 @@ const (
 	pairWait          = 30 * time.Second // PairPhone's wait for the first QR code
 	maxReconnectSteps = 30               // whatsmeow waits 2 s × failures between reconnects: at most a minute
 	storeTimeout      = 15 * time.Second // one persist or publish
+	deleteTimeout     = time.Minute      // Delete's unlinking and deleting of the keys
 )
 
 var errClosed = errors.New("whatsapp: the session manager is closed")
@@ -301,14 +305,13 @@ func (m *Manager) PairPhone(ctx context.Context, sessionID, number string) (stri
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case err != nil:
-		return "", fault.New(fault.WhatsAppTimeout, "session %s: WhatsApp did not offer pairing in time", s.id)
+		return "", fault.Wrap(err, fault.WhatsAppTimeout, "session %s: WhatsApp did not offer pairing in time", s.id)
 	}
 	if st.status != StatusPairing || cli == nil {
 		return "", notPairing(s.id, st)
 	}
 	code, err := cli.PairPhone(ctx, number, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
 	if err != nil {
-		s.log.Warn("pairing by phone code failed", "err", err)
 		return "", classify(s.id, "pair by phone code", err)
 	}
 	m.change(s, cli, func(s *session) bool {
@@ -361,7 +364,6 @@ func (m *Manager) Logout(ctx context.Context, sessionID string) error {
 		return err
 	}
 	if err := cli.Logout(ctx); err != nil {
-		s.log.Warn("logout failed", "err", err)
 		return classify(s.id, "log out", err)
 	}
 	var stop context.CancelFunc
@@ -377,52 +379,74 @@ func (m *Manager) Logout(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// Delete forgets a session: it unlinks the device when the session is
-// connected (otherwise it only deletes the keys here; the phone drops the
-// device after its own inactivity timeout), closes the connection and
-// deletes the device store. Nothing is persisted or published about the
-// session afterwards. Deleting a session that is not linked is not an error.
+// Delete forgets a session whose record the caller has deleted from the
+// StatusStore; call it only after that. From the call on no reader loads
+// the session again (load reads the store anew when a Delete overlapped its
+// read), nothing is persisted or published about it, its watchers end and
+// operations waiting for it find it NOT_FOUND. Delete then closes the
+// connection, unlinks the device when the session is connected (otherwise
+// the phone drops the device after its own inactivity timeout) and deletes
+// the device's keys, even when ctx ends meanwhile: the record is gone, so
+// nothing could do it later.
+//
+// The session is deleted whatever happens to its device: a failure to
+// unlink it or to delete its keys is logged, not returned. The only error
+// is errClosed, when the manager has been closed (the gateway is shutting
+// down). A session the manager never loaded has neither client nor known
+// device; every session with a device is loaded (Restore, Connect).
 func (m *Manager) Delete(ctx context.Context, sessionID string) error {
-	s, err := m.lockSession(ctx, sessionID)
-	if err != nil {
-		return err
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return errClosed
 	}
-	defer s.opMu.Unlock()
-	if cli, err := s.connectedClient(); err == nil {
-		if err := cli.Logout(ctx); err != nil {
-			s.log.Warn("unlinking before delete failed; deleting the device keys here only", "err", err)
-		}
+	m.deletions++
+	s := m.sessions[sessionID]
+	delete(m.sessions, sessionID)
+	if s != nil {
+		m.wg.Add(1) // Close cancels the clients' context only after this client is closed
 	}
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	defer m.wg.Done()
+
 	s.emitMu.Lock()
 	s.mu.Lock()
-	cli, stop := s.detachLocked()
-	jid := s.st.jid
 	s.deleted = true
 	s.notifyLocked()
 	s.mu.Unlock()
 	s.emitMu.Unlock()
+
+	s.opMu.Lock() // an operation under way ends first; it changes nothing any more
+	defer s.opMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
+	defer cancel()
+	if cli, err := s.connectedClient(); err == nil {
+		if err := cli.Logout(ctx); err != nil {
+			s.log.Warn("unlinking the device of the deleted session failed: its keys are deleted here only", "err", err)
+		}
+	}
+	s.mu.Lock()
+	cli, stop := s.detachLocked()
+	jid := s.st.jid
+	s.mu.Unlock()
 	if cli != nil {
 		cli.Disconnect()
 	}
 	if stop != nil {
 		stop()
 	}
-	m.mu.Lock()
-	if m.sessions[s.id] == s {
-		delete(m.sessions, s.id)
-	}
-	m.mu.Unlock()
 	if jid.IsEmpty() {
 		return nil
 	}
 	dev, err := m.store.GetDevice(ctx, jid)
-	if err != nil {
-		return fmt.Errorf("session %s: load device %s: %w", s.id, jid, err)
+	if err == nil && dev != nil {
+		err = dev.Delete(ctx)
 	}
-	if dev != nil {
-		if err := dev.Delete(ctx); err != nil {
-			return fmt.Errorf("session %s: delete device %s: %w", s.id, jid, err)
-		}
+	if err != nil {
+		s.log.Error("deleting the device keys of the deleted session failed", "jid", jid.String(), "err", err)
 	}
 	return nil
 }

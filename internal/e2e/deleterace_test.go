@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"database/sql"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wagraph/wagraph/internal/apptest"
+)
+
+// TestDeleteWhileReading: readers ask for a linked session through GraphQL
+// and REST without pause while it is deleted; no read that starts after the
+// delete answered finds it, and afterwards its device is unlinked and the
+// WhatsApp device store holds no device.
+func TestDeleteWhileReading(t *testing.T) {
+	s := apptest.StartSandbox(t)
+	net := s.Network(t)
+	sess := s.LinkSession(t, "4915550011001")
+	apptest.Settle(t, net, sess)
+
+	var deleted atomic.Bool // set once the delete answered
+	var reads, back atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	read := func(i int) bool {
+		if i%2 == 0 {
+			var out struct{ Session *struct{ ID string } }
+			s.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { id status } }`, map[string]any{"id": sess.ID}, &out)
+			return out.Session != nil
+		}
+		res := s.REST(t, "GET", "/session/"+sess.ID, apptest.AdminToken, "")
+		if res.Status != http.StatusOK && res.Status != http.StatusNotFound {
+			t.Errorf("GET session: %d %s", res.Status, res.Body)
+		}
+		return res.Status == http.StatusOK
+	}
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				after := deleted.Load()
+				found := read(i)
+				reads.Add(1)
+				if after && found {
+					back.Add(1)
+				}
+			}
+		}()
+	}
+	for reads.Load() < 50 {
+		sleep()
+	}
+	var del struct{ DeleteSession bool }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": sess.ID}, &del)
+	deleted.Store(true)
+	for n := reads.Load() + 200; reads.Load() < n; {
+		sleep()
+	}
+	close(stop)
+	wg.Wait()
+
+	if !del.DeleteSession {
+		t.Fatal("deleteSession answered false")
+	}
+	if b := back.Load(); b > 0 {
+		t.Errorf("%d reads after the delete found the session", b)
+	}
+	if devs := net.LinkedDevices(sess.Phone); len(devs) != 0 {
+		t.Errorf("the deleted session's device is still linked: %v", devs)
+	}
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(s.DataDir, "whatsmeow.db")+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var devices int
+	if err := db.QueryRow("SELECT count(*) FROM whatsmeow_device").Scan(&devices); err != nil {
+		t.Fatal(err)
+	}
+	if devices != 0 {
+		t.Errorf("the device store holds %d devices after the delete", devices)
+	}
+	if read(0) || read(1) {
+		t.Error("the session came back")
+	}
+}
