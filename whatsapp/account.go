@@ -6,7 +6,9 @@ package whatsapp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -67,18 +69,35 @@ func (m *Manager) SetProfileName(ctx context.Context, sessionID, name string) er
 	if n := len([]rune(name)); name == "" || n > maxProfileName {
 		return fault.InvalidField("name", "name must be 1 to %d characters (got %d)", maxProfileName, n)
 	}
-	s, cli, err := m.sessionClient(sessionID)
+	s, _, err := m.sessionClient(sessionID)
 	if err != nil {
 		return err
 	}
-	if err := cli.SendAppState(ctx, appstate.BuildSettingPushName(name)); err != nil {
+	release, err := s.lockAppState(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cli, err := s.connectedClient() // the client of now: it may have changed while queued
+	if err != nil {
+		return err
+	}
+	// The patch carries the time the session records with the name, later
+	// than that of any earlier write (WhatsApp's timestamps are in
+	// milliseconds): the events of earlier writes, which whatsmeow dispatches
+	// on goroutines of their own, and may come after this write, are then
+	// recognisably older and cannot put back a name written before it.
+	s.mu.Lock()
+	at := time.UnixMilli(max(time.Now().UnixMilli(), s.st.pushNameAt.UnixMilli()+1))
+	s.mu.Unlock()
+	patch := appstate.BuildSettingPushName(name)
+	patch.Timestamp = at
+	if err := writeAppState(ctx, s, cli, patch); err != nil {
 		s.log.Warn("setting the push name failed", "err", err)
 		return classify(sessionID, "set the profile name", err)
 	}
-	// whatsmeow reads the patch back and reports it as PushNameSetting, in
-	// a goroutine of its own; whichever of the two comes first changes the
-	// state and publishes creds.update, the other finds nothing to do.
 	_, err = m.change(s, cli, func(s *session) bool {
+		s.st.pushNameAt = at
 		if name == s.st.pushName {
 			return false
 		}
@@ -200,4 +219,59 @@ func (m *Manager) SetDefaultDisappearingTimer(ctx context.Context, sessionID str
 		return classify(sessionID, "set the default disappearing timer", err)
 	}
 	return nil
+}
+
+// App state writes. whatsmeow builds a patch on the collection's version and
+// LTHash in the device store, uploads it and then advances the stored state
+// from the server's answer; two writes at once build on the same base, and
+// whatsmeow's handling of the server's conflict answer then races its own
+// follow-up fetch over the stored MACs, leaving a stored version and hash
+// that no longer match the server's: every later write fails. So the writes
+// of a session take turns, and a state found broken anyway (by a write of an
+// earlier process, or another device's write racing a fetch) is synced again
+// in full from the server.
+
+// lockAppState waits for the session's turn to write app state, as long as
+// ctx lasts, and returns the function that ends the turn.
+func (s *session) lockAppState(ctx context.Context) (release func(), err error) {
+	select {
+	case s.appState <- struct{}{}:
+		return func() { <-s.appState }, nil
+	case <-ctx.Done():
+		return nil, fault.Wrap(ctx.Err(), fault.WhatsAppTimeout,
+			"session %s: the request ended while waiting for the session's earlier account changes", s.id)
+	}
+}
+
+// writeAppState sends patch; when the session's stored app state turns out
+// not to match the server's, it syncs the collection again in full (which
+// replaces the stored version, hash and MACs with the server's) and sends
+// the patch once more. The caller holds the session's app state turn.
+func writeAppState(ctx context.Context, s *session, cli *whatsmeow.Client, patch appstate.PatchInfo) error {
+	err := cli.SendAppState(ctx, patch)
+	if err == nil || !brokenAppState(err) {
+		return err
+	}
+	s.log.Warn("the stored app state does not match WhatsApp's: syncing it again in full and retrying",
+		"collection", patch.Type, "err", err)
+	if ferr := cli.FetchAppState(ctx, patch.Type, true, false); ferr != nil {
+		return fmt.Errorf("sync app state %s again after %w: %w", patch.Type, err, ferr)
+	}
+	if err := cli.SendAppState(ctx, patch); err != nil {
+		return fmt.Errorf("send app state %s after syncing it again: %w", patch.Type, err)
+	}
+	s.log.Info("the app state was synced again and the write went through", "collection", patch.Type)
+	return nil
+}
+
+// brokenAppState reports whether err of SendAppState says the stored state
+// does not match the server's: a hash or MAC that does not verify, or a
+// conflict the server still reports after whatsmeow applied what it sent
+// and retried. whatsmeow reports the conflict only as text (ErrAppStateUpdate
+// followed by the server's <error code="409" …/>).
+func brokenAppState(err error) bool {
+	return errors.Is(err, appstate.ErrMismatchingLTHash) ||
+		errors.Is(err, appstate.ErrMismatchingPatchMAC) ||
+		errors.Is(err, appstate.ErrMissingPreviousSetValueOperation) ||
+		(errors.Is(err, whatsmeow.ErrAppStateUpdate) && strings.Contains(err.Error(), `code="409"`))
 }

@@ -25,6 +25,10 @@ type session struct {
 
 	opMu   sync.Mutex
 	emitMu sync.Mutex
+	// appState is the turn to write the account's app state (account.go):
+	// a one-slot semaphore rather than a mutex, so a caller waiting for it
+	// gives up when its request ends.
+	appState chan struct{}
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running
@@ -44,6 +48,7 @@ type sessionState struct {
 	pairingCode   string
 	jid, lid      types.JID
 	pushName      string
+	pushNameAt    time.Time // when pushName was written: older events do not replace it
 	connectedAt   time.Time
 	keepaliveLost bool // CONNECTING because keepalives failed, not because the socket closed
 }
@@ -70,7 +75,7 @@ func (c connState) data() map[string]any {
 // CONNECTED with no client running) reads DISCONNECTED; the next change
 // persists and publishes the correction.
 func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
-	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{})}
+	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{}), appState: make(chan struct{}, 1)}
 	s.st = sessionState{status: rec.Status, pushName: rec.PushName, connectedAt: rec.ConnectedAt}
 	switch rec.Status {
 	case StatusDisconnected, StatusLoggedOut:
@@ -119,7 +124,7 @@ func (st *sessionState) public() SessionState {
 // loggedOut puts the state in LOGGED_OUT: the device is gone.
 func (st *sessionState) loggedOut(reason string) {
 	st.status, st.reason, st.qr, st.pairingCode = StatusLoggedOut, reason, "", ""
-	st.jid, st.lid, st.pushName, st.keepaliveLost = jidNone, jidNone, "", false
+	st.jid, st.lid, st.pushName, st.pushNameAt, st.keepaliveLost = jidNone, jidNone, "", time.Time{}, false
 }
 
 // end puts the state in status (DISCONNECTED or LOGGED_OUT) with reason.
@@ -458,7 +463,15 @@ func (r *clientRun) handleKeepAliveRestored() bool {
 func (r *clientRun) handlePushName(evt *events.PushNameSetting) bool {
 	name := evt.Action.GetName()
 	return r.update(func(s *session) bool {
-		if name == "" || name == s.st.pushName {
+		// Not older than the name the session holds (an event without a
+		// time is taken as it comes).
+		if name == "" || (!evt.Timestamp.IsZero() && !evt.Timestamp.After(s.st.pushNameAt)) {
+			return false
+		}
+		if evt.Timestamp.After(s.st.pushNameAt) {
+			s.st.pushNameAt = evt.Timestamp
+		}
+		if name == s.st.pushName {
 			return false
 		}
 		s.st.pushName = name

@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waServerSync"
 	"go.mau.fi/whatsmeow/proto/waSyncAction"
+	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/util/cbcutil"
 	"go.mau.fi/whatsmeow/util/hkdfutil"
 	"google.golang.org/protobuf/proto"
@@ -93,8 +94,20 @@ func (n *Network) peerMessage(acct *account, comp *companion, msg *waE2E.Message
 	}, Content: []waBinary.Node{enc}}, nil
 }
 
-// handleAppStateSync serves w:sync:app:state: uploads of patches, answered
-// with the new version, and fetches of the patches after a version.
+// handleAppStateSync serves w:sync:app:state: uploads of patches and fetches
+// of the patches after a version.
+//
+// An upload names the version it was built on. The server takes it only if
+// that is the collection's current version: the patch's MACs chain from
+// that version's LTHash, so a patch built on an older one would break the
+// chain for every device that replays it. A stale upload is refused with a
+// 409 conflict carrying the patches the uploader missed, as WhatsApp does;
+// whatsmeow applies them and uploads again. An accepted patch is announced
+// to the account's other linked devices (server_sync), which fetch it.
+//
+// A fetch with return_snapshot (a full sync) is answered with every patch
+// from version 1: WhatsApp sends a snapshot blob there, which whatsmeow
+// turns into the same state as replaying the patches from an empty one.
 func (n *Network) handleAppStateSync(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	sync, ok := node.GetOptionalChildByTag("sync")
 	if !ok {
@@ -104,25 +117,22 @@ func (n *Network) handleAppStateSync(c *conn, node *waBinary.Node) ([]waBinary.N
 	for _, col := range sync.GetChildrenByTag("collection") {
 		ag := col.AttrGetter()
 		name := ag.String("name")
-		if p, ok := col.GetOptionalChildByTag("patch"); ok {
-			raw, _ := p.Content.([]byte)
-			version, err := n.storePatch(c.dev.acct, name, raw)
-			if err != nil {
-				return nil, &iqError{400, "bad-request"}
-			}
-			out = append(out, waBinary.Node{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "version": version}})
-			continue
-		}
 		from := uint64(0)
 		if v, ok := col.Attrs["version"]; ok {
 			from, _ = strconv.ParseUint(fmt.Sprint(v), 10, 64)
 		}
+		if p, ok := col.GetOptionalChildByTag("patch"); ok {
+			raw, _ := p.Content.([]byte)
+			res, err := n.storePatch(c.dev, name, from, raw)
+			if err != nil {
+				return nil, &iqError{400, "bad-request"}
+			}
+			out = append(out, res)
+			continue
+		}
 		n.mu.Lock()
 		all := c.dev.acct.appState.collections[name]
-		var patches []waBinary.Node
-		for i := from; i < uint64(len(all)); i++ {
-			patches = append(patches, waBinary.Node{Tag: "patch", Content: all[i]})
-		}
+		patches := patchesAfter(all, from)
 		n.mu.Unlock()
 		out = append(out, waBinary.Node{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "version": len(all)},
 			Content: []waBinary.Node{{Tag: "patches", Content: patches}}})
@@ -130,24 +140,30 @@ func (n *Network) handleAppStateSync(c *conn, node *waBinary.Node) ([]waBinary.N
 	return []waBinary.Node{{Tag: "sync", Content: out}}, nil
 }
 
-// storePatch stamps an uploaded patch with the collection's next version,
-// keeps it, and applies what the network understands of it (the push name).
-func (n *Network) storePatch(acct *account, name string, raw []byte) (uint64, error) {
+// patchesAfter renders the patches of a collection after version from; all
+// is read under n.mu.
+func patchesAfter(all [][]byte, from uint64) []waBinary.Node {
+	var patches []waBinary.Node
+	for i := from; i < uint64(len(all)); i++ {
+		patches = append(patches, waBinary.Node{Tag: "patch", Content: all[i]})
+	}
+	return patches
+}
+
+// storePatch takes a patch dev uploaded on version base of collection name:
+// stamped with the next version and kept when base is the current version,
+// refused with a 409 conflict and the missed patches otherwise. It returns
+// the <collection> of the answer. What the network understands of a kept
+// patch (the push name) applies in the same step as keeping it, so the
+// network's name is always that of the collection's latest patch.
+func (n *Network) storePatch(dev *companion, name string, base uint64, raw []byte) (waBinary.Node, error) {
 	var patch waServerSync.SyncdPatch
 	if err := proto.Unmarshal(raw, &patch); err != nil {
-		return 0, err
+		return waBinary.Node{}, err
 	}
-	n.mu.Lock()
-	st := acct.appState
-	version := uint64(len(st.collections[name]) + 1)
-	patch.Version = &waServerSync.SyncdVersion{Version: proto.Uint64(version)}
-	stamped, err := proto.Marshal(&patch)
-	if err != nil {
-		n.mu.Unlock()
-		return 0, err
-	}
-	st.collections[name] = append(st.collections[name], stamped)
-	n.mu.Unlock()
+	acct := dev.acct
+	st := acct.appState // its key never changes
+	var pushName *string
 	for _, m := range patch.GetMutations() {
 		action, err := decryptMutation(st, m)
 		if err != nil {
@@ -155,12 +171,34 @@ func (n *Network) storePatch(acct *account, name string, raw []byte) (uint64, er
 			continue
 		}
 		if pn := action.GetValue().GetPushNameSetting(); pn != nil {
-			n.mu.Lock()
-			acct.pushName = pn.GetName()
-			n.mu.Unlock()
+			pushName = pn.Name
 		}
 	}
-	return version, nil
+	n.mu.Lock()
+	all := st.collections[name]
+	if base != uint64(len(all)) {
+		missed := patchesAfter(all, base)
+		n.mu.Unlock()
+		return waBinary.Node{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "type": "error"}, Content: []waBinary.Node{
+			{Tag: "error", Attrs: waBinary.Attrs{"code": "409", "text": "conflict"}},
+			{Tag: "patches", Content: missed},
+		}}, nil
+	}
+	version := base + 1
+	patch.Version = &waServerSync.SyncdVersion{Version: proto.Uint64(version)}
+	stamped, err := proto.Marshal(&patch)
+	if err != nil {
+		n.mu.Unlock()
+		return waBinary.Node{}, err
+	}
+	st.collections[name] = append(all, stamped)
+	if pushName != nil {
+		acct.pushName = *pushName
+	}
+	to := linkedLocked(acct, dev)
+	n.mu.Unlock()
+	n.notify(to, types.ServerJID, "server_sync", []waBinary.Node{{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "version": version}}})
+	return waBinary.Node{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "version": version}}, nil
 }
 
 // decryptMutation reads one mutation with the account's sync key: the value
@@ -196,4 +234,16 @@ func (n *Network) PushName(phone string) string {
 		return a.pushName
 	}
 	return ""
+}
+
+// AppStateVersion is the version of the app state collection name (such as
+// "critical_block", where the push name is) of account phone: how many
+// patches its devices uploaded to it and the network took.
+func (n *Network) AppStateVersion(phone, name string) uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if a := n.accounts[phone]; a != nil {
+		return uint64(len(a.appState.collections[name]))
+	}
+	return 0
 }
