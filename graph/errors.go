@@ -144,9 +144,9 @@ func sessionArgument(ctx context.Context) string {
 }
 
 // Recover turns a resolver panic into an internal error carrying the panic
-// and its stack. It logs nothing itself (its logger goes unused): the error
-// presenter logs the error, once per field, with the request's ids.
-func Recover(_ *slog.Logger) graphql.RecoverFunc {
+// and its stack. It logs nothing itself: the error presenter logs the
+// error, once per field, with the request's ids.
+func Recover() graphql.RecoverFunc {
 	return func(ctx context.Context, v any) error {
 		return internalError{err: fmt.Errorf("resolver panic: %v", v), stack: debug.Stack()}
 	}

@@ -65,7 +65,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 		srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
 	}
 	srv.SetErrorPresenter(ErrorPresenter(log, opts.RequestID))
-	srv.SetRecoverFunc(Recover(log))
+	srv.SetRecoverFunc(Recover())
 	srv.AroundFields(markInternal)
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
