@@ -73,7 +73,7 @@ func ParseGroupJID(field, s string) (types.JID, error) {
 		return types.JID{}, fault.InvalidField(field, "%s must not be empty", field)
 	}
 	if (hasServer && server != types.GroupServer) || !isGroupUser(user) {
-		return types.JID{}, fault.InvalidField(field, "%s %q is not a group id such as 120363025246125888@g.us or 120363025246125888", field, s)
+		return types.JID{}, fault.InvalidField(field, "%s %q is not a group id such as 120363025246125888@g.us or 120363025246125888", field, fault.Clip(s, fault.QuoteLen))
 	}
 	return types.NewJID(user, types.GroupServer), nil
 }
