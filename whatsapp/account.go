@@ -93,8 +93,8 @@ func (m *Manager) SetProfileName(ctx context.Context, sessionID, name string) er
 	patch := appstate.BuildSettingPushName(name)
 	patch.Timestamp = at
 	if err := writeAppState(ctx, s, cli, patch); err != nil {
-		s.log.Warn("setting the push name failed", "err", err)
-		return classify(sessionID, "set the profile name", err)
+		return classify(sessionID, "set the profile name", err) // the transport logs the cause
+
 	}
 	_, err = m.change(s, cli, func(s *session) bool {
 		s.st.pushNameAt = at
