@@ -150,9 +150,7 @@ func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(h
 				err error = errMissing
 			)
 			if raw != "" {
-				if p, err = s.Authenticate(ctx, raw); err != nil && fault.From(err) == nil {
-					log.ErrorContext(ctx, "authenticate", "err", err)
-				}
+				p, err = s.Authenticate(ctx, raw)
 			}
 			key := "addr:" + clientAddr(r)
 			if err == nil {
@@ -169,6 +167,10 @@ func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(h
 			case upgrade && fault.CodeOf(err) != fault.RateLimited:
 				// No body to protect: the socket closes with 4403 at
 				// its connection_init unless that carries a valid token.
+				// (A refused request's failure is logged by refuse.)
+				if fault.From(err) == nil {
+					log.ErrorContext(ctx, "authenticate", "err", err)
+				}
 				ctx = withFailure(ctx, err)
 			default:
 				refuseUnread(w, r, err, refuse)
