@@ -1,7 +1,6 @@
 package whatsapp
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -19,43 +18,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/logtest"
 )
 
 // critical is the app state collection of the push name.
 const critical = string(appstate.WAPatchCriticalBlock)
 
-// logBuffer is a log sink the tests read back.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the lines of the log containing every one of parts.
-func (b *logBuffer) lines(parts ...string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, l := range strings.Split(b.buf.String(), "\n") {
-		match := l != ""
-		for _, p := range parts {
-			match = match && strings.Contains(l, p)
-		}
-		if match {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // loggedManager is env.manager logging to a buffer the test reads.
-func (e *env) loggedManager() (*Manager, *logBuffer) {
-	buf := &logBuffer{}
+func (e *env) loggedManager() (*Manager, *logtest.Buffer) {
+	buf := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := NewManager(ManagerOptions{Store: e.store, Logger: log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point})
 	e.t.Cleanup(m.Close)
@@ -231,9 +202,9 @@ func TestProfileNameRecoversABrokenAppState(t *testing.T) {
 			if v, _ := storedVersion(t, m, "s1"); v != before+1 {
 				t.Errorf("stored critical_block version %d, the network is at %d", v, before+1)
 			}
-			warns := log.lines("level=WARN", "session_id=s1", "syncing it again in full", "collection=critical_block", "mismatching LTHash")
+			warns := log.Lines("level=WARN", "session_id=s1", "syncing it again in full", "collection=critical_block", "mismatching LTHash")
 			if len(warns) != 1 {
-				t.Errorf("%d warnings of the recovery, want 1:\n%s", len(warns), strings.Join(log.lines("level=WARN"), "\n"))
+				t.Errorf("%d warnings of the recovery, want 1:\n%s", len(warns), strings.Join(log.Lines("level=WARN"), "\n"))
 			}
 
 			if err := m.SetProfileName(ctx, "s1", "Later"); err != nil {
@@ -242,7 +213,7 @@ func TestProfileNameRecoversABrokenAppState(t *testing.T) {
 			if got := e.net.PushName(phone); got != "Later" {
 				t.Errorf("network push name %q, want Later", got)
 			}
-			if n := len(log.lines("syncing it again in full")); n != 1 {
+			if n := len(log.Lines("syncing it again in full")); n != 1 {
 				t.Errorf("%d recoveries, want the one: the recovered state needs none", n)
 			}
 			e.settle(st)

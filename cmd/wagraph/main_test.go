@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,29 +10,11 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/logtest"
 )
-
-// syncBuffer is a goroutine-safe bytes.Buffer: the server logs into it while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func envOf(kv map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {
@@ -50,7 +31,7 @@ var (
 // server is one `wagraph serve` running in a goroutine.
 type server struct {
 	addr   string
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 	cancel context.CancelFunc
 	done   chan int
 	client *http.Client
@@ -63,12 +44,12 @@ func startServer(t *testing.T, env map[string]string, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{
-		stderr: &syncBuffer{},
+		stderr: &logtest.Buffer{},
 		cancel: cancel,
 		done:   make(chan int, 1),
 		client: &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second},
 	}
-	var stdout syncBuffer
+	var stdout logtest.Buffer
 	go func() {
 		s.done <- run(ctx, append([]string{"serve"}, args...), envOf(env), &stdout, s.stderr)
 	}()
@@ -297,7 +278,7 @@ func TestRunCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr syncBuffer
+			var stdout, stderr logtest.Buffer
 			code := run(context.Background(), tt.args, envOf(nil), &stdout, &stderr)
 			if code != tt.code {
 				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, code, tt.code, stderr.String())
@@ -314,7 +295,7 @@ func TestRunCommands(t *testing.T) {
 			}
 		})
 	}
-	var stdout syncBuffer
+	var stdout logtest.Buffer
 	run(context.Background(), []string{"version"}, envOf(nil), &stdout, io.Discard)
 	if !strings.HasPrefix(stdout.String(), "wagraph ") || strings.Count(stdout.String(), "\n") != 1 {
 		t.Errorf("version output %q, want one line starting with \"wagraph \"", stdout.String())
@@ -339,7 +320,7 @@ func TestServeBadSetting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var stdout, stderr syncBuffer
+			var stdout, stderr logtest.Buffer
 			code := run(context.Background(), append(tt.args, "--data-dir", dir+"/never"), envOf(tt.env), &stdout, &stderr)
 			if code != 2 {
 				t.Errorf("run = %d, want 2", code)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -9,37 +8,25 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// jsonLog is a server's JSON log kept in memory.
-type jsonLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *jsonLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
 // ofRequest returns the log lines of request id, the access log's debug
-// line apart.
-func (l *jsonLog) ofRequest(t *testing.T, id string) []map[string]any {
+// line apart. It decodes the lines itself rather than taking Records, which
+// skips a line that is not JSON: the server logs JSON only, and a line that
+// is not fails the test.
+func ofRequest(t *testing.T, logs *logtest.Buffer, id string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(l.buf.Bytes()), []byte("\n")) {
+	for _, line := range logs.Lines() {
 		var rec map[string]any
-		if err := json.Unmarshal(line, &rec); err != nil {
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line is not JSON (%v): %s", err, line)
 		}
 		if rec["request_id"] == id && rec["msg"] != "http" {
@@ -49,14 +36,14 @@ func (l *jsonLog) ofRequest(t *testing.T, id string) []map[string]any {
 	return out
 }
 
-func startLogged(t *testing.T, sandbox bool) (*apptest.Server, *jsonLog) {
+func startLogged(t *testing.T, sandbox bool) (*apptest.Server, *logtest.Buffer) {
 	t.Helper()
-	logs := &jsonLog{}
+	log, logs := logtest.New(slog.LevelDebug)
 	cfg := apptest.Config(t)
 	if sandbox {
 		cfg = apptest.SandboxConfig(t)
 	}
-	return apptest.StartLogged(t, cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), logs
+	return apptest.StartLogged(t, cfg, log), logs
 }
 
 // graphQL posts one operation and returns the response with its headers.
@@ -71,12 +58,12 @@ func graphQL(t *testing.T, s *apptest.Server, query string, vars map[string]any)
 
 // wantOneFailureLine checks the log holds exactly one line about request
 // id, at level, naming the session and carrying the cause.
-func wantOneFailureLine(t *testing.T, logs *jsonLog, id, level, sessionID, cause string) {
+func wantOneFailureLine(t *testing.T, logs *logtest.Buffer, id, level, sessionID, cause string) {
 	t.Helper()
 	if id == "" {
 		t.Fatal("the response has no X-Request-Id")
 	}
-	lines := logs.ofRequest(t, id)
+	lines := ofRequest(t, logs, id)
 	if len(lines) != 1 {
 		t.Fatalf("%d log lines of request %s, want 1: %v", len(lines), id, lines)
 	}

@@ -1,38 +1,19 @@
 package geocode_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
+	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/netguard"
 )
-
-// syncBuffer is a log sink the server goroutines and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func addrPort(t *testing.T, rawURL string) netip.AddrPort {
 	t.Helper()
@@ -96,7 +77,7 @@ func TestLookupGuarded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := trapHits.Load()
-			var logs syncBuffer
+			var logs logtest.Buffer
 			g := geocode.New(tt.searchURL, tt.guard, slog.New(slog.NewTextHandler(&logs, nil)))
 			got, err := g.Lookup(context.Background(), address)
 			if tt.wantErr == "" {

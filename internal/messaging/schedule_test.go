@@ -1,12 +1,9 @@
 package messaging
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/ent/enttest"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -49,25 +47,11 @@ func (e *events) Publish(_ context.Context, _ string, ev whatsapp.Event) error {
 	return nil
 }
 
-// logLines is a JSON log kept in memory.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) with(msg string) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// withMsg returns the records of logs whose msg is msg.
+func withMsg(logs *logtest.Buffer, msg string) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+	for _, rec := range logs.Records() {
+		if rec["msg"] == msg {
 			out = append(out, rec)
 		}
 	}
@@ -101,10 +85,10 @@ func TestScheduledSendFailureLogged(t *testing.T) {
 			var mu sync.Mutex
 			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-			logs := &logLines{}
+			log, logs := logtest.New(nil)
 			pub := &events{}
 			s := New(Options{DB: db, Sender: failingSender{tt.err}, Publisher: pub, Now: clock,
-				Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+				Logger: log})
 
 			to, err := whatsapp.ParseJID("491701234567@s.whatsapp.net")
 			if err != nil {
@@ -121,9 +105,9 @@ func TestScheduledSendFailureLogged(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			lines := logs.with("scheduled send failed")
+			lines := withMsg(logs, "scheduled send failed")
 			if len(lines) != 1 {
-				t.Fatalf("%d log lines about the failed send, want 1: %s", len(lines), logs.buf.String())
+				t.Fatalf("%d log lines about the failed send, want 1: %s", len(lines), logs.String())
 			}
 			line := lines[0]
 			if line["level"] != tt.level || line["session_id"] != "s1" || line["message_id"] != res.MessageID {
