@@ -10,20 +10,11 @@ import (
 	"github.com/wagraph/wagraph/restcompat"
 )
 
-func newSession(t *testing.T, srv *apptest.Server) string {
-	t.Helper()
-	var r struct {
-		CreateSession struct{ Session struct{ ID string } }
-	}
-	srv.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "e") { session { id } } }`, nil, &r)
-	return r.CreateSession.Session.ID
-}
-
 // TestErrorCodes: every GraphQL error carries an extensions.code of the
 // contract, and bad input names the argument path in extensions.field.
 func TestErrorCodes(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	sid := newSession(t, srv)
+	sid := srv.CreateSession(t, "e")
 	admin := apptest.AdminToken
 	tests := []struct {
 		name, token, query string
@@ -73,7 +64,7 @@ func TestErrorCodes(t *testing.T) {
 // same message, and its status and code come from the same fault code.
 func TestOneClassification(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	sid := newSession(t, srv)
+	sid := srv.CreateSession(t, "e")
 	admin := apptest.AdminToken
 	tests := []struct {
 		name       string

@@ -12,7 +12,7 @@ import (
 // allowed page is still served.
 func TestWebhookPageRange(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	sid := newSession(t, srv)
+	sid := srv.CreateSession(t, "p")
 	admin := apptest.AdminToken
 	query := `query($s: ID!, $p: Int) { webhooks(sessionId: $s, page: $p) { page total } }`
 	tests := []struct {

@@ -106,7 +106,7 @@ func aliased(n int) string {
 // request cannot do what a hundred requests may not.
 func TestRateLimitPerOperation(t *testing.T) {
 	srv := apptest.Start(t, limitedConfig(t))
-	sid := createSession(t, srv)
+	sid := srv.CreateSession(t, "h")
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(srv.DataDir, "wagraph.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestBadConnectionInitIsClosed(t *testing.T) {
 // results (the access log's wrapper keeps Flush).
 func TestSSESubscription(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	sid := createSession(t, srv)
+	sid := srv.CreateSession(t, "h")
 	body, _ := json.Marshal(map[string]any{
 		"query":     `subscription($s: ID!) { sessionStatus(sessionId: $s) { id status } }`,
 		"variables": map[string]any{"s": sid},
@@ -345,20 +345,11 @@ func TestGraphQLBodyCap(t *testing.T) {
 	}
 }
 
-func createSession(t *testing.T, srv *apptest.Server) string {
-	t.Helper()
-	var r struct {
-		CreateSession struct{ Session struct{ ID string } }
-	}
-	srv.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "h") { session { id } } }`, nil, &r)
-	return r.CreateSession.Session.ID
-}
-
 // TestLongValuesAreNotEchoed: a huge bad value is answered with a short
 // message quoting only its start, by both APIs and by gqlgen's own checks.
 func TestLongValuesAreNotEchoed(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	sid := createSession(t, srv)
+	sid := srv.CreateSession(t, "h")
 	huge := strings.Repeat("x", 512<<10)
 	short := func(t *testing.T, msg string) {
 		t.Helper()

@@ -251,3 +251,14 @@ func (s *Server) MustGraphQL(t testing.TB, token, query string, vars map[string]
 		}
 	}
 }
+
+// CreateSession creates a session named name as the admin and returns its
+// id.
+func (s *Server) CreateSession(t testing.TB, name string) string {
+	t.Helper()
+	var r struct {
+		CreateSession struct{ Session struct{ ID string } }
+	}
+	s.MustGraphQL(t, AdminToken, `mutation($n: String) { createSession(name: $n) { session { id } } }`, map[string]any{"n": name}, &r)
+	return r.CreateSession.Session.ID
+}
