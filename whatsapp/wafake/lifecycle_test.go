@@ -55,7 +55,7 @@ func recordEvents(cli *whatsmeow.Client) *eventLog {
 		switch evt.(type) {
 		case *events.QR, *events.PairSuccess, *events.PairError, *events.Connected, *events.Disconnected,
 			*events.LoggedOut, *events.StreamError, *events.StreamReplaced, *events.OfflineSyncCompleted,
-			*events.KeepAliveTimeout, *events.Message:
+			*events.KeepAliveTimeout, *events.ClientOutdated, *events.Message:
 			select {
 			case l.ch <- evt:
 			default:

@@ -55,8 +55,9 @@ type Network struct {
 	pending  map[string]pendingIQ
 	codeRegs map[string]*codeReg // paircode.go: pairing-code reference → the waiting client, under mu
 
-	media  mediaStore // media.go: uploaded blobs, with their own lock
-	groups groupState // groups.go: groups and pictures, under mu
+	media   mediaStore  // media.go: uploaded blobs, with their own lock
+	groups  groupState  // groups.go: groups and pictures, under mu
+	version versionGate // version.go: the minimum client version, with its own lock
 }
 
 // pendingIQ waits for a client's answer to an IQ the network sent.
@@ -196,6 +197,9 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 	}()
 	if err := c.serverHandshake(); err != nil {
 		n.log.Debug("wafake: handshake failed", "err", err)
+		return
+	}
+	if n.refuseOutdated(c) {
 		return
 	}
 	if c.payload.Username == nil {

@@ -21,6 +21,7 @@ type iqError struct {
 type iqFunc func(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError)
 
 func (n *Network) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", n.serveWebPage) // web.whatsapp.com: the current version
 	mux.HandleFunc("/ws/chat", n.serveChat)
 	mux.HandleFunc("POST /mms/", n.serveMediaUpload)
 	mux.HandleFunc("GET /v/", n.serveMedia)
