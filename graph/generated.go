@@ -82,45 +82,46 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		ConnectSession             func(childComplexity int, id string) int
-		CreateGroup                func(childComplexity int, sessionID string, input model.CreateGroupInput) int
-		CreateSession              func(childComplexity int, name *string) int
-		CreateSessionToken         func(childComplexity int, sessionID string) int
-		CreateUser                 func(childComplexity int, name string, admin *bool) int
-		CreateWebhook              func(childComplexity int, sessionID string, input model.WebhookInput) int
-		DeleteMessage              func(childComplexity int, sessionID string, messageID string) int
-		DeleteSession              func(childComplexity int, id string) int
-		DeleteWebhook              func(childComplexity int, sessionID string, id string) int
-		DemoteGroupParticipants    func(childComplexity int, sessionID string, jid string, participants []string) int
-		DisconnectSession          func(childComplexity int, id string) int
-		Logout                     func(childComplexity int, sessionID string) int
-		PairPhone                  func(childComplexity int, sessionID string, number string) int
-		RevokeToken                func(childComplexity int, token string) int
-		SandboxDropConnection      func(childComplexity int, sessionID string) int
-		SandboxEnterPairingCode    func(childComplexity int, sessionID string, phone string, code string) int
-		SandboxLinkDevice          func(childComplexity int, sessionID string, phone string) int
-		SandboxLogoutDevice        func(childComplexity int, sessionID string) int
-		SandboxPresence            func(childComplexity int, sessionID string, from string, state string) int
-		SandboxReact               func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
-		SandboxReceipt             func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
-		SandboxSendImage           func(childComplexity int, sessionID string, from string, source string, caption *string) int
-		SandboxSendText            func(childComplexity int, sessionID string, from string, text string, group *string) int
-		SendAudio                  func(childComplexity int, sessionID string, input model.SendAudioInput) int
-		SendContact                func(childComplexity int, sessionID string, input model.SendContactInput) int
-		SendDocument               func(childComplexity int, sessionID string, input model.SendDocumentInput) int
-		SendGroupInvite            func(childComplexity int, sessionID string, jid string, number string, message string) int
-		SendImage                  func(childComplexity int, sessionID string, input model.SendImageInput) int
-		SendLocation               func(childComplexity int, sessionID string, input model.SendLocationInput) int
-		SendText                   func(childComplexity int, sessionID string, input model.SendTextInput) int
-		SendVideo                  func(childComplexity int, sessionID string, input model.SendVideoInput) int
-		SetDefaultDisappearingMode func(childComplexity int, sessionID string, mode string) int
-		SetGroupsAddPrivacy        func(childComplexity int, sessionID string, privacy string) int
-		SetReadReceiptsPrivacy     func(childComplexity int, sessionID string, privacy string) int
-		SetStatusPrivacy           func(childComplexity int, sessionID string, privacy string) int
-		UpdateDisplayPicture       func(childComplexity int, sessionID string, identifier string, source string) int
-		UpdateGroup                func(childComplexity int, sessionID string, jid string, input model.UpdateGroupInput) int
-		UpdateProfileName          func(childComplexity int, sessionID string, name string) int
-		UpdateWebhook              func(childComplexity int, sessionID string, id string, input model.WebhookInput) int
+		ConnectSession              func(childComplexity int, id string) int
+		CreateGroup                 func(childComplexity int, sessionID string, input model.CreateGroupInput) int
+		CreateSession               func(childComplexity int, name *string) int
+		CreateSessionToken          func(childComplexity int, sessionID string) int
+		CreateUser                  func(childComplexity int, name string, admin *bool) int
+		CreateWebhook               func(childComplexity int, sessionID string, input model.WebhookInput) int
+		DeleteMessage               func(childComplexity int, sessionID string, messageID string) int
+		DeleteSession               func(childComplexity int, id string) int
+		DeleteWebhook               func(childComplexity int, sessionID string, id string) int
+		DemoteGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
+		DisconnectSession           func(childComplexity int, id string) int
+		Logout                      func(childComplexity int, sessionID string) int
+		PairPhone                   func(childComplexity int, sessionID string, number string) int
+		RevokeToken                 func(childComplexity int, token string) int
+		SandboxDropConnection       func(childComplexity int, sessionID string) int
+		SandboxEnterPairingCode     func(childComplexity int, sessionID string, phone string, code string) int
+		SandboxLinkDevice           func(childComplexity int, sessionID string, phone string) int
+		SandboxLogoutDevice         func(childComplexity int, sessionID string) int
+		SandboxPresence             func(childComplexity int, sessionID string, from string, state string) int
+		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
+		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
+		SandboxRequireClientVersion func(childComplexity int, minimum string) int
+		SandboxSendImage            func(childComplexity int, sessionID string, from string, source string, caption *string) int
+		SandboxSendText             func(childComplexity int, sessionID string, from string, text string, group *string) int
+		SendAudio                   func(childComplexity int, sessionID string, input model.SendAudioInput) int
+		SendContact                 func(childComplexity int, sessionID string, input model.SendContactInput) int
+		SendDocument                func(childComplexity int, sessionID string, input model.SendDocumentInput) int
+		SendGroupInvite             func(childComplexity int, sessionID string, jid string, number string, message string) int
+		SendImage                   func(childComplexity int, sessionID string, input model.SendImageInput) int
+		SendLocation                func(childComplexity int, sessionID string, input model.SendLocationInput) int
+		SendText                    func(childComplexity int, sessionID string, input model.SendTextInput) int
+		SendVideo                   func(childComplexity int, sessionID string, input model.SendVideoInput) int
+		SetDefaultDisappearingMode  func(childComplexity int, sessionID string, mode string) int
+		SetGroupsAddPrivacy         func(childComplexity int, sessionID string, privacy string) int
+		SetReadReceiptsPrivacy      func(childComplexity int, sessionID string, privacy string) int
+		SetStatusPrivacy            func(childComplexity int, sessionID string, privacy string) int
+		UpdateDisplayPicture        func(childComplexity int, sessionID string, identifier string, source string) int
+		UpdateGroup                 func(childComplexity int, sessionID string, jid string, input model.UpdateGroupInput) int
+		UpdateProfileName           func(childComplexity int, sessionID string, name string) int
+		UpdateWebhook               func(childComplexity int, sessionID string, id string, input model.WebhookInput) int
 	}
 
 	Participant struct {
@@ -312,6 +313,7 @@ type MutationResolver interface {
 	SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error)
 	SandboxDropConnection(ctx context.Context, sessionID string) (bool, error)
 	SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error)
+	SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error)
 	CreateSession(ctx context.Context, name *string) (*model.CreateSessionPayload, error)
 	DeleteSession(ctx context.Context, id string) (bool, error)
 	ConnectSession(ctx context.Context, id string) (*model.Session, error)
@@ -738,6 +740,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxReceipt(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["type"].(string)), true
+	case "Mutation.sandboxRequireClientVersion":
+		if e.ComplexityRoot.Mutation.SandboxRequireClientVersion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxRequireClientVersion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxRequireClientVersion(childComplexity, args["minimum"].(string)), true
 	case "Mutation.sandboxSendImage":
 		if e.ComplexityRoot.Mutation.SandboxSendImage == nil {
 			break
@@ -2685,6 +2698,20 @@ func (ec *executionContext) field_Mutation_sandboxReceipt_args(ctx context.Conte
 		return nil, err
 	}
 	args["type"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxRequireClientVersion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "minimum",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["minimum"] = arg0
 	return args, nil
 }
 
@@ -5304,6 +5331,50 @@ func (ec *executionContext) fieldContext_Mutation_sandboxLogoutDevice(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sandboxLogoutDevice_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxRequireClientVersion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxRequireClientVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxRequireClientVersion(ctx, fc.Args["minimum"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxRequireClientVersion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxRequireClientVersion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10779,6 +10850,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sandboxLogoutDevice":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxLogoutDevice(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxRequireClientVersion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxRequireClientVersion(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -26,6 +26,7 @@ type SandboxNetwork interface {
 	Account(ctx context.Context, phone string) (*sandbox.Account, error)
 	DropConnection(ctx context.Context, device string) error
 	RemoveDevice(ctx context.Context, device string) error
+	RequireClientVersion(ctx context.Context, minimum string) error
 }
 
 // linkWait bounds how long a sandbox link waits for the session to log in.

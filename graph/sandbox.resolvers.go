@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -130,6 +131,24 @@ func (r *mutationResolver) SandboxLogoutDevice(ctx context.Context, sessionID st
 		return false, err
 	}
 	if err := sb.RemoveDevice(ctx, device); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (r *mutationResolver) SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error) {
+	p, err := auth.Require(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := p.RequireAdmin("change what the simulated network requires"); err != nil {
+		return false, err
+	}
+	sb, err := r.sandboxOn(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := sb.RequireClientVersion(ctx, minimum); err != nil {
 		return false, err
 	}
 	return true, nil

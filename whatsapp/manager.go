@@ -112,6 +112,10 @@ type ManagerOptions struct {
 	// Point, when set, is called on every new client before it connects:
 	// tests and the sandbox redirect clients to a wafake network with it.
 	Point func(*whatsmeow.Client)
+	// Versions, when set, is the version every client announces; the
+	// sessions it refused as outdated reconnect when it learns a newer
+	// one. nil announces whatsmeow's own.
+	Versions *Versions
 }
 
 // Manager holds one whatsmeow client per session and keeps each session's
@@ -128,6 +132,7 @@ type Manager struct {
 	pub      Publisher
 	statuses StatusStore
 	point    func(*whatsmeow.Client)
+	versions *Versions
 
 	// ctx is the context of every client: whatsmeow connects, reconnects
 	// and handles events with it. Close cancels it once every client is
@@ -184,7 +189,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	m := &Manager{
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
-		point: opts.Point, sessions: map[string]*session{},
+		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{},
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
@@ -192,6 +197,9 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	if m.pub == nil {
 		m.pub = discardPublisher{}
+	}
+	if m.versions != nil {
+		m.versions.OnNewer(m.reconnectOutdated)
 	}
 	return m
 }

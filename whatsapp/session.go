@@ -278,7 +278,7 @@ func (r *clientRun) handleEvent(raw any) bool {
 	case *events.ConnectFailure:
 		return r.end(StatusDisconnected, "WhatsApp refused the connection: "+evt.PermanentDisconnectDescription(), true)
 	case *events.ClientOutdated:
-		return r.end(StatusDisconnected, "WhatsApp refused the connection: this client version is outdated", true)
+		return r.end(StatusDisconnected, r.m.refusedAsOutdated(), true)
 	case *events.PushNameSetting:
 		return r.handlePushName(evt)
 	case *events.Message:

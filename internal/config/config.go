@@ -43,6 +43,9 @@ type Config struct {
 	FFmpeg            string // resolved path; empty when no converter is available
 	LogLevel          slog.Level
 	LogFormat         string // "text" or "json"
+	// WAVersion is the WhatsApp Web version the sessions announce: "auto",
+	// "builtin" or a pinned "2.3000.N".
+	WAVersion string
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -95,6 +98,7 @@ func settings() []setting {
 		{"ffmpeg", "WAGRAPH_FFMPEG", "", "converter for voice notes (default: ffmpeg on PATH; none means no conversion)", false, parseFFmpeg},
 		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
 		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
+		{"wa-version", "WAGRAPH_WA_VERSION", "auto", "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N", false, parseWAVersion},
 	}
 }
 
@@ -404,6 +408,23 @@ func parseLogFormat(c *Config, v string) string {
 		return "want text or json"
 	}
 	c.LogFormat = v
+	return ""
+}
+
+func parseWAVersion(c *Config, v string) string {
+	v = strings.TrimSpace(v)
+	if v != "auto" && v != "builtin" {
+		parts := strings.Split(v, ".")
+		if len(parts) != 3 || parts[0] != "2" {
+			return "want auto, builtin or a version such as 2.3000.1045649367"
+		}
+		for _, p := range parts[1:] {
+			if n, err := strconv.ParseUint(p, 10, 32); err != nil || n == 0 {
+				return "want auto, builtin or a version such as 2.3000.1045649367"
+			}
+		}
+	}
+	c.WAVersion = v
 	return ""
 }
 

@@ -70,6 +70,7 @@ func TestLoadDefaults(t *testing.T) {
 		FFmpeg:            wantFFmpeg,
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         "text",
+		WAVersion:         "auto",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -131,6 +132,8 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.LogLevel }, slog.LevelDebug, slog.LevelWarn},
 		{"log-format", "WAGRAPH_LOG_FORMAT", "json", "text",
 			func(c config.Config) any { return c.LogFormat }, "json", "text"},
+		{"wa-version", "WAGRAPH_WA_VERSION", "builtin", "2.3000.1045649367",
+			func(c config.Config) any { return c.WAVersion }, "builtin", "2.3000.1045649367"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -256,6 +259,9 @@ func TestLoadBadValues(t *testing.T) {
 		{"body-timeout too short", "body-timeout", "WAGRAPH_BODY_TIMEOUT", "10ms", "between 1s and 1h", nil},
 		{"graphql-complexity zero", "graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "0", "from 10 to 100000", nil},
 		{"graphql-depth not a number", "graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "deep", "from 3 to 100", nil},
+		{"wa-version unknown word", "wa-version", "WAGRAPH_WA_VERSION", "latest", "want auto, builtin or a version", nil},
+		{"wa-version two parts", "wa-version", "WAGRAPH_WA_VERSION", "2.3000", "want auto, builtin or a version", nil},
+		{"wa-version not a number", "wa-version", "WAGRAPH_WA_VERSION", "2.3000.x", "want auto, builtin or a version", nil},
 		{"rate abc", "rate", "WAGRAPH_RATE", "abc", "RATE/s,BURST", nil},
 		{"rate zero", "rate", "WAGRAPH_RATE", "0/s,1", "above 0", nil},
 		{"rate negative", "rate", "WAGRAPH_RATE", "-1/s,1", "above 0", nil},
@@ -379,14 +385,14 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
 		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
 		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
-		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT",
+		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 18 {
-		t.Errorf("Usage has %d lines, want one per setting (18)", got)
+	if got := strings.Count(out, "\n"); got != 19 {
+		t.Errorf("Usage has %d lines, want one per setting (19)", got)
 	}
 }
 

@@ -163,6 +163,9 @@ func Handler(n *wafake.Network, log *slog.Logger) http.Handler {
 	handle(mux, l.log, pathRemoveDevice, func(ctx context.Context, q deviceReq) (done, error) {
 		return done{}, l.RemoveDevice(ctx, q.Device)
 	})
+	handle(mux, l.log, pathRequireClientVersion, func(ctx context.Context, q versionReq) (done, error) {
+		return done{}, l.RequireClientVersion(ctx, q.Minimum)
+	})
 	return loopbackOnly(mux)
 }
 

@@ -130,6 +130,10 @@ func (n *Network) Close() error {
 // names, goes to the network.
 func (n *Network) HTTPClient() *http.Client { return redirectedClient(n.Addr()) }
 
+// ClientFor is HTTPClient for a network listening at addr, such as one
+// running as its own process.
+func ClientFor(addr string) *http.Client { return redirectedClient(addr) }
+
 // redirectedClient sends every connection to addr. Connections are plain
 // TCP: returning them from DialTLSContext makes net/http treat them as
 // already secured, so wss:// and https:// URLs of WhatsApp's hosts work.

@@ -1,0 +1,261 @@
+package whatsapp
+
+// The WhatsApp Web version the sessions announce. WhatsApp refuses clients
+// whose version is too old (a 405 at login, "client outdated") months after
+// the library that built them was current, so a gateway that only ships a
+// version string stops working for every user at once. In auto mode the
+// version is read from WhatsApp Web's page at start, every day and right
+// after a refusal, and the refused sessions reconnect once a newer one is
+// known.
+//
+// The version is set per client (Client.GetClientPayload) rather than with
+// store.SetWAVersion, which writes whatsmeow's package variables unlocked
+// while other clients read them to connect.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waWa6"
+	"go.mau.fi/whatsmeow/store"
+)
+
+// VersionMode says where the announced version comes from.
+type VersionMode int
+
+const (
+	// VersionAuto reads the current version from WhatsApp Web, keeping the
+	// built-in one until a read succeeds.
+	VersionAuto VersionMode = iota
+	// VersionBuiltin announces whatsmeow's own version.
+	VersionBuiltin
+	// VersionPinned announces the version given.
+	VersionPinned
+)
+
+// VersionOptions configure Versions.
+type VersionOptions struct {
+	Mode   VersionMode
+	Pinned string // 2.3000.N, with VersionPinned
+	// HTTPClient reads WhatsApp Web's page (auto); nil is a client of
+	// its own. In sandbox mode it reaches the simulated network's page.
+	HTTPClient *http.Client
+	Logger     *slog.Logger // nil discards
+	// Every is how often auto mode reads the page again; 0 is a day.
+	Every time.Duration
+}
+
+// ReadTimeout bounds one read of WhatsApp Web's page.
+const ReadTimeout = 30 * time.Second
+
+// Versions keeps the version the sessions announce.
+type Versions struct {
+	mode   VersionMode
+	client *http.Client
+	log    *slog.Logger
+	every  time.Duration
+	kick   chan struct{} // a refusal asks for a read now
+
+	mu      sync.Mutex
+	current store.WAVersionContainer
+	newer   []func() // called when a newer version is known
+}
+
+// ParseVersion reads a pinned version, 2.3000.N.
+func ParseVersion(s string) (store.WAVersionContainer, error) {
+	v, err := store.ParseVersion(s)
+	if err != nil || v[0] == 0 || strings.Count(s, ".") != 2 {
+		return store.WAVersionContainer{}, fmt.Errorf("want a version such as 2.3000.1045649367")
+	}
+	return v, nil
+}
+
+// NewVersions returns the version keeper of opts.
+func NewVersions(opts VersionOptions) (*Versions, error) {
+	v := &Versions{mode: opts.Mode, client: opts.HTTPClient, log: opts.Logger, every: opts.Every, kick: make(chan struct{}, 1)}
+	if v.log == nil {
+		v.log = slog.New(slog.DiscardHandler)
+	}
+	if v.every == 0 {
+		v.every = 24 * time.Hour
+	}
+	if v.client == nil {
+		v.client = &http.Client{}
+	}
+	v.client = &http.Client{Transport: v.client.Transport, Timeout: ReadTimeout, CheckRedirect: v.client.CheckRedirect}
+	v.current = store.GetWAVersion()
+	if opts.Mode == VersionPinned {
+		p, err := ParseVersion(opts.Pinned)
+		if err != nil {
+			return nil, err
+		}
+		v.current = p
+	}
+	v.log.Info("WhatsApp Web version", "version", v.current.String(), "source", v.source())
+	return v, nil
+}
+
+func (v *Versions) source() string {
+	return map[VersionMode]string{VersionAuto: "built-in until WhatsApp Web is read", VersionBuiltin: "built-in", VersionPinned: "pinned"}[v.mode]
+}
+
+// Current is the version announced now.
+func (v *Versions) Current() store.WAVersionContainer {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.current
+}
+
+// OnNewer registers fn, called (on the keeper's goroutine) each time a
+// newer version becomes known.
+func (v *Versions) OnNewer(fn func()) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.newer = append(v.newer, fn)
+}
+
+// Refused tells the keeper WhatsApp refused a session as outdated: in auto
+// mode it reads the page at once.
+func (v *Versions) Refused() {
+	select {
+	case v.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Refresh reads the current version from WhatsApp Web (auto mode only) and
+// adopts it when it is newer than the one announced. It reports whether it
+// did.
+func (v *Versions) Refresh(ctx context.Context) (bool, error) {
+	if v.mode != VersionAuto {
+		return false, nil
+	}
+	latest, err := whatsmeow.GetLatestVersion(ctx, v.client)
+	if err != nil {
+		return false, fmt.Errorf("read the current WhatsApp Web version: %w", err)
+	}
+	v.mu.Lock()
+	old := v.current
+	adopt := old.LessThan(*latest)
+	if adopt {
+		v.current = *latest
+	}
+	listeners := append([]func(){}, v.newer...)
+	v.mu.Unlock()
+	if !adopt {
+		return false, nil
+	}
+	v.log.Info("WhatsApp Web version", "version", latest.String(), "previous", old.String(), "source", "WhatsApp Web")
+	for _, fn := range listeners {
+		fn()
+	}
+	return true, nil
+}
+
+// Run keeps the version current until ctx ends: in auto mode it reads the
+// page now, every Every, and at once after a refusal. Its caller owns it.
+func (v *Versions) Run(ctx context.Context) {
+	if v.mode != VersionAuto {
+		return
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-v.kick:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+		}
+		if _, err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+			// Keep announcing the version in use: a failed read says
+			// nothing about whether it is still accepted.
+			v.log.Warn("could not read the current WhatsApp Web version; keeping the one in use", "version", v.Current().String(), "err", err)
+		}
+		t.Reset(v.every)
+	}
+}
+
+// payload is the client payload of dev announcing the current version.
+func (v *Versions) payload(dev *store.Device) *waWa6.ClientPayload {
+	p := dev.GetClientPayload()
+	cur := v.Current()
+	if p.UserAgent != nil {
+		p.UserAgent.AppVersion = cur.ProtoAppVersion()
+	}
+	if p.DevicePairingData != nil {
+		h := cur.Hash()
+		p.DevicePairingData.BuildHash = h[:]
+	}
+	return p
+}
+
+// outdatedPrefix starts the reason of a session WhatsApp refused as
+// outdated (operations.md).
+const outdatedPrefix = "client outdated: "
+
+// announced is the version the manager's clients announce.
+func (m *Manager) announced() store.WAVersionContainer {
+	if m.versions == nil {
+		return store.GetWAVersion()
+	}
+	return m.versions.Current()
+}
+
+// announce makes cli announce the keeper's current version at each
+// (re)connect.
+func (m *Manager) announce(cli *whatsmeow.Client) {
+	if m.versions == nil {
+		return
+	}
+	cli.GetClientPayload = func() *waWa6.ClientPayload { return m.versions.payload(cli.Store) }
+}
+
+// refusedAsOutdated is the reason of a session refused with version v, and
+// asks the keeper for a newer one.
+func (m *Manager) refusedAsOutdated() string {
+	v := m.announced()
+	m.log.Warn("WhatsApp refused the client version as outdated", "version", v.String())
+	if m.versions != nil {
+		m.versions.Refused()
+	}
+	return outdatedPrefix + "WhatsApp refused version " + v.String()
+}
+
+// reconnectOutdated connects again the sessions WhatsApp refused as
+// outdated: a newer version is known.
+func (m *Manager) reconnectOutdated() {
+	m.mu.Lock()
+	all := make([]*session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	var ids []string
+	for _, s := range all {
+		s.mu.Lock()
+		if s.cli == nil && s.st.status == StatusDisconnected && strings.HasPrefix(s.st.reason, outdatedPrefix) {
+			ids = append(ids, s.id)
+		}
+		s.mu.Unlock()
+	}
+	if len(ids) == 0 {
+		return
+	}
+	m.log.Info("reconnecting the sessions refused as outdated", "sessions", len(ids), "version", m.announced().String())
+	if err := m.Restore(m.ctx, ids); err != nil {
+		m.log.Warn("reconnecting sessions refused as outdated", "err", err)
+	}
+}
