@@ -229,17 +229,18 @@ type ComplexityRoot struct {
 	}
 
 	Session struct {
-		ConnectedAt func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Jid         func(childComplexity int) int
-		Name        func(childComplexity int) int
-		PairingCode func(childComplexity int) int
-		Phone       func(childComplexity int) int
-		PushName    func(childComplexity int) int
-		QRCode      func(childComplexity int) int
-		QRImage     func(childComplexity int) int
-		Status      func(childComplexity int) int
+		ConnectedAt  func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Jid          func(childComplexity int) int
+		Name         func(childComplexity int) int
+		PairingCode  func(childComplexity int) int
+		Phone        func(childComplexity int) int
+		PushName     func(childComplexity int) int
+		QRCode       func(childComplexity int) int
+		QRImage      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		StatusReason func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -1516,6 +1517,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Status(childComplexity), true
+	case "Session.statusReason":
+		if e.ComplexityRoot.Session.StatusReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.StatusReason(childComplexity), true
 
 	case "Subscription.sessionStatus":
 		if e.ComplexityRoot.Subscription.SessionStatus == nil {
@@ -2057,6 +2064,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_name(ctx, field)
 	case "status":
 		return ec.fieldContext_Session_status(ctx, field)
+	case "statusReason":
+		return ec.fieldContext_Session_statusReason(ctx, field)
 	case "jid":
 		return ec.fieldContext_Session_jid(ctx, field)
 	case "phone":
@@ -7849,6 +7858,29 @@ func (ec *executionContext) fieldContext_Session_status(_ context.Context, field
 	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type SessionStatus does not have child fields"))
 }
 
+func (ec *executionContext) _Session_statusReason(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_statusReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_statusReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Session_jid(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11879,6 +11911,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 		case "status":
 			out.Values[i] = ec._Session_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusReason":
+			out.Values[i] = ec._Session_statusReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "jid":

@@ -52,7 +52,7 @@ func (r *Resolver) sessionOf(ctx context.Context, s *ent.Session) (*model.Sessio
 
 func toLiveSession(s *ent.Session, st whatsapp.SessionState) *model.Session {
 	m := toSession(s)
-	m.Status = model.SessionStatus(st.Status)
+	m.Status, m.StatusReason = model.SessionStatus(st.Status), optional(st.Reason)
 	m.Jid, m.Phone, m.PushName = optional(st.JID), optional(st.Phone), optional(st.PushName)
 	m.QRCode, m.QRImage, m.PairingCode = optional(st.QRCode), optional(st.QRImage), optional(st.PairingCode)
 	if !st.ConnectedAt.IsZero() {
@@ -87,6 +87,6 @@ func (r *Resolver) connectedAccount(ctx context.Context, sessionID string) (what
 // watcher sends only changes.
 func sameSessionState(a, b *model.Session) bool {
 	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return a.Status == b.Status && eq(a.Jid, b.Jid) && eq(a.PushName, b.PushName) &&
+	return a.Status == b.Status && eq(a.StatusReason, b.StatusReason) && eq(a.Jid, b.Jid) && eq(a.PushName, b.PushName) &&
 		eq(a.QRCode, b.QRCode) && eq(a.PairingCode, b.PairingCode)
 }

@@ -14,17 +14,18 @@ import (
 
 // sessionJSON is a session as GET /session/{id} shows it.
 type sessionJSON struct {
-	ID        string  `json:"id"`
-	Name      string  `json:"name"`
-	Status    string  `json:"status"`
-	JID       *string `json:"jid"`
-	PushName  *string `json:"pushName"`
-	CreatedAt string  `json:"createdAt"`
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Status       string  `json:"status"`
+	StatusReason *string `json:"statusReason"`
+	JID          *string `json:"jid"`
+	PushName     *string `json:"pushName"`
+	CreatedAt    string  `json:"createdAt"`
 }
 
 func toSessionJSON(s *model.Session) sessionJSON {
 	return sessionJSON{
-		ID: s.ID, Name: s.Name, Status: string(s.Status), JID: s.Jid, PushName: s.PushName,
+		ID: s.ID, Name: s.Name, Status: string(s.Status), StatusReason: s.StatusReason, JID: s.Jid, PushName: s.PushName,
 		CreatedAt: model.FormatTime(s.CreatedAt),
 	}
 }

@@ -263,6 +263,10 @@ type Session struct {
 	ID     string        `json:"id"`
 	Name   string        `json:"name"`
 	Status SessionStatus `json:"status"`
+	// Why the session is in its status when nobody asked for it ("client
+	// outdated: WhatsApp refused version 2.3000.N", "logged out from the phone",
+	// "another connection of this device replaced this one"); null otherwise.
+	StatusReason *string `json:"statusReason,omitempty"`
 	// The account's JID once linked.
 	Jid *string `json:"jid,omitempty"`
 	// The account's phone number once linked.
