@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -44,6 +45,26 @@ type Options struct {
 	// to get byte-for-byte stable responses.
 	Now  func() time.Time
 	Rand io.Reader
+	// Listener, when set, is where Run serves instead of listening on
+	// --addr: a test learns the address before the server has started.
+	Listener net.Listener
+}
+
+// withDefaults fills what the process left unset.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Announce == nil {
+		o.Announce = os.Stderr
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	return o
 }
 
 // App is one wagraph server.
@@ -61,30 +82,26 @@ type App struct {
 	local    *sandbox.Local // the in-process network of --sandbox
 	messages *messaging.Service
 	loader   *media.Loader
-	stopJobs context.CancelFunc // the scheduler
-	jobs     sync.WaitGroup
-	closeMu  sync.Mutex
-	closed   bool
+
+	// The background work: restoring the linked sessions, then the
+	// scheduler. Close cancels it and waits for it.
+	stopBackground  context.CancelFunc
+	background      sync.WaitGroup
+	restored        chan struct{} // closed when the restore has ended
+	sessionsStarted atomic.Bool   // the restore ran to its end
+
+	closeMu sync.Mutex
+	closed  bool
 }
 
 // ShutdownGrace is how long in-flight requests may finish at shutdown.
 const ShutdownGrace = 30 * time.Second
 
 // New builds a server: it opens (and creates) the database, ensures the
-// bootstrap admin, and wires the HTTP handlers.
+// bootstrap admin and wires the HTTP handlers, and returns without waiting
+// for the linked sessions: they are restored in the background (Ready).
 func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Announce == nil {
-		opts.Announce = os.Stderr
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Rand == nil {
-		opts.Rand = rand.Reader
-	}
+	opts = opts.withDefaults()
 	now := func() time.Time { return opts.Now().UTC().Truncate(time.Millisecond) }
 	random := &lockedReader{r: opts.Rand}
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
@@ -93,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db}
+	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, restored: make(chan struct{})}
 
 	authSvc := auth.NewService(db, random, now, newID)
 	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {
@@ -119,10 +136,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
 	a.handler = a.routes(resolver, authSvc, limiter)
-	if err := a.restore(ctx); err != nil {
-		a.Close()
-		return nil, err
-	}
+	a.startBackground(ctx)
 	return a, nil
 }
 
@@ -162,11 +176,15 @@ func (a *App) Handler() http.Handler { return a.handler }
 // Serve serves HTTP on ln until ctx is done, then lets in-flight requests
 // finish for up to ShutdownGrace.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	return serve(ctx, ln, a.handler, a.log)
+}
+
+func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
 	srv := &http.Server{
-		Handler:           a.handler,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)
@@ -176,7 +194,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down", "grace", ShutdownGrace)
+	log.Info("shutting down", "grace", ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -188,8 +206,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close stops the scheduler, disconnects every session, stops the
-// simulated network and releases the databases. It may be called twice.
+// Close stops the background work (a restore under way, the scheduler),
+// disconnects every session, stops the simulated network and releases the
+// databases. It may be called twice.
 func (a *App) Close() error {
 	a.closeMu.Lock()
 	defer a.closeMu.Unlock()
@@ -197,9 +216,9 @@ func (a *App) Close() error {
 		return nil
 	}
 	a.closed = true
-	if a.stopJobs != nil {
-		a.stopJobs()
-		a.jobs.Wait()
+	if a.stopBackground != nil {
+		a.stopBackground()
+		a.background.Wait()
 	}
 	if a.manager != nil {
 		a.manager.Close()
@@ -215,20 +234,62 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// Run is the whole life of `wagraph serve`: build, listen, serve until ctx is
-// done, stop in order.
+// Run is the whole life of `wagraph serve`: listen, open the storage and
+// build the server, serve until ctx is done, stop in order. The port opens
+// first: while the storage opens /healthz answers and /readyz says what it
+// waits for, and the linked sessions reconnect after that, in the
+// background (/readyz is 503 until they have been started).
 func Run(ctx context.Context, cfg config.Config, opts Options) error {
+	opts = opts.withDefaults()
+	ln := opts.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
+		}
+	}
+	front := &frontDoor{}
+	front.set(http.HandlerFunc(serveStarting))
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- serve(serveCtx, ln, front, opts.Logger) }()
+
 	a, err := New(ctx, cfg, opts)
 	if err != nil {
+		stopServing()
+		<-served
 		return err
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
-	}
+	front.set(a.handler)
 	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
-	return a.Serve(ctx, ln)
+	return <-served
+}
+
+// frontDoor serves the handler of the moment: the starting answers while
+// the storage opens, then the server's.
+type frontDoor struct{ h atomic.Pointer[http.Handler] }
+
+func (f *frontDoor) set(h http.Handler) { f.h.Store(&h) }
+
+func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*f.h.Load()).ServeHTTP(w, r) }
+
+// serveStarting answers while the storage opens: the process is alive, not
+// ready, and nothing else can be served yet.
+func serveStarting(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/healthz":
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	case "/readyz":
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"starting","storage":"opening"}` + "\n"))
+	default:
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"failed","message":"wagraph is starting: retry in a moment"}` + "\n"))
+	}
 }
 
 // lockedReader lets one random source serve concurrent requests.

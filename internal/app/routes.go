@@ -55,6 +55,11 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 			_, _ = w.Write([]byte(`{"status":"unavailable","database":"unreachable"}` + "\n"))
 			return
 		}
+		if !a.sessionsStarted.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"starting","sessions":"restoring"}` + "\n"))
+			return
+		}
 		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
 	return requestid.Middleware(a.recoverPanics(a.accessLog(mux)))

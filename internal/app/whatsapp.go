@@ -6,11 +6,15 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
@@ -149,25 +153,83 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	return nil
 }
 
-// restore reconnects every linked session and starts the scheduler (after
-// the sessions, so due sends find them connecting rather than absent).
-func (a *App) restore(ctx context.Context) error {
+// parallelRestores bounds how many sessions are restored at once: each
+// opens a connection and runs a handshake, and a start with hundreds of
+// linked sessions must not open them all in one burst.
+const parallelRestores = 8
+
+// startBackground restores the linked sessions in a goroutine the App owns,
+// then runs the scheduler (after the sessions, so due sends find them
+// connecting rather than absent). Close cancels both and waits for them.
+func (a *App) startBackground(ctx context.Context) {
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopBackground = stop
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		a.sessionsStarted.Store(a.restore(bg))
+		close(a.restored)
+		if bg.Err() == nil {
+			a.messages.Run(bg)
+		}
+	}()
+}
+
+// restore starts every linked session, parallelRestores at a time; each
+// then reconnects by itself. A session that fails is logged and left
+// DISCONNECTED (connectSession starts it again); it stops neither the
+// others nor the server. It reports whether it ran to its end, that is
+// whether the server did not stop first.
+func (a *App) restore(ctx context.Context) bool {
+	start := time.Now()
 	ids, err := linkedSessions(ctx, a.db)
 	if err != nil {
-		return err
+		if ctx.Err() == nil {
+			a.log.Error("restoring the linked sessions failed: none was started", "err", err)
+		}
+		return ctx.Err() == nil
 	}
-	if err := a.manager.Restore(ctx, ids); err != nil {
-		return fmt.Errorf("reconnect sessions: %w", err)
+	var failed atomic.Int64
+	sem := make(chan struct{}, parallelRestores)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			// One id per call: the manager joins the errors of a batch,
+			// and each failure is logged with its session.
+			err := a.manager.Restore(ctx, []string{id})
+			switch {
+			case err == nil, ctx.Err() != nil:
+			case fault.CodeOf(err) == fault.NotFound: // deleted since the list was read
+				a.log.Debug("the session was deleted before it was restored", "session_id", id)
+			default:
+				failed.Add(1)
+				a.log.Error("restoring the session failed", "session_id", id, "err", err)
+			}
+		}()
 	}
-	jobs, stop := context.WithCancel(context.WithoutCancel(ctx))
-	a.stopJobs = stop
-	a.jobs.Add(1)
-	go func() {
-		defer a.jobs.Done()
-		a.messages.Run(jobs)
-	}()
-	return nil
+	wg.Wait()
+	if ctx.Err() != nil {
+		a.log.Info("restoring the linked sessions stopped: the server is stopping")
+		return false
+	}
+	a.log.Info("linked sessions started", "sessions", len(ids), "failed", failed.Load(), "took", time.Since(start).Round(time.Millisecond))
+	return true
 }
+
+// Ready is closed once the restore of the linked sessions has ended: every
+// one has been started (and reconnects by itself) or has failed, or the
+// server stopped first. Unless it stopped, /readyz answers 200 from then on
+// while the database answers.
+func (a *App) Ready() <-chan struct{} { return a.restored }
 
 // Sandbox is the in-process simulated network of --sandbox (nil otherwise):
 // end-to-end tests assert what it holds.

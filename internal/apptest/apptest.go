@@ -88,7 +88,21 @@ func start(t testing.TB, cfg config.Config, opts app.Options) *Server {
 	s := &Server{Server: httptest.NewServer(a.Handler()), App: a, Config: cfg, Stderr: stderr, DataDir: cfg.DataDir}
 	s.gql = client.New(a.Handler(), client.Path("/graphql"))
 	t.Cleanup(func() { s.Stop(t) })
+	s.WaitReady(t)
 	return s
+}
+
+// WaitReady waits until the server has started its linked sessions (the
+// app restores them in the background; /readyz is 503 until then), so a
+// test starts from a known state; it fails the test after a minute. Start
+// calls it.
+func (s *Server) WaitReady(t testing.TB) {
+	t.Helper()
+	select {
+	case <-s.App.Ready():
+	case <-time.After(time.Minute):
+		t.Fatal("the server did not start its linked sessions within a minute")
+	}
 }
 
 // Stop settles the linked sessions of a sandbox server and stops it, as a
