@@ -159,12 +159,13 @@ func (v *Versions) Refresh(ctx context.Context) (bool, error) {
 }
 
 // Run keeps the version current until ctx ends: in auto mode it reads the
-// page now, every Every, and at once after a refusal. Its caller owns it.
+// page every Every, and at once after a refusal; the first read is the
+// caller's (Refresh), before the sessions start. Its caller owns it.
 func (v *Versions) Run(ctx context.Context) {
 	if v.mode != VersionAuto {
 		return
 	}
-	t := time.NewTimer(0)
+	t := time.NewTimer(v.every)
 	defer t.Stop()
 	for {
 		select {
@@ -259,3 +260,6 @@ func (m *Manager) reconnectOutdated() {
 		m.log.Warn("reconnecting sessions refused as outdated", "err", err)
 	}
 }
+
+// BuiltinVersion is the version whatsmeow itself announces.
+func BuiltinVersion() string { return store.GetWAVersion().String() }

@@ -82,6 +82,7 @@ type App struct {
 	local    *sandbox.Local // the in-process network of --sandbox
 	messages *messaging.Service
 	loader   *media.Loader
+	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -142,6 +143,10 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	if l, ok := a.network.(*sandbox.Local); ok {
 		a.local = l
 	}
+	if a.versions, err = a.newVersions(); err != nil {
+		return err
+	}
+	mopts.Versions = a.versions
 	a.manager = whatsapp.NewManager(mopts)
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
@@ -151,6 +156,31 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	})
 	sink.messages = a.messages
 	return nil
+}
+
+// newVersions is the keeper of the announced version (--wa-version). Auto
+// mode reads WhatsApp Web's page through the guarded client, or, in
+// sandbox mode, the simulated network's page: never the internet.
+func (a *App) newVersions() (*whatsapp.Versions, error) {
+	opts := whatsapp.VersionOptions{Logger: a.log}
+	switch a.cfg.WAVersion {
+	case "auto", "":
+		opts.Mode = whatsapp.VersionAuto
+	case "builtin":
+		opts.Mode = whatsapp.VersionBuiltin
+	default:
+		opts.Mode, opts.Pinned = whatsapp.VersionPinned, a.cfg.WAVersion
+	}
+	if web, ok := a.network.(interface{ HTTPClient() *http.Client }); ok {
+		opts.HTTPClient = web.HTTPClient()
+	} else {
+		opts.HTTPClient = &http.Client{Transport: netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}).Transport()}
+	}
+	v, err := whatsapp.NewVersions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("--wa-version %s: %w", a.cfg.WAVersion, err)
+	}
+	return v, nil
 }
 
 // parallelRestores bounds how many sessions are restored at once: each
@@ -167,6 +197,16 @@ func (a *App) startBackground(ctx context.Context) {
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
+		// The sessions start announcing the current version, not one
+		// WhatsApp would refuse first.
+		if _, err := a.versions.Refresh(bg); err != nil && bg.Err() == nil {
+			a.log.Warn("could not read the current WhatsApp Web version; the sessions announce the one in use", "version", a.versions.Current().String(), "err", err)
+		}
+		a.background.Add(1)
+		go func() {
+			defer a.background.Done()
+			a.versions.Run(bg)
+		}()
 		a.sessionsStarted.Store(a.restore(bg))
 		close(a.restored)
 		if bg.Err() == nil {

@@ -1,0 +1,79 @@
+package whatsapp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.mau.fi/whatsmeow/store"
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/wagraph/wagraph/whatsapp/wafake"
+)
+
+// TestVersions: auto mode adopts a newer version from the network's web
+// page (and only a newer one), tells its listeners and reads at once after
+// a refusal; builtin and pinned modes never read.
+func TestVersions(t *testing.T) {
+	n, err := wafake.New(wafake.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	builtin := store.GetWAVersion()
+	newer := store.WAVersionContainer{builtin[0], builtin[1], builtin[2] + 7}
+
+	auto, err := NewVersions(VersionOptions{Mode: VersionAuto, HTTPClient: n.HTTPClient(), Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := make(chan struct{}, 4)
+	auto.OnNewer(func() { told <- struct{}{} })
+	if changed, err := auto.Refresh(t.Context()); err != nil || changed || auto.Current() != builtin {
+		t.Fatalf("same version on the page: changed %v, %v, current %s", changed, err, auto.Current())
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); auto.Run(ctx) }()
+	n.RequireClientVersion(newer)
+	auto.Refused() // as a session refused as outdated does
+	select {
+	case <-told:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a refusal did not make auto mode read the page")
+	}
+	if auto.Current() != newer {
+		t.Errorf("current %s after the read; want %s", auto.Current(), newer)
+	}
+	cancel()
+	<-done
+
+	n.RequireClientVersion(store.WAVersionContainer{}) // the page names an older one again
+	if changed, err := auto.Refresh(t.Context()); err != nil || changed || auto.Current() != newer {
+		t.Errorf("an older version on the page: changed %v, %v, current %s; want %s kept", changed, err, auto.Current(), newer)
+	}
+	jid := types.NewADJID("491701234567", 0, 1)
+	p := auto.payload(&store.Device{ID: &jid})
+	if v := p.GetUserAgent().GetAppVersion(); v.GetTertiary() != newer[2] {
+		t.Errorf("the client payload announces %v; want %s", v, newer)
+	}
+
+	n.RequireClientVersion(newer)
+	fixed, err := NewVersions(VersionOptions{Mode: VersionBuiltin, HTTPClient: n.HTTPClient()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := fixed.Refresh(t.Context()); changed || fixed.Current() != builtin {
+		t.Errorf("builtin mode read the page: current %s", fixed.Current())
+	}
+	pinned, err := NewVersions(VersionOptions{Mode: VersionPinned, Pinned: "2.3000.1040000000"})
+	if err != nil || pinned.Current() != (store.WAVersionContainer{2, 3000, 1040000000}) {
+		t.Errorf("pinned: %v %v", pinned, err)
+	}
+	for _, bad := range []string{"", "2.3000", "x.y.z", "0.0.0"} {
+		if _, err := NewVersions(VersionOptions{Mode: VersionPinned, Pinned: bad}); err == nil {
+			t.Errorf("pinned %q accepted", bad)
+		}
+	}
+}
