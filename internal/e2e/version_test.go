@@ -37,7 +37,9 @@ func TestOutdatedClient(t *testing.T) {
 			sess := srv.LinkSession(t, "4915550123456")
 			apptest.Settle(t, srv.Network(t), sess)
 			sub := srv.Subscribe(t, apptest.AdminToken, `subscription($id: ID!) { sessionStatus(sessionId: $id) { status statusReason } }`, map[string]any{"id": sess.ID})
-			type state struct{ SessionStatus struct{ Status, StatusReason string } }
+			type state struct {
+				SessionStatus struct{ Status, StatusReason string }
+			}
 			var first state
 			sub.Next(&first)
 
