@@ -43,8 +43,14 @@ func TestRequireClientVersion(t *testing.T) {
 				name string
 				get  func() (string, error)
 			}{
-				{"local page", func() (string, error) { v, err := whatsmeow.GetLatestVersion(t.Context(), l.HTTPClient()); return v.String(), err }},
-				{"remote page", func() (string, error) { v, err := whatsmeow.GetLatestVersion(t.Context(), r.HTTPClient()); return v.String(), err }},
+				{"local page", func() (string, error) {
+					v, err := whatsmeow.GetLatestVersion(t.Context(), l.HTTPClient())
+					return v.String(), err
+				}},
+				{"remote page", func() (string, error) {
+					v, err := whatsmeow.GetLatestVersion(t.Context(), r.HTTPClient())
+					return v.String(), err
+				}},
 			} {
 				if got, err := c.get(); err != nil || got != tt.min {
 					t.Errorf("%s advertises %s (%v); want %s", c.name, got, err, tt.min)
