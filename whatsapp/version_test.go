@@ -77,3 +77,43 @@ func TestVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestOutdatedSessionEvent: a session WhatsApp refuses as outdated is
+// DISCONNECTED with the reason naming the refused version, published as
+// connection.update, and is connected again when the keeper learns a newer
+// version.
+func TestOutdatedSessionEvent(t *testing.T) {
+	e := newEnv(t)
+	versions, err := NewVersions(VersionOptions{Mode: VersionAuto, HTTPClient: e.net.HTTPClient(), Logger: e.log, Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point, Versions: versions})
+	t.Cleanup(m.Close)
+	st := e.pairQR(m, "s1", "491701234567")
+	builtin := store.GetWAVersion()
+	newer := store.WAVersionContainer{builtin[0], builtin[1], builtin[2] + 1}
+	from := len(e.pub.events("s1"))
+
+	e.net.RequireClientVersion(newer)
+	want := "client outdated: WhatsApp refused version " + builtin.String()
+	e.waitState(m, "s1", "the refusal", func(st SessionState) bool { return st.Status == StatusDisconnected && st.Reason == want })
+	e.waitUntil("the refusal published", func() bool {
+		for _, ev := range e.pub.events("s1")[from:] {
+			if ev.Kind == KindConnectionUpdate && ev.Data["status"] == string(StatusDisconnected) && ev.Data["reason"] == want {
+				return true
+			}
+		}
+		return false
+	})
+
+	// The keeper reads the network's page (the refusal asked it to when
+	// its Run is going; here the test reads), and the session comes back.
+	if changed, err := versions.Refresh(t.Context()); err != nil || !changed {
+		t.Fatalf("refresh: changed %v, %v", changed, err)
+	}
+	e.settle(e.waitStatus(m, "s1", StatusConnected))
+	if got := m.State("s1"); got.Reason != "" || got.JID != st.JID {
+		t.Errorf("back as %+v; want the same device, no reason", got)
+	}
+}
