@@ -466,8 +466,21 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 // sessions are joined; the others are restored regardless.
 func (m *Manager) Restore(ctx context.Context, sessionIDs []string) error {
 	errs := make([]error, len(sessionIDs))
-	forEach(len(sessionIDs), func(i int) { errs[i] = m.restore(ctx, sessionIDs[i]) })
+	m.RestoreEach(ctx, sessionIDs, func(i int, err error) { errs[i] = err })
 	return errors.Join(errs...)
+}
+
+// RestoreEach is Restore telling done the outcome of each session (its
+// index in sessionIDs), as it comes: a caller logs each failure with its
+// session. done may be called from several goroutines at once.
+func (m *Manager) RestoreEach(ctx context.Context, sessionIDs []string, done func(i int, err error)) {
+	forEach(len(sessionIDs), func(i int) {
+		if ctx.Err() != nil {
+			done(i, ctx.Err())
+			return
+		}
+		done(i, m.restore(ctx, sessionIDs[i]))
+	})
 }
 
 func (m *Manager) restore(ctx context.Context, id string) error {

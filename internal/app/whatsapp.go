@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -183,11 +182,6 @@ func (a *App) newVersions() (*whatsapp.Versions, error) {
 	return v, nil
 }
 
-// parallelRestores bounds how many sessions are restored at once: each
-// opens a connection and runs a handshake, and a start with hundreds of
-// linked sessions must not open them all in one burst.
-const parallelRestores = 8
-
 // startBackground restores the linked sessions in a goroutine the App owns,
 // then runs the scheduler (after the sessions, so due sends find them
 // connecting rather than absent). Close cancels both and waits for them.
@@ -215,7 +209,8 @@ func (a *App) startBackground(ctx context.Context) {
 	}()
 }
 
-// restore starts every linked session, parallelRestores at a time; each
+// restore starts every linked session, a few at a time (the manager's
+// bound); each
 // then reconnects by itself. A session that fails is logged and left
 // DISCONNECTED (connectSession starts it again); it stops neither the
 // others nor the server. It reports whether it ran to its end, that is
@@ -230,33 +225,16 @@ func (a *App) restore(ctx context.Context) bool {
 		return ctx.Err() == nil
 	}
 	var failed atomic.Int64
-	sem := make(chan struct{}, parallelRestores)
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+	a.manager.RestoreEach(ctx, ids, func(i int, err error) {
+		switch {
+		case err == nil, ctx.Err() != nil:
+		case fault.CodeOf(err) == fault.NotFound: // deleted since the list was read
+			a.log.Debug("the session was deleted before it was restored", "session_id", ids[i])
+		default:
+			failed.Add(1)
+			a.log.Error("restoring the session failed", "session_id", ids[i], "err", err)
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			// One id per call: the manager joins the errors of a batch,
-			// and each failure is logged with its session.
-			err := a.manager.Restore(ctx, []string{id})
-			switch {
-			case err == nil, ctx.Err() != nil:
-			case fault.CodeOf(err) == fault.NotFound: // deleted since the list was read
-				a.log.Debug("the session was deleted before it was restored", "session_id", id)
-			default:
-				failed.Add(1)
-				a.log.Error("restoring the session failed", "session_id", id, "err", err)
-			}
-		}()
-	}
-	wg.Wait()
+	})
 	if ctx.Err() != nil {
 		a.log.Info("restoring the linked sessions stopped: the server is stopping")
 		return false
