@@ -250,25 +250,15 @@ func (n *Network) handleDisappearingMode(c *conn, node *waBinary.Node) ([]waBina
 	return nil, nil
 }
 
-// handleStatus stores the "about" text (SetStatusMessage).
+// handleStatus answers GetStatusPrivacy (the status broadcast audience).
+// The "about" text no longer comes this way: whatsmeow sets it through a
+// GraphQL mutation (mex.go).
 func (n *Network) handleStatus(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	if node.AttrGetter().String("type") == "get" {
-		// GetStatusPrivacy (status broadcast audience): whatsmeow reads 404
-		// as "the default", contacts.
+		// whatsmeow reads 404 as "the default", contacts.
 		return nil, &iqError{404, "item-not-found"}
 	}
-	st, ok := node.GetOptionalChildByTag("status")
-	if !ok {
-		return nil, &iqError{400, "bad-request"}
-	}
-	text := contentString(st.Content)
-	if len([]rune(text)) > 139 { // WhatsApp's limit for the about text
-		return nil, &iqError{406, "not-acceptable"}
-	}
-	n.mu.Lock()
-	c.dev.acct.state.about = text
-	n.mu.Unlock()
-	return nil, nil
+	return nil, &iqError{400, "bad-request"}
 }
 
 // handleBlocklist answers GetBlocklist and UpdateBlocklist; a change is told

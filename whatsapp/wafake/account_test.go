@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,8 +261,13 @@ func TestStatusBlocklistAndAccountView(t *testing.T) {
 	blockA, blockB := eventsOf[*events.Blocklist](cliA), eventsOf[*events.Blocklist](cliB)
 	ctx := context.Background()
 
-	if err := cliA.SetStatusMessage(ctx, "out of office"); err != nil {
+	about := "out of office"
+	if err := cliA.SetStatusMessage(ctx, types.SetStatusInput{Text: &about}); err != nil {
 		t.Fatal(err)
+	}
+	tooLong := strings.Repeat("x", 140)
+	if err := cliA.SetStatusMessage(ctx, types.SetStatusInput{Text: &tooLong}); err == nil {
+		t.Error("an about text of 140 characters was accepted")
 	}
 	// The status namespace also carries the status broadcast audience.
 	if sp, err := cliA.GetStatusPrivacy(ctx); err != nil || len(sp) != 1 || sp[0].Type != types.StatusPrivacyTypeContacts {

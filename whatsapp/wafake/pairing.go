@@ -149,7 +149,7 @@ func (n *Network) pair(c *conn, phone string, advSecret []byte) error {
 // companion, and restarts the stream so the client logs in (515).
 func (n *Network) finishPairing(c *conn, comp *companion, resp *waBinary.Node, accountKey []byte) error {
 	if resp.AttrGetter().String("type") != "result" {
-		return fmt.Errorf("wafake: the client refused the pairing: %s", resp.XMLString())
+		return fmt.Errorf("wafake: the client refused the pairing: %s", resp.String())
 	}
 	identity, ok := resp.GetChildByTag("pair-device-sign", "device-identity").Content.([]byte)
 	if !ok {

@@ -48,6 +48,8 @@ func (n *Network) iqHandler(xmlns string) iqFunc {
 		return n.handleDisappearingMode
 	case "status":
 		return n.handleStatus
+	case "w:mex":
+		return n.handleMex
 	case "blocklist":
 		return n.handleBlocklist
 	case "w:profile:picture":
