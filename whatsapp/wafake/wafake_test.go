@@ -2,6 +2,7 @@ package wafake_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -71,9 +72,12 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 		if item.Event != "code" {
 			t.Fatalf("qr event %q (%v), want code", item.Event, item.Error)
 		}
-		parts := strings.Split(item.Code, ",")
-		if len(parts) != 4 || !strings.HasPrefix(parts[0], "2@") {
-			t.Fatalf("qr code %q is not ref,noise,identity,secret", item.Code)
+		// Since whatsmeow's wa.me link format (makeQRData, pair.go) the
+		// code is a link; a web client's type is "9" (other web client).
+		qr, err := wafake.ParseQR(item.Code)
+		if err != nil || !strings.HasPrefix(qr.Ref, "2@") || qr.NoiseKey != *cli.Store.NoiseKey.Pub ||
+			qr.IdentityKey != *cli.Store.IdentityKey.Pub || string(qr.AdvSecret) != string(cli.Store.AdvSecretKey) || qr.ClientType != "9" {
+			t.Fatalf("qr code %q is not %sref,noise,identity,secret,client type (%+v, %v)", item.Code, wafake.QRLinkPrefix, qr, err)
 		}
 	case <-ctx.Done():
 		t.Fatal("no QR code within 10 s")
@@ -204,8 +208,14 @@ func TestScanQRRefusals(t *testing.T) {
 	if err := n.ScanQR("nonsense", "491701234567"); err == nil {
 		t.Error("a malformed code was accepted")
 	}
-	if err := n.ScanQR("2@x,AAAA,AAAA,AAAA", "491701234567"); err == nil {
-		t.Error("a code nobody shows was accepted")
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	unshown := wafake.QRLinkPrefix + "2@x," + key + "," + key + "," + key + ",9"
+	if err := n.ScanQR(unshown, "491701234567"); err == nil || !strings.Contains(err.Error(), "no client is showing") {
+		t.Errorf("a code nobody shows: %v, want refused as not shown", err)
+	}
+	// The code before whatsmeow's wa.me link format is no longer one.
+	if err := n.ScanQR("2@x,"+key+","+key+","+key, "491701234567"); err == nil || !strings.Contains(err.Error(), "link") {
+		t.Errorf("a code without the link: %v, want refused as malformed", err)
 	}
 	for _, phone := range []string{"123", "4917012340000", "49170x234567"} {
 		if err := wafake.ValidPhone(phone); err == nil {
