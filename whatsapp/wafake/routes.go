@@ -23,6 +23,7 @@ type iqFunc func(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError)
 func (n *Network) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/ws/chat", n.serveChat)
 	mux.HandleFunc("POST /mms/", n.serveMediaUpload)
+	mux.HandleFunc("DELETE /mms/", n.serveMediaDelete)
 	mux.HandleFunc("GET /v/", n.serveMedia)
 	mux.HandleFunc("GET /pp/", n.serveProfilePicture)
 	mux.HandleFunc("GET /ppg/", n.serveGroupPicture)
