@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,9 +147,11 @@ func (n *Network) pair(c *conn, phone string, advSecret []byte) error {
 	n.expect(c, id, func(resp *waBinary.Node) {
 		done <- n.finishPairing(c, comp, resp, acct.identity.Pub[:])
 	})
+	// t is the server's clock, from which whatsmeow takes its offset
+	// (handlePairSuccess, pair.go).
 	err = c.send(waBinary.Node{
 		Tag:   "iq",
-		Attrs: waBinary.Attrs{"id": id, "type": "set", "xmlns": "md", "from": types.ServerJID},
+		Attrs: waBinary.Attrs{"id": id, "type": "set", "xmlns": "md", "from": types.ServerJID, "t": strconv.FormatInt(time.Now().Unix(), 10)},
 		Content: []waBinary.Node{{Tag: "pair-success", Content: []waBinary.Node{
 			{Tag: "device-identity", Content: container},
 			{Tag: "device", Attrs: waBinary.Attrs{"jid": comp.jid(), "lid": comp.lidJID()}},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	_ "github.com/mattn/go-sqlite3"
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
@@ -82,6 +83,24 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no QR code within 10 s")
+	}
+}
+
+// TestWebsocketCompression: whatsmeow offers permessage-deflate with context
+// takeover (socket/dialopts.go); the network accepts it, as WhatsApp does.
+func TestWebsocketCompression(t *testing.T) {
+	n := startNetwork(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, "wss://web.whatsapp.com/ws/chat", &websocket.DialOptions{
+		HTTPClient: n.HTTPClient(), CompressionMode: websocket.CompressionContextTakeover,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if ext := resp.Header.Get("Sec-WebSocket-Extensions"); !strings.Contains(ext, "permessage-deflate") {
+		t.Errorf("extensions %q, want permessage-deflate", ext)
 	}
 }
 
