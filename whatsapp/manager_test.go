@@ -14,6 +14,7 @@ import (
 	waLog "go.mau.fi/whatsmeow/util/log"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 const phone = "491701234567"
@@ -49,7 +50,7 @@ func TestQRPairing(t *testing.T) {
 	for _, ev := range e.pub.events("s1") {
 		switch {
 		case ev.Kind == KindConnectionUpdate && ev.Data["status"] == string(StatusPairing):
-			sawQR = sawQR || strings.HasPrefix(ev.Data["qr"].(string), "2@")
+			sawQR = sawQR || strings.HasPrefix(ev.Data["qr"].(string), wafake.QRLinkPrefix+"2@")
 		case ev.Kind == KindCredsUpdate && ev.Data["jid"] == st.JID:
 			sawCreds = ev.Data["phone"] == phone && ev.Data["lid"] == st.LID
 		}

@@ -83,11 +83,9 @@ func (m *Manager) Download(ctx context.Context, sessionID string, ref MediaRef) 
 	if !ok || ref.DirectPath == "" {
 		return nil, fmt.Errorf("media reference of type %q without a direct path: %w", ref.MediaType, errBadRef)
 	}
-	length := -1
-	if ref.FileLength > 0 {
-		length = int(ref.FileLength)
-	}
-	data, err := cli.DownloadMediaWithPath(ctx, ref.DirectPath, ref.FileEncSHA256, ref.FileSHA256, ref.MediaKey, length, mt, "")
+	// allowNoHash false: whatsmeow checks the plaintext against FileSHA256,
+	// which also covers the length (it no longer checks FileLength itself).
+	data, err := cli.DownloadMediaWithPath(ctx, ref.DirectPath, ref.FileEncSHA256, ref.FileSHA256, ref.MediaKey, mt, "", false)
 	if err != nil {
 		return nil, downloadFault(sessionID, err)
 	}
@@ -102,8 +100,7 @@ func downloadFault(id string, err error) error {
 	case errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404), errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410):
 		return fault.Wrap(err, fault.NotFound, "session %s: the media is no longer on WhatsApp's servers", id)
 	case errors.Is(err, whatsmeow.ErrInvalidMediaHMAC), errors.Is(err, whatsmeow.ErrInvalidMediaEncSHA256),
-		errors.Is(err, whatsmeow.ErrInvalidMediaSHA256), errors.Is(err, whatsmeow.ErrFileLengthMismatch),
-		errors.Is(err, whatsmeow.ErrTooShortFile):
+		errors.Is(err, whatsmeow.ErrInvalidMediaSHA256), errors.Is(err, whatsmeow.ErrTooShortFile):
 		return fault.Wrap(err, fault.WhatsAppError, "session %s: the media WhatsApp's servers returned does not match the message", id)
 	}
 	return classify(id, "download the media", err)

@@ -9,7 +9,8 @@ import (
 )
 
 func TestQRImage(t *testing.T) {
-	code := "2@" + strings.Repeat("AbCd", 20) + "," + strings.Repeat("x", 44) + "," + strings.Repeat("y", 44) + "," + strings.Repeat("z", 24)
+	// A pairing link as whatsmeow shows it (makeQRData, pair.go).
+	code := "https://wa.me/settings/linked_devices#2@" + strings.Repeat("AbCd", 20) + "," + strings.Repeat("x", 44) + "," + strings.Repeat("y", 44) + "," + strings.Repeat("z", 44) + ",9"
 	url := qrDataURL(code)
 	const prefix = "data:image/png;base64,"
 	if !strings.HasPrefix(url, prefix) {

@@ -169,8 +169,12 @@ func (m *Manager) recipient(ctx context.Context, id string, cli *whatsmeow.Clien
 	if len(res) == 0 || !res[0].IsIn {
 		return to, fault.New(fault.WhatsAppRefused, "number %s is not on WhatsApp", to.User)
 	}
-	if j := res[0].JID; j.Server == types.DefaultUserServer && j.User != "" {
-		return j.ToNonAD(), nil
+	// whatsmeow asks in LID addressing mode: WhatsApp names the user by LID
+	// and gives the number as PhoneNumber (user.go IsOnWhatsApp).
+	for _, j := range []types.JID{res[0].PhoneNumber, res[0].JID} {
+		if j.Server == types.DefaultUserServer && j.User != "" {
+			return j.ToNonAD(), nil
+		}
 	}
 	return to, nil
 }

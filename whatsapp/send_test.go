@@ -104,8 +104,11 @@ func TestSend(t *testing.T) {
 	if first.Chat != to || first.ID == "" || time.Since(first.Timestamp) > time.Minute {
 		t.Errorf("Send = %+v", first)
 	}
-	if r := e.inboxMessage(peer, first.ID); r.Message.GetConversation() != "hello" || r.From.User != phone {
-		t.Errorf("the contact received %+v", r)
+	// The gateway names the chat by number; whatsmeow addresses the message
+	// to the contact's LID ("send: always use LID for DMs").
+	peerAcct, _ := e.net.Account(peer)
+	if r := e.inboxMessage(peer, first.ID); r.Message.GetConversation() != "hello" || r.From.User != phone || r.To.IsEmpty() || r.To != peerAcct.LID {
+		t.Errorf("the contact received %+v, want it addressed to its LID %s", r, peerAcct.LID)
 	}
 
 	pic, doc, ogg := tinyPNG(t), []byte("%PDF-1.4 a tiny document"), []byte("OggS not really opus")

@@ -51,4 +51,21 @@ func TestStoreFixtureOpens(t *testing.T) {
 	if err != nil || dev == nil || dev.NoiseKey == nil || dev.IdentityKey == nil {
 		t.Fatalf("device %s: %v %v; want its keys", want, dev, err)
 	}
+
+	// The tables and columns of schema v12-v15 exist: the device keeps a
+	// companion meta nonce (v15) and an NCT salt (v14).
+	dev.CompanionMetaNonce = "nonce"
+	if err := dev.Save(t.Context()); err != nil {
+		t.Fatalf("save the device with a companion meta nonce: %v", err)
+	}
+	if err := dev.NCTSalt.PutNCTSalt(t.Context(), []byte("salt")); err != nil {
+		t.Fatalf("store an NCT salt: %v", err)
+	}
+	again, err := c.GetDevice(t.Context(), want)
+	if err != nil || again.CompanionMetaNonce != "nonce" {
+		t.Fatalf("reloaded device: nonce %q, %v", again.CompanionMetaNonce, err)
+	}
+	if salt, err := again.NCTSalt.GetNCTSalt(t.Context()); err != nil || string(salt) != "salt" {
+		t.Errorf("NCT salt %q, %v", salt, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 func restCreateSession(t *testing.T, s *apptest.Server) string {
@@ -51,7 +52,7 @@ func TestPairByQRThroughREST(t *testing.T) {
 		}
 		sleep()
 	}
-	if !strings.HasPrefix(qr.Code, "2@") || !strings.HasPrefix(qr.Image, "data:image/png;base64,") {
+	if !strings.HasPrefix(qr.Code, wafake.QRLinkPrefix+"2@") || !strings.HasPrefix(qr.Image, "data:image/png;base64,") {
 		t.Fatalf("QR answer: code %.20q image %.40q", qr.Code, qr.Image)
 	}
 	res := s.Do(t, "GET", "/api/v1/session/"+id+"/qr", apptest.AdminToken, "", map[string]string{"Accept": "image/png"})

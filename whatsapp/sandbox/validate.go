@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,17 +77,12 @@ func parseGroup(field, s string) (types.JID, error) {
 	return jid, nil
 }
 
-// checkQR accepts what a pairing client shows as its QR code:
-// ref,noise key,identity key,secret (the keys base64, 32 bytes each).
+// checkQR accepts what a pairing client shows as its QR code: a link
+// https://wa.me/settings/linked_devices#ref,noise key,identity key,secret,
+// client type (wafake.ParseQR).
 func checkQR(code string) error {
-	parts := strings.Split(code, ",")
-	bad := len(parts) != 4 || parts[0] == ""
-	for i := 1; !bad && i < 4; i++ {
-		b, err := base64.StdEncoding.DecodeString(parts[i])
-		bad = err != nil || (i < 3 && len(b) != 32)
-	}
-	if bad {
-		return fault.InvalidField("qrCode", "qrCode must be the code of a session's current QR code: ref,noise key,identity key,secret")
+	if _, err := wafake.ParseQR(code); err != nil {
+		return fault.InvalidField("qrCode", "qrCode must be the code of a session's current QR code: %sref,noise key,identity key,secret,client type", wafake.QRLinkPrefix)
 	}
 	return nil
 }

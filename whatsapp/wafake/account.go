@@ -32,6 +32,9 @@ type accountState struct {
 	subs map[*conn]map[string]bool
 	// presence is the last availability the account announced.
 	presence *presenceState
+	// trusted are the accounts its devices issued a trusted-contact token
+	// to (tctoken.go), with the time of issue, by phone.
+	trusted map[string]time.Time
 }
 
 type presenceState struct {
@@ -41,7 +44,10 @@ type presenceState struct {
 
 // AccountInfo is the network's view of an account.
 type AccountInfo struct {
-	Phone               string
+	Phone string
+	// LID is the account's LID, the address whatsmeow sends direct messages
+	// to; empty until the account is first used (it gets one then).
+	LID                 types.JID
 	PushName            string // the name its linked devices last announced, if any
 	PictureID           string
 	PictureSHA256       string // hex; "" without a picture
@@ -106,6 +112,7 @@ func (n *Network) Account(phone string) (AccountInfo, bool) {
 	if a != nil {
 		s = a.state
 		info.LinkedDevices = a.deviceJIDs()[1:]
+		info.LID = types.NewJID(a.lid, types.HiddenUserServer)
 	}
 	info.PushName, info.DisappearingSeconds, info.Status = s.pushName, s.disappearing, s.about
 	if a != nil && a.pushName != "" {
@@ -156,6 +163,9 @@ func (n *Network) notify(to []*companion, from types.JID, typ string, content []
 // changes one or more and tells the account's other linked devices
 // (account_sync), whose clients then emit events.PrivacySettings.
 func (n *Network) handlePrivacy(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
+	if tokens, ok := node.GetOptionalChildByTag("tokens"); ok && node.AttrGetter().String("type") == "set" {
+		return n.handlePrivacyTokens(c, tokens)
+	}
 	p, ok := node.GetOptionalChildByTag("privacy")
 	if !ok {
 		return nil, &iqError{400, "bad-request"}
@@ -250,25 +260,15 @@ func (n *Network) handleDisappearingMode(c *conn, node *waBinary.Node) ([]waBina
 	return nil, nil
 }
 
-// handleStatus stores the "about" text (SetStatusMessage).
+// handleStatus answers GetStatusPrivacy (the status broadcast audience).
+// The "about" text no longer comes this way: whatsmeow sets it through a
+// GraphQL mutation (mex.go).
 func (n *Network) handleStatus(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	if node.AttrGetter().String("type") == "get" {
-		// GetStatusPrivacy (status broadcast audience): whatsmeow reads 404
-		// as "the default", contacts.
+		// whatsmeow reads 404 as "the default", contacts.
 		return nil, &iqError{404, "item-not-found"}
 	}
-	st, ok := node.GetOptionalChildByTag("status")
-	if !ok {
-		return nil, &iqError{400, "bad-request"}
-	}
-	text := contentString(st.Content)
-	if len([]rune(text)) > 139 { // WhatsApp's limit for the about text
-		return nil, &iqError{406, "not-acceptable"}
-	}
-	n.mu.Lock()
-	c.dev.acct.state.about = text
-	n.mu.Unlock()
-	return nil, nil
+	return nil, &iqError{400, "bad-request"}
 }
 
 // handleBlocklist answers GetBlocklist and UpdateBlocklist; a change is told

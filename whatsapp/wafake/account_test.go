@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,8 +261,13 @@ func TestStatusBlocklistAndAccountView(t *testing.T) {
 	blockA, blockB := eventsOf[*events.Blocklist](cliA), eventsOf[*events.Blocklist](cliB)
 	ctx := context.Background()
 
-	if err := cliA.SetStatusMessage(ctx, "out of office"); err != nil {
+	about := "out of office"
+	if err := cliA.SetStatusMessage(ctx, types.SetStatusInput{Text: &about}); err != nil {
 		t.Fatal(err)
+	}
+	tooLong := strings.Repeat("x", 140)
+	if err := cliA.SetStatusMessage(ctx, types.SetStatusInput{Text: &tooLong}); err == nil {
+		t.Error("an about text of 140 characters was accepted")
 	}
 	// The status namespace also carries the status broadcast audience.
 	if sp, err := cliA.GetStatusPrivacy(ctx); err != nil || len(sp) != 1 || sp[0].Type != types.StatusPrivacyTypeContacts {
@@ -328,14 +334,24 @@ func TestIsOnWhatsApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on := map[string]bool{}
+	on := map[string]types.IsOnWhatsAppResponse{}
 	for _, r := range got {
-		on[r.Query] = r.IsIn
+		on[r.Query] = r
 	}
-	if len(got) != 2 || !on["+491701110009"] || on["+491701110000"] {
+	if len(got) != 2 || !on["+491701110009"].IsIn || on["+491701110000"].IsIn {
 		t.Errorf("IsOnWhatsApp %+v, want the first on WhatsApp and the 0000 number not", got)
 	}
-	if _, ok := n.Account("491701110009"); !ok {
+	acct, ok := n.Account("491701110009")
+	if !ok {
 		t.Error("Account says the number on WhatsApp is not")
+	}
+	// whatsmeow asks in LID addressing mode (IsOnWhatsApp, user.go): a user
+	// on WhatsApp is answered by LID, with the number beside it, and the
+	// client learns the mapping.
+	if r := on["+491701110009"]; r.JID != acct.LID || r.PhoneNumber != types.NewJID("491701110009", types.DefaultUserServer) {
+		t.Errorf("answer %+v, want JID %s and the phone number", r, acct.LID)
+	}
+	if lid, err := cli.Store.LIDs.GetLIDForPN(context.Background(), types.NewJID("491701110009", types.DefaultUserServer)); err != nil || lid != acct.LID {
+		t.Errorf("LID map gives %s (%v), want %s", lid, err, acct.LID)
 	}
 }

@@ -86,7 +86,7 @@ func uploadPatch(t *testing.T, cli *whatsmeow.Client, base uint64, patch []byte)
 	}
 	col, ok := resp.GetOptionalChildByTag("sync", "collection")
 	if !ok {
-		t.Fatalf("answer without a collection: %s", resp.XMLString())
+		t.Fatalf("answer without a collection: %s", resp.String())
 	}
 	return col
 }
@@ -126,11 +126,11 @@ func TestAppStateUploadOnStaleVersion(t *testing.T) {
 			col := uploadPatch(t, cli, tt.base, stale)
 			ag := col.AttrGetter()
 			if ag.String("name") != critical || ag.OptionalString("type") != "error" {
-				t.Fatalf("answer %s, want a collection critical_block of type error", col.XMLString())
+				t.Fatalf("answer %s, want a collection critical_block of type error", col.String())
 			}
 			e, ok := col.GetOptionalChildByTag("error")
 			if !ok || e.AttrGetter().Int("code") != 409 || e.AttrGetter().String("text") != "conflict" {
-				t.Errorf("answer %s, want <error code=409 text=conflict>", col.XMLString())
+				t.Errorf("answer %s, want <error code=409 text=conflict>", col.String())
 			}
 			list, err := appstate.ParsePatchList(ctx, &col, nil)
 			if err != nil {

@@ -104,7 +104,7 @@ func (c *conn) serverHandshake() error {
 	if err := h.mix(*c.net.static.Priv, clientEph); err != nil {
 		return err
 	}
-	chain, err := certChain(c.net.root, c.net.static)
+	chain, err := certChain(c.net.root, c.net.static, time.Now())
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (n *Network) handleGroupMessage(c *conn, node *waBinary.Node) {
 				continue
 			}
 			n.mu.Lock()
-			acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chat, Message: msg, Timestamp: time.Now()})
+			acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chat, To: chat, Message: msg, Timestamp: time.Now()})
 			n.mu.Unlock()
 		}
 	}

@@ -31,8 +31,9 @@ type HistoryChat struct {
 
 // SendHistorySync has the phone of account phone give every linked device
 // the history of chats, as after linking: the history is zlib-compressed,
-// uploaded as an encrypted media blob, and announced in a peer message the
-// device downloads it from (events.HistorySync).
+// uploaded as an encrypted media blob for each device, and announced in a
+// peer message the device downloads it from (events.HistorySync), then
+// deletes.
 func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
 	hs := &waHistorySync.HistorySync{
 		SyncType:   waHistorySync.HistorySync_INITIAL_BOOTSTRAP.Enum(),
@@ -62,18 +63,7 @@ func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	up, err := n.Upload(z.Bytes(), whatsmeow.MediaHistory)
-	if err != nil {
-		return err
-	}
-	msg := &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
-		Type: waE2E.ProtocolMessage_HISTORY_SYNC_NOTIFICATION.Enum(),
-		HistorySyncNotification: &waE2E.HistorySyncNotification{
-			FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, DirectPath: proto.String(up.DirectPath),
-			SyncType: waE2E.HistorySyncType_INITIAL_BOOTSTRAP.Enum(), ChunkOrder: proto.Uint32(1),
-		},
-	}}
+	blob := z.Bytes()
 	n.mu.Lock()
 	acct := n.accounts[phone]
 	var comps []*companion
@@ -87,6 +77,20 @@ func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
 		return fmt.Errorf("wafake: account %s has no linked device", phone)
 	}
 	for _, comp := range comps {
+		// One upload a device, as the phone does: a device deletes its blob
+		// once it has processed it (DeleteMedia).
+		up, err := n.Upload(blob, whatsmeow.MediaHistory)
+		if err != nil {
+			return err
+		}
+		msg := &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
+			Type: waE2E.ProtocolMessage_HISTORY_SYNC_NOTIFICATION.Enum(),
+			HistorySyncNotification: &waE2E.HistorySyncNotification{
+				FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), MediaKey: up.MediaKey,
+				FileEncSHA256: up.FileEncSHA256, DirectPath: proto.String(up.DirectPath),
+				SyncType: waE2E.HistorySyncType_INITIAL_BOOTSTRAP.Enum(), ChunkOrder: proto.Uint32(1),
+			},
+		}}
 		id, node, err := n.peerMessage(acct, comp, msg)
 		if err != nil {
 			return err

@@ -1,6 +1,8 @@
 package wafake_test
 
 import (
+	"encoding/base64"
+	"net/http"
 	"testing"
 	"time"
 
@@ -42,6 +44,18 @@ func TestHistorySync(t *testing.T) {
 			m.GetMessageTimestamp() != uint64(when.Add(time.Minute).Unix()) {
 			t.Errorf("second message %v", m)
 		}
+		// Having processed it, the client deletes the blob from the media
+		// server (DeleteMedia, upload.go): it is gone.
+		url := "https://mmg.whatsapp.net" + h.Notification.GetDirectPath() + "&hash=" +
+			base64.URLEncoding.EncodeToString(h.Notification.GetFileEncSHA256()) + "&mms-type=md-msg-hist&__wa-mms="
+		waitUntil(t, func() bool {
+			resp, err := n.HTTPClient().Get(url)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusNotFound
+		})
 	case <-time.After(10 * time.Second):
 		t.Fatal("no history sync within 10 s")
 	}

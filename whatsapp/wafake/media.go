@@ -85,6 +85,22 @@ func (s *mediaStore) get(path string) ([]byte, bool) {
 	return b, ok
 }
 
+// remove deletes the blob of path if token (base64url SHA-256) names it.
+func (s *mediaStore) remove(path, token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.blobs[path]
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256(b)
+	if base64.URLEncoding.EncodeToString(sum[:]) != token {
+		return false
+	}
+	delete(s.blobs, path)
+	return true
+}
+
 // mmsType is the upload path segment of a media type, as whatsmeow names it
 // (its table is unexported).
 func mmsType(mt whatsmeow.MediaType) string {
@@ -156,6 +172,29 @@ func (n *Network) serveMediaUpload(w http.ResponseWriter, r *http.Request) {
 	dp := n.media.put(body)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"url": "https://" + mediaHost + dp, "direct_path": dp})
+}
+
+// serveMediaDelete takes DELETE /mms/<type>/<token>?token=&d_md=&auth=:
+// whatsmeow deletes a history sync blob once it has processed it
+// (DeleteMedia, upload.go). d_md is the base64url of the direct path
+// (without its query), token the base64url SHA-256 of the blob.
+func (n *Network) serveMediaDelete(w http.ResponseWriter, r *http.Request) {
+	typ, token, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/mms/"), "/")
+	q := r.URL.Query()
+	path, err := base64.RawURLEncoding.DecodeString(q.Get("d_md"))
+	if !ok || !knownMMSType(typ) || token == "" || q.Get("token") != token || err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	if q.Get("auth") != n.media.authToken() {
+		http.Error(w, "bad auth", http.StatusUnauthorized)
+		return
+	}
+	if !n.media.remove(string(path), token) {
+		http.NotFound(w, r)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 func knownMMSType(typ string) bool {

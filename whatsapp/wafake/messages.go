@@ -25,9 +25,14 @@ import (
 
 // Received is a message as a simulated phone decrypted it.
 type Received struct {
-	ID        string
-	From      types.JID // the sending device
-	Chat      types.JID // the sender's user JID, or the group
+	ID   string
+	From types.JID // the sending device, by phone number
+	Chat types.JID // the sender's user JID, or the group
+	// To is the chat as the sender addressed it: the group, or for a direct
+	// message the recipient's LID (whatsmeow sends direct messages to LIDs
+	// since "send: always use LID for DMs") or its phone JID where a client
+	// still uses it.
+	To        types.JID
 	Message   *waE2E.Message
 	Timestamp time.Time
 }
@@ -45,7 +50,9 @@ func (n *Network) Inbox(phone string) []Received {
 
 // handleMessage takes a message a client sent: every copy addressed to a
 // simulated phone is decrypted into that phone's inbox, every copy for a
-// linked device is passed on; the sender gets its ack.
+// linked device is passed on; the sender gets its ack. A direct message
+// names its recipient and devices by LID (or by phone number), its own
+// devices likewise; both resolve to the same accounts.
 func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 	ag := node.AttrGetter()
 	id, to := ag.String("id"), ag.JID("to")
@@ -99,7 +106,7 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 		chatJID = chat
 	}
 	n.mu.Lock()
-	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, Message: msg, Timestamp: time.Now()})
+	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, To: chat, Message: msg, Timestamp: time.Now()})
 	n.mu.Unlock()
 }
 
@@ -209,8 +216,12 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 		if mt := encMediaType(msg); mt != "" {
 			enc.Attrs["mediatype"] = mt
 		}
+		// sender_lid gives the sender's LID with its number, as WhatsApp
+		// does: the client keeps the Signal session under the LID, the one
+		// it encrypts to when it writes back (a session under the number
+		// would later be migrated over the LID's, message.go decryptMessages).
 		node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
-			"id": id, "from": sender.jid(), "type": messageType(msg),
+			"id": id, "from": sender.jid(), "sender_lid": types.NewJID(sender.lid, types.HiddenUserServer), "type": messageType(msg),
 			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": "Contact " + from,
 		}, Content: []waBinary.Node{enc}}
 		n.queue(comp, id, node)

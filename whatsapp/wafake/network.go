@@ -163,7 +163,10 @@ func (n *Network) nextID() string {
 }
 
 func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, nil)
+	// whatsmeow offers permessage-deflate with context takeover
+	// (socket/dialopts.go); accept it as WhatsApp's server does, so the
+	// client's compressed path is the one under test.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionContextTakeover})
 	if err != nil {
 		return
 	}

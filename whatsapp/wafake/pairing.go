@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,31 +25,61 @@ var (
 	advDeviceSignaturePrefix  = []byte{6, 1}
 )
 
-// ScanQR is the simulated phone of account phone scanning a QR code shown by
-// a client that is pairing: the client becomes a linked device of that
-// account, then reconnects and logs in.
-func (n *Network) ScanQR(code, phone string) error {
-	parts := strings.Split(code, ",")
-	if len(parts) != 4 {
-		return errors.New("wafake: a QR code has four comma-separated parts")
+// QRLinkPrefix starts every QR code a pairing client shows: the code is a
+// wa.me link whose fragment carries the pairing data (makeQRData, pair.go).
+const QRLinkPrefix = "https://wa.me/settings/linked_devices#"
+
+// QRCode is the pairing data a client shows as its QR code:
+// QRLinkPrefix + ref,noise key,identity key,adv secret,client type (the
+// keys and the secret base64).
+type QRCode struct {
+	Ref         string   // the reference the network gave the client
+	NoiseKey    [32]byte // the client's Noise static key
+	IdentityKey [32]byte // the client's Signal identity key
+	AdvSecret   []byte   // the secret the phone signs the device identity with
+	// ClientType is the kind of client, as whatsmeow's PairClientType:
+	// "1" Chrome … "9" other web client, "c" macOS, "e" Android.
+	ClientType string
+}
+
+// ParseQR reads a QR code a pairing client shows.
+func ParseQR(code string) (QRCode, error) {
+	data, ok := strings.CutPrefix(code, QRLinkPrefix)
+	if !ok {
+		return QRCode{}, fmt.Errorf("wafake: a QR code is a link starting %s", QRLinkPrefix)
+	}
+	parts := strings.Split(data, ",")
+	if len(parts) != 5 || parts[0] == "" || parts[4] == "" {
+		return QRCode{}, errors.New("wafake: a QR code carries five comma-separated parts: ref, noise key, identity key, secret, client type")
 	}
 	noisePub, err1 := base64.StdEncoding.DecodeString(parts[1])
 	identityPub, err2 := base64.StdEncoding.DecodeString(parts[2])
 	advSecret, err3 := base64.StdEncoding.DecodeString(parts[3])
-	if err := errors.Join(err1, err2, err3); err != nil || len(noisePub) != 32 || len(identityPub) != 32 {
-		return fmt.Errorf("wafake: malformed QR code: %v", err)
+	if err := errors.Join(err1, err2, err3); err != nil || len(noisePub) != 32 || len(identityPub) != 32 || len(advSecret) == 0 {
+		return QRCode{}, fmt.Errorf("wafake: malformed QR code: the keys must be 32 bytes of base64 and the secret base64 (%v)", err)
+	}
+	return QRCode{Ref: parts[0], NoiseKey: [32]byte(noisePub), IdentityKey: [32]byte(identityPub), AdvSecret: advSecret, ClientType: parts[4]}, nil
+}
+
+// ScanQR is the simulated phone of account phone scanning a QR code shown by
+// a client that is pairing: the client becomes a linked device of that
+// account, then reconnects and logs in.
+func (n *Network) ScanQR(code, phone string) error {
+	qr, err := ParseQR(code)
+	if err != nil {
+		return err
 	}
 	n.mu.Lock()
-	c := n.pairing[parts[0]]
+	c := n.pairing[qr.Ref]
 	n.mu.Unlock()
 	if c == nil {
-		return fmt.Errorf("wafake: no client is showing QR reference %s", parts[0])
+		return fmt.Errorf("wafake: no client is showing QR reference %s", qr.Ref)
 	}
 	reg := c.payload.GetDevicePairingData()
-	if [32]byte(noisePub) != c.noisePub || string(identityPub) != string(reg.GetEIdent()) {
+	if qr.NoiseKey != c.noisePub || string(qr.IdentityKey[:]) != string(reg.GetEIdent()) {
 		return errors.New("wafake: the QR code does not match the keys of the client showing it")
 	}
-	return n.pair(c, phone, advSecret)
+	return n.pair(c, phone, qr.AdvSecret)
 }
 
 // pair links the pairing client c to the account of phone: it sends the
@@ -116,9 +147,11 @@ func (n *Network) pair(c *conn, phone string, advSecret []byte) error {
 	n.expect(c, id, func(resp *waBinary.Node) {
 		done <- n.finishPairing(c, comp, resp, acct.identity.Pub[:])
 	})
+	// t is the server's clock, from which whatsmeow takes its offset
+	// (handlePairSuccess, pair.go).
 	err = c.send(waBinary.Node{
 		Tag:   "iq",
-		Attrs: waBinary.Attrs{"id": id, "type": "set", "xmlns": "md", "from": types.ServerJID},
+		Attrs: waBinary.Attrs{"id": id, "type": "set", "xmlns": "md", "from": types.ServerJID, "t": strconv.FormatInt(time.Now().Unix(), 10)},
 		Content: []waBinary.Node{{Tag: "pair-success", Content: []waBinary.Node{
 			{Tag: "device-identity", Content: container},
 			{Tag: "device", Attrs: waBinary.Attrs{"jid": comp.jid(), "lid": comp.lidJID()}},
@@ -149,7 +182,7 @@ func (n *Network) pair(c *conn, phone string, advSecret []byte) error {
 // companion, and restarts the stream so the client logs in (515).
 func (n *Network) finishPairing(c *conn, comp *companion, resp *waBinary.Node, accountKey []byte) error {
 	if resp.AttrGetter().String("type") != "result" {
-		return fmt.Errorf("wafake: the client refused the pairing: %s", resp.XMLString())
+		return fmt.Errorf("wafake: the client refused the pairing: %s", resp.String())
 	}
 	identity, ok := resp.GetChildByTag("pair-device-sign", "device-identity").Content.([]byte)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"go.mau.fi/libsignal/ecc"
 	"go.mau.fi/whatsmeow"
@@ -53,14 +54,27 @@ func NewRootKey() *keys.KeyPair { return keys.NewKeyPair() }
 
 const intermediateSerial = 7
 
-// certChain signs a server's static key into the chain a client verifies:
-// root → intermediate → leaf (the static key).
-func certChain(root, serverStatic *keys.KeyPair) ([]byte, error) {
+// Validity of the certificates, around the moment of the handshake. whatsmeow
+// refuses a certificate outside NotBefore…NotAfter (checkCertValidity,
+// handshake.go); the margin before now tolerates a client clock slightly
+// behind the network's.
+const (
+	certNotBeforeMargin = time.Hour
+	intermediateLife    = 365 * 24 * time.Hour
+	leafLife            = 30 * 24 * time.Hour
+)
+
+// certChain signs a server's static key into the chain a client verifies at
+// time now: root → intermediate → leaf (the static key).
+func certChain(root, serverStatic *keys.KeyPair, now time.Time) ([]byte, error) {
 	inter := keys.NewKeyPairFromPrivateKey(sha256.Sum256(append([]byte("wafake intermediate"), root.Priv[:]...)))
+	notBefore := uint64(now.Add(-certNotBeforeMargin).Unix())
 	interDetails, err := proto.Marshal(&waCert.CertChain_NoiseCertificate_Details{
 		Serial:       proto.Uint32(intermediateSerial),
 		IssuerSerial: proto.Uint32(whatsmeow.WACertIssuerSerial),
 		Key:          inter.Pub[:],
+		NotBefore:    proto.Uint64(notBefore),
+		NotAfter:     proto.Uint64(uint64(now.Add(intermediateLife).Unix())),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marshal intermediate: %w", err)
@@ -69,6 +83,8 @@ func certChain(root, serverStatic *keys.KeyPair) ([]byte, error) {
 		Serial:       proto.Uint32(intermediateSerial + 1),
 		IssuerSerial: proto.Uint32(intermediateSerial),
 		Key:          serverStatic.Pub[:],
+		NotBefore:    proto.Uint64(notBefore),
+		NotAfter:     proto.Uint64(uint64(now.Add(leafLife).Unix())),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("marshal leaf: %w", err)

@@ -24,6 +24,7 @@ func (n *Network) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", n.serveWebPage) // web.whatsapp.com: the current version
 	mux.HandleFunc("/ws/chat", n.serveChat)
 	mux.HandleFunc("POST /mms/", n.serveMediaUpload)
+	mux.HandleFunc("DELETE /mms/", n.serveMediaDelete)
 	mux.HandleFunc("GET /v/", n.serveMedia)
 	mux.HandleFunc("GET /pp/", n.serveProfilePicture)
 	mux.HandleFunc("GET /ppg/", n.serveGroupPicture)
@@ -49,6 +50,8 @@ func (n *Network) iqHandler(xmlns string) iqFunc {
 		return n.handleDisappearingMode
 	case "status":
 		return n.handleStatus
+	case "w:mex":
+		return n.handleMex
 	case "blocklist":
 		return n.handleBlocklist
 	case "w:profile:picture":

@@ -10,7 +10,10 @@ import (
 
 // handleUsync answers user queries: device lists (every valid number is an
 // account with a phone; the asking device is left out of its own list) and
-// "is on WhatsApp" contact lookups.
+// "is on WhatsApp" contact lookups. A user asked for by LID is answered by
+// LID, as WhatsApp does: whatsmeow caches a device list under the JID the
+// answer names and, since "send: always use LID for DMs", asks for the
+// devices of LIDs (SendMessage, send.go).
 func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
 	us, ok := node.GetOptionalChildByTag("usync")
 	if !ok {
@@ -18,8 +21,11 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 	}
 	query := us.GetChildByTag("query")
 	_, wantDevices := query.GetOptionalChildByTag("devices")
-	_, wantContact := query.GetOptionalChildByTag("contact")
+	contactQuery, wantContact := query.GetOptionalChildByTag("contact")
 	_, wantLID := query.GetOptionalChildByTag("lid")
+	// IsOnWhatsApp asks for contacts in LID addressing mode (user.go): the
+	// answer names a registered user by LID, with its number as pn_jid.
+	lidMode := contactQuery.AttrGetter().OptionalString("addressing_mode") == "lid"
 	var users []waBinary.Node
 	list := us.GetChildByTag("list")
 	for _, u := range list.GetChildren() {
@@ -33,6 +39,7 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 		if !hasJID {
 			continue
 		}
+		asked := jid.ToNonAD()
 		if jid.Server == types.HiddenUserServer {
 			jid = n.pnOfLID(jid).ToNonAD()
 		}
@@ -48,24 +55,28 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 		if wantDevices {
 			var devNodes []waBinary.Node
 			for _, d := range devs {
-				if c.dev != nil && d == c.dev.jid() {
+				if c.dev != nil && c.dev.acct == acct && d.Device == c.dev.device {
 					continue
 				}
 				devNodes = append(devNodes, waBinary.Node{Tag: "device", Attrs: waBinary.Attrs{"id": int(d.Device)}})
 			}
 			children = append(children, waBinary.Node{Tag: "devices", Content: []waBinary.Node{{Tag: "device-list", Content: devNodes}}})
 		}
+		attrs := waBinary.Attrs{"jid": asked}
 		if wantContact {
 			typ := "out"
 			if err == nil {
 				typ = "in"
 			}
 			children = append(children, waBinary.Node{Tag: "contact", Attrs: waBinary.Attrs{"type": typ}, Content: []byte(queried)})
+			if lidMode && lid != "" {
+				attrs = waBinary.Attrs{"jid": types.NewJID(lid, types.HiddenUserServer), "pn_jid": jid.ToNonAD()}
+			}
 		}
 		if wantLID && lid != "" {
 			children = append(children, waBinary.Node{Tag: "lid", Attrs: waBinary.Attrs{"val": types.NewJID(lid, types.HiddenUserServer)}})
 		}
-		users = append(users, waBinary.Node{Tag: "user", Attrs: waBinary.Attrs{"jid": jid.ToNonAD()}, Content: children})
+		users = append(users, waBinary.Node{Tag: "user", Attrs: attrs, Content: children})
 	}
 	return []waBinary.Node{{Tag: "usync", Content: []waBinary.Node{{Tag: "list", Content: users}}}}, nil
 }

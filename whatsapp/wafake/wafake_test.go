@@ -2,12 +2,15 @@ package wafake_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	_ "github.com/mattn/go-sqlite3"
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
@@ -71,12 +74,33 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 		if item.Event != "code" {
 			t.Fatalf("qr event %q (%v), want code", item.Event, item.Error)
 		}
-		parts := strings.Split(item.Code, ",")
-		if len(parts) != 4 || !strings.HasPrefix(parts[0], "2@") {
-			t.Fatalf("qr code %q is not ref,noise,identity,secret", item.Code)
+		// Since whatsmeow's wa.me link format (makeQRData, pair.go) the
+		// code is a link; a web client's type is "9" (other web client).
+		qr, err := wafake.ParseQR(item.Code)
+		if err != nil || !strings.HasPrefix(qr.Ref, "2@") || qr.NoiseKey != *cli.Store.NoiseKey.Pub ||
+			qr.IdentityKey != *cli.Store.IdentityKey.Pub || string(qr.AdvSecret) != string(cli.Store.AdvSecretKey) || qr.ClientType != "9" {
+			t.Fatalf("qr code %q is not %sref,noise,identity,secret,client type (%+v, %v)", item.Code, wafake.QRLinkPrefix, qr, err)
 		}
 	case <-ctx.Done():
 		t.Fatal("no QR code within 10 s")
+	}
+}
+
+// TestWebsocketCompression: whatsmeow offers permessage-deflate with context
+// takeover (socket/dialopts.go); the network accepts it, as WhatsApp does.
+func TestWebsocketCompression(t *testing.T) {
+	n := startNetwork(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, "wss://web.whatsapp.com/ws/chat", &websocket.DialOptions{
+		HTTPClient: n.HTTPClient(), CompressionMode: websocket.CompressionContextTakeover,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if ext := resp.Header.Get("Sec-WebSocket-Extensions"); !strings.Contains(ext, "permessage-deflate") {
+		t.Errorf("extensions %q, want permessage-deflate", ext)
 	}
 }
 
@@ -204,8 +228,14 @@ func TestScanQRRefusals(t *testing.T) {
 	if err := n.ScanQR("nonsense", "491701234567"); err == nil {
 		t.Error("a malformed code was accepted")
 	}
-	if err := n.ScanQR("2@x,AAAA,AAAA,AAAA", "491701234567"); err == nil {
-		t.Error("a code nobody shows was accepted")
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	unshown := wafake.QRLinkPrefix + "2@x," + key + "," + key + "," + key + ",9"
+	if err := n.ScanQR(unshown, "491701234567"); err == nil || !strings.Contains(err.Error(), "no client is showing") {
+		t.Errorf("a code nobody shows: %v, want refused as not shown", err)
+	}
+	// The code before whatsmeow's wa.me link format is no longer one.
+	if err := n.ScanQR("2@x,"+key+","+key+","+key, "491701234567"); err == nil || !strings.Contains(err.Error(), "link") {
+		t.Errorf("a code without the link: %v, want refused as malformed", err)
 	}
 	for _, phone := range []string{"123", "4917012340000", "49170x234567"} {
 		if err := wafake.ValidPhone(phone); err == nil {
@@ -229,21 +259,62 @@ func waitInbox(t *testing.T, net *wafake.Network, phone string, n int) []wafake.
 	}
 }
 
+// TestSendTextDecryptedByRecipient: a direct message to a phone number
+// reaches that phone. whatsmeow sends direct messages to the recipient's
+// LID ("send: always use LID for DMs", SendMessage in send.go), after
+// asking the network for it; the network routes the LID to its account.
 func TestSendTextDecryptedByRecipient(t *testing.T) {
+	const recipient = "4915112345678"
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	ctx := context.Background()
-	to := types.NewJID("4915112345678", types.DefaultUserServer)
+	to := types.NewJID(recipient, types.DefaultUserServer)
 	for i, text := range []string{"hello from wagraph", "second message on the same session"} {
 		resp, err := cli.SendMessage(ctx, to, &waE2E.Message{Conversation: proto.String(text)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := waitInbox(t, n, "4915112345678", i+1)
-		got := in[i]
-		if got.Message.GetConversation() != text || got.ID != resp.ID || got.From != ps.ID || got.Chat != ps.ID.ToNonAD() {
-			t.Errorf("recipient decrypted %+v (text %q), want %q from %s", got, got.Message.GetConversation(), text, ps.ID)
+		acct, _ := n.Account(recipient)
+		if acct.LID.IsEmpty() || resp.Sender != cli.Store.GetLID() {
+			t.Fatalf("recipient LID %s, sent as %s: want a LID and the own LID %s", acct.LID, resp.Sender, cli.Store.GetLID())
 		}
+		in := waitInbox(t, n, recipient, i+1)
+		got := in[i]
+		if got.Message.GetConversation() != text || got.ID != resp.ID || got.From != ps.ID || got.Chat != ps.ID.ToNonAD() || got.To != acct.LID {
+			t.Errorf("recipient decrypted %+v (text %q), want %q from %s to %s", got, got.Message.GetConversation(), text, ps.ID, acct.LID)
+		}
+	}
+	// Having written to the contact, whatsmeow makes it a trusted contact
+	// (issuePrivacyToken, tctoken.go).
+	waitUntil(t, func() bool { return slices.Equal(n.TrustedContacts("491701234567"), []string{recipient}) })
+}
+
+// TestSendTextToLID: a direct message addressed to a LID reaches the phone
+// of its account, and the client keeps the device list it asked for by LID.
+func TestSendTextToLID(t *testing.T) {
+	const recipient = "4915112345679"
+	n := startNetwork(t)
+	cli, _ := linkByQR(t, n, "491701234568")
+	ctx := context.Background()
+	info, err := cli.GetUserInfo(ctx, []types.JID{types.NewJID(recipient, types.DefaultUserServer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid := info[types.NewJID(recipient, types.DefaultUserServer)].LID
+	if acct, _ := n.Account(recipient); lid.IsEmpty() || lid != acct.LID {
+		t.Fatalf("GetUserInfo LID %s, network LID %s", lid, acct.LID)
+	}
+	resp, err := cli.SendMessage(ctx, lid, &waE2E.Message{Conversation: proto.String("to a LID")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitInbox(t, n, recipient, 1)[0]
+	if got.ID != resp.ID || got.To != lid || got.Message.GetConversation() != "to a LID" {
+		t.Errorf("recipient decrypted %+v, want %s to %s", got, resp.ID, lid)
+	}
+	devices, err := cli.GetUserDevices(ctx, []types.JID{lid})
+	if err != nil || len(devices) != 1 || devices[0] != lid {
+		t.Errorf("devices of %s: %v (%v), want its phone by LID", lid, devices, err)
 	}
 }
 
@@ -263,8 +334,11 @@ func TestReceiveTextFromContact(t *testing.T) {
 		}
 		select {
 		case m := <-got:
-			if m.Info.ID != id || m.Message.GetConversation() != text || m.Info.Sender.User != "4915112345678" || m.Info.IsFromMe {
-				t.Errorf("client got %+v %q, want %s %q", m.Info, m.Message.GetConversation(), id, text)
+			// The contact's LID comes with its number (sender_lid).
+			acct, _ := n.Account("4915112345678")
+			if m.Info.ID != id || m.Message.GetConversation() != text || m.Info.Sender.User != "4915112345678" ||
+				m.Info.SenderAlt.ToNonAD() != acct.LID || m.Info.IsFromMe {
+				t.Errorf("client got %+v %q, want %s %q from %s", m.Info, m.Message.GetConversation(), id, text, acct.LID)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("client did not receive the message")
@@ -272,5 +346,52 @@ func TestReceiveTextFromContact(t *testing.T) {
 	}
 	// The receipts go out in the background: let them arrive before the
 	// cleanup disconnects (whatsmeow's frame socket races a send with a close).
+	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+}
+
+// TestConversationBothWays: a contact writes first, the client answers (to
+// the contact's LID) and the contact writes again; every message decrypts.
+// The client keeps one Signal session with the contact, under its LID,
+// because the network names the LID of a sender (sender_lid).
+func TestConversationBothWays(t *testing.T) {
+	const me, contact = "491701234569", "4915112345670"
+	n := startNetwork(t)
+	cli, ps := linkByQR(t, n, me)
+	got := make(chan *events.Message, 4)
+	bad := make(chan *events.UndecryptableMessage, 4)
+	cli.AddEventHandler(func(evt any) {
+		switch e := evt.(type) {
+		case *events.Message:
+			got <- e
+		case *events.UndecryptableMessage:
+			bad <- e
+		}
+	})
+	receive := func(text string) {
+		t.Helper()
+		id, err := n.SendText(contact, me, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.Info.ID != id || m.Message.GetConversation() != text {
+				t.Errorf("client got %s %q, want %s %q", m.Info.ID, m.Message.GetConversation(), id, text)
+			}
+		case e := <-bad:
+			t.Fatalf("client could not decrypt %s: %+v", id, e.Info)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("client did not receive %q", text)
+		}
+	}
+	receive("first from the contact")
+	resp, err := cli.SendMessage(context.Background(), types.NewJID(contact, types.DefaultUserServer), &waE2E.Message{Conversation: proto.String("answer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := waitInbox(t, n, contact, 1); in[0].ID != resp.ID || in[0].Message.GetConversation() != "answer" {
+		t.Errorf("contact decrypted %+v, want the answer", in[0])
+	}
+	receive("second from the contact")
 	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
 }
