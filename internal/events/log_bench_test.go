@@ -19,7 +19,7 @@ func BenchmarkAppend(b *testing.B) {
 			db := openDB(b, sessions...)
 			ctx := context.Background()
 			for _, s := range sessions {
-				db.Webhook.Create().SetID("w-"+s).SetSessionID(s).SetURL("https://example.com/").
+				db.Webhook.Create().SetID("w-" + s).SetSessionID(s).SetURL("https://example.com/").
 					SetEvents([]string{string(InboundMessageUpsert)}).SetHeaders(map[string]string{}).SetSecret("x").ExecX(ctx)
 			}
 			l := newLog(b, db, LogOptions{MaxWait: wait})
