@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
 	entevent "github.com/wagraph/wagraph/ent/event"
@@ -429,7 +431,10 @@ func (l *Log) After(ctx context.Context, sessionID string, afterSeq int64, kinds
 // Prune deletes the events stored before olderThan, with their finished
 // deliveries, and returns how many it deleted. An event with a delivery
 // still pending is kept, whatever its age: at least once outranks
-// retention. It deletes in chunks so it never holds the write lock for long.
+// retention. So is each session's latest event: the next seq is read from
+// it, and a session whose log emptied would count from 1 again under its
+// subscribers' cursors. It deletes in chunks so it never holds the write
+// lock for long.
 func (l *Log) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	prunable := []predicate.Event{
 		entevent.TimestampLT(olderThan.UTC()),
@@ -437,7 +442,9 @@ func (l *Log) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	}
 	total := 0
 	for {
-		ids, err := l.db.Event.Query().Where(prunable...).Limit(pruneChunk).IDs(ctx)
+		// Appends only add later events, so an event found not latest here
+		// stays not latest until the delete below.
+		ids, err := l.db.Event.Query().Where(append(prunable, notLatest)...).Limit(pruneChunk).IDs(ctx)
 		if err != nil {
 			return total, fmt.Errorf("prune events before %s: %w", olderThan.UTC().Format(TimestampLayout), err)
 		}
@@ -455,4 +462,14 @@ func (l *Log) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// notLatest keeps the events below their session's highest seq.
+func notLatest(s *sql.Selector) {
+	latest := sql.Table(entevent.Table).As("latest")
+	top := sql.Dialect(s.Dialect()).Select(sql.Max(latest.C(entevent.FieldSeq))).From(latest).
+		Where(sql.ColumnsEQ(latest.C(entevent.FieldSessionID), s.C(entevent.FieldSessionID)))
+	s.Where(sql.P(func(b *sql.Builder) {
+		b.Ident(s.C(entevent.FieldSeq)).WriteString(" < ").Nested(func(b *sql.Builder) { b.Join(top) })
+	}))
 }

@@ -77,7 +77,8 @@ func TestAfter(t *testing.T) {
 }
 
 // TestPrune: events older than the cut go with their finished deliveries;
-// an old event with a pending delivery stays, and so do newer events.
+// an old event with a pending delivery stays, and so do newer events and
+// each session's latest event (the next seq counts from it).
 func TestPrune(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, "s1")
@@ -117,7 +118,16 @@ func TestPrune(t *testing.T) {
 	if d := db.Delivery.Query().AllX(ctx); len(d) != 1 || d[0].EventID != old[2].ID {
 		t.Errorf("deliveries left %v, want only the pending one", d)
 	}
-	// seq goes on from the highest kept, never reusing a number.
+	// With every delivery finished and every event past retention, the
+	// latest event stays: seq goes on from it, never reusing a number under
+	// a subscriber's cursor.
+	db.Delivery.Update().SetStatus(entdelivery.StatusDELIVERED).ExecX(ctx)
+	if n, err := l.Prune(ctx, clock.now().Add(time.Hour)); err != nil || n != 1 {
+		t.Errorf("second prune: %d, %v; want 1 (all but the latest)", n, err)
+	}
+	if left := db.Event.Query().IDsX(ctx); len(left) != 1 || left[0] != recent[0].ID {
+		t.Errorf("left %v, want the latest %s", left, recent[0].ID)
+	}
 	next, err := l.Append(ctx, "s1", []New{{Kind: Call}})
 	if err != nil || next[0].Seq != 6 {
 		t.Errorf("next append: %v, %+v; want seq 6", err, next)
