@@ -15,6 +15,9 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
@@ -30,6 +33,12 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// Attempt is the client for interacting with the Attempt builders.
+	Attempt *AttemptClient
+	// Delivery is the client for interacting with the Delivery builders.
+	Delivery *DeliveryClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
@@ -53,6 +62,9 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.Attempt = NewAttemptClient(c.config)
+	c.Delivery = NewDeliveryClient(c.config)
+	c.Event = NewEventClient(c.config)
 	c.Message = NewMessageClient(c.config)
 	c.ScheduledSend = NewScheduledSendClient(c.config)
 	c.Session = NewSessionClient(c.config)
@@ -151,6 +163,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:           ctx,
 		config:        cfg,
+		Attempt:       NewAttemptClient(cfg),
+		Delivery:      NewDeliveryClient(cfg),
+		Event:         NewEventClient(cfg),
 		Message:       NewMessageClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
 		Session:       NewSessionClient(cfg),
@@ -176,6 +191,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:           ctx,
 		config:        cfg,
+		Attempt:       NewAttemptClient(cfg),
+		Delivery:      NewDeliveryClient(cfg),
+		Event:         NewEventClient(cfg),
 		Message:       NewMessageClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
 		Session:       NewSessionClient(cfg),
@@ -188,7 +206,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		Message.
+//		Attempt.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -211,7 +229,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Message, c.ScheduledSend, c.Session, c.Token, c.User, c.Webhook,
+		c.Attempt, c.Delivery, c.Event, c.Message, c.ScheduledSend, c.Session, c.Token,
+		c.User, c.Webhook,
 	} {
 		n.Use(hooks...)
 	}
@@ -221,7 +240,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Message, c.ScheduledSend, c.Session, c.Token, c.User, c.Webhook,
+		c.Attempt, c.Delivery, c.Event, c.Message, c.ScheduledSend, c.Session, c.Token,
+		c.User, c.Webhook,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -230,6 +250,12 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *AttemptMutation:
+		return c.Attempt.mutate(ctx, m)
+	case *DeliveryMutation:
+		return c.Delivery.mutate(ctx, m)
+	case *EventMutation:
+		return c.Event.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
 	case *ScheduledSendMutation:
@@ -244,6 +270,501 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Webhook.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// AttemptClient is a client for the Attempt schema.
+type AttemptClient struct {
+	config
+}
+
+// NewAttemptClient returns a client for the Attempt from the given config.
+func NewAttemptClient(c config) *AttemptClient {
+	return &AttemptClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `attempt.Hooks(f(g(h())))`.
+func (c *AttemptClient) Use(hooks ...Hook) {
+	c.hooks.Attempt = append(c.hooks.Attempt, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `attempt.Intercept(f(g(h())))`.
+func (c *AttemptClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Attempt = append(c.inters.Attempt, interceptors...)
+}
+
+// Create returns a builder for creating a Attempt entity.
+func (c *AttemptClient) Create() *AttemptCreate {
+	mutation := newAttemptMutation(c.config, OpCreate)
+	return &AttemptCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Attempt entities.
+func (c *AttemptClient) CreateBulk(builders ...*AttemptCreate) *AttemptCreateBulk {
+	return &AttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AttemptClient) MapCreateBulk(slice any, setFunc func(*AttemptCreate, int)) *AttemptCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AttemptCreateBulk{err: fmt.Errorf("calling to AttemptClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AttemptCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Attempt.
+func (c *AttemptClient) Update() *AttemptUpdate {
+	mutation := newAttemptMutation(c.config, OpUpdate)
+	return &AttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AttemptClient) UpdateOne(_m *Attempt) *AttemptUpdateOne {
+	mutation := newAttemptMutation(c.config, OpUpdateOne, withAttempt(_m))
+	return &AttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AttemptClient) UpdateOneID(id int) *AttemptUpdateOne {
+	mutation := newAttemptMutation(c.config, OpUpdateOne, withAttemptID(id))
+	return &AttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Attempt.
+func (c *AttemptClient) Delete() *AttemptDelete {
+	mutation := newAttemptMutation(c.config, OpDelete)
+	return &AttemptDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AttemptClient) DeleteOne(_m *Attempt) *AttemptDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AttemptClient) DeleteOneID(id int) *AttemptDeleteOne {
+	builder := c.Delete().Where(attempt.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AttemptDeleteOne{builder}
+}
+
+// Query returns a query builder for Attempt.
+func (c *AttemptClient) Query() *AttemptQuery {
+	return &AttemptQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAttempt},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Attempt entity by its id.
+func (c *AttemptClient) Get(ctx context.Context, id int) (*Attempt, error) {
+	return c.Query().Where(attempt.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AttemptClient) GetX(ctx context.Context, id int) *Attempt {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryDelivery queries the delivery edge of a Attempt.
+func (c *AttemptClient) QueryDelivery(_m *Attempt) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(attempt.Table, attempt.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, attempt.DeliveryTable, attempt.DeliveryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AttemptClient) Hooks() []Hook {
+	return c.hooks.Attempt
+}
+
+// Interceptors returns the client interceptors.
+func (c *AttemptClient) Interceptors() []Interceptor {
+	return c.inters.Attempt
+}
+
+func (c *AttemptClient) mutate(ctx context.Context, m *AttemptMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AttemptCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AttemptDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Attempt mutation op: %q", m.Op())
+	}
+}
+
+// DeliveryClient is a client for the Delivery schema.
+type DeliveryClient struct {
+	config
+}
+
+// NewDeliveryClient returns a client for the Delivery from the given config.
+func NewDeliveryClient(c config) *DeliveryClient {
+	return &DeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `delivery.Hooks(f(g(h())))`.
+func (c *DeliveryClient) Use(hooks ...Hook) {
+	c.hooks.Delivery = append(c.hooks.Delivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `delivery.Intercept(f(g(h())))`.
+func (c *DeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Delivery = append(c.inters.Delivery, interceptors...)
+}
+
+// Create returns a builder for creating a Delivery entity.
+func (c *DeliveryClient) Create() *DeliveryCreate {
+	mutation := newDeliveryMutation(c.config, OpCreate)
+	return &DeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Delivery entities.
+func (c *DeliveryClient) CreateBulk(builders ...*DeliveryCreate) *DeliveryCreateBulk {
+	return &DeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeliveryClient) MapCreateBulk(slice any, setFunc func(*DeliveryCreate, int)) *DeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeliveryCreateBulk{err: fmt.Errorf("calling to DeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Delivery.
+func (c *DeliveryClient) Update() *DeliveryUpdate {
+	mutation := newDeliveryMutation(c.config, OpUpdate)
+	return &DeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeliveryClient) UpdateOne(_m *Delivery) *DeliveryUpdateOne {
+	mutation := newDeliveryMutation(c.config, OpUpdateOne, withDelivery(_m))
+	return &DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeliveryClient) UpdateOneID(id string) *DeliveryUpdateOne {
+	mutation := newDeliveryMutation(c.config, OpUpdateOne, withDeliveryID(id))
+	return &DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Delivery.
+func (c *DeliveryClient) Delete() *DeliveryDelete {
+	mutation := newDeliveryMutation(c.config, OpDelete)
+	return &DeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeliveryClient) DeleteOne(_m *Delivery) *DeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeliveryClient) DeleteOneID(id string) *DeliveryDeleteOne {
+	builder := c.Delete().Where(delivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for Delivery.
+func (c *DeliveryClient) Query() *DeliveryQuery {
+	return &DeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Delivery entity by its id.
+func (c *DeliveryClient) Get(ctx context.Context, id string) (*Delivery, error) {
+	return c.Query().Where(delivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeliveryClient) GetX(ctx context.Context, id string) *Delivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryEvent queries the event edge of a Delivery.
+func (c *DeliveryClient) QueryEvent(_m *Delivery) *EventQuery {
+	query := (&EventClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(event.Table, event.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, delivery.EventTable, delivery.EventColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryWebhook queries the webhook edge of a Delivery.
+func (c *DeliveryClient) QueryWebhook(_m *Delivery) *WebhookQuery {
+	query := (&WebhookClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(webhook.Table, webhook.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, delivery.WebhookTable, delivery.WebhookColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAttemptLog queries the attempt_log edge of a Delivery.
+func (c *DeliveryClient) QueryAttemptLog(_m *Delivery) *AttemptQuery {
+	query := (&AttemptClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(attempt.Table, attempt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, delivery.AttemptLogTable, delivery.AttemptLogColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DeliveryClient) Hooks() []Hook {
+	return c.hooks.Delivery
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeliveryClient) Interceptors() []Interceptor {
+	return c.inters.Delivery
+}
+
+func (c *DeliveryClient) mutate(ctx context.Context, m *DeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Delivery mutation op: %q", m.Op())
+	}
+}
+
+// EventClient is a client for the Event schema.
+type EventClient struct {
+	config
+}
+
+// NewEventClient returns a client for the Event from the given config.
+func NewEventClient(c config) *EventClient {
+	return &EventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `event.Hooks(f(g(h())))`.
+func (c *EventClient) Use(hooks ...Hook) {
+	c.hooks.Event = append(c.hooks.Event, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `event.Intercept(f(g(h())))`.
+func (c *EventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Event = append(c.inters.Event, interceptors...)
+}
+
+// Create returns a builder for creating a Event entity.
+func (c *EventClient) Create() *EventCreate {
+	mutation := newEventMutation(c.config, OpCreate)
+	return &EventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Event entities.
+func (c *EventClient) CreateBulk(builders ...*EventCreate) *EventCreateBulk {
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EventClient) MapCreateBulk(slice any, setFunc func(*EventCreate, int)) *EventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EventCreateBulk{err: fmt.Errorf("calling to EventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Event.
+func (c *EventClient) Update() *EventUpdate {
+	mutation := newEventMutation(c.config, OpUpdate)
+	return &EventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EventClient) UpdateOne(_m *Event) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEvent(_m))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EventClient) UpdateOneID(id string) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEventID(id))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Event.
+func (c *EventClient) Delete() *EventDelete {
+	mutation := newEventMutation(c.config, OpDelete)
+	return &EventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EventClient) DeleteOne(_m *Event) *EventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EventClient) DeleteOneID(id string) *EventDeleteOne {
+	builder := c.Delete().Where(event.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EventDeleteOne{builder}
+}
+
+// Query returns a query builder for Event.
+func (c *EventClient) Query() *EventQuery {
+	return &EventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Event entity by its id.
+func (c *EventClient) Get(ctx context.Context, id string) (*Event, error) {
+	return c.Query().Where(event.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EventClient) GetX(ctx context.Context, id string) *Event {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a Event.
+func (c *EventClient) QuerySession(_m *Event) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, event.SessionTable, event.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDeliveries queries the deliveries edge of a Event.
+func (c *EventClient) QueryDeliveries(_m *Event) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(event.Table, event.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, event.DeliveriesTable, event.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *EventClient) Hooks() []Hook {
+	return c.hooks.Event
+}
+
+// Interceptors returns the client interceptors.
+func (c *EventClient) Interceptors() []Interceptor {
+	return c.inters.Event
+}
+
+func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Event mutation op: %q", m.Op())
 	}
 }
 
@@ -733,6 +1254,22 @@ func (c *SessionClient) QueryScheduledSends(_m *Session) *ScheduledSendQuery {
 	return query
 }
 
+// QueryEvents queries the events edge of a Session.
+func (c *SessionClient) QueryEvents(_m *Session) *EventQuery {
+	query := (&EventClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(event.Table, event.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.EventsTable, session.EventsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SessionClient) Hooks() []Hook {
 	return c.hooks.Session
@@ -1212,6 +1749,22 @@ func (c *WebhookClient) QuerySession(_m *Webhook) *SessionQuery {
 	return query
 }
 
+// QueryDeliveries queries the deliveries edge of a Webhook.
+func (c *WebhookClient) QueryDeliveries(_m *Webhook) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhook.Table, webhook.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, webhook.DeliveriesTable, webhook.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *WebhookClient) Hooks() []Hook {
 	return c.hooks.Webhook
@@ -1240,10 +1793,12 @@ func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Message, ScheduledSend, Session, Token, User, Webhook []ent.Hook
+		Attempt, Delivery, Event, Message, ScheduledSend, Session, Token, User,
+		Webhook []ent.Hook
 	}
 	inters struct {
-		Message, ScheduledSend, Session, Token, User, Webhook []ent.Interceptor
+		Attempt, Delivery, Event, Message, ScheduledSend, Session, Token, User,
+		Webhook []ent.Interceptor
 	}
 )
 

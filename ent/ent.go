@@ -12,6 +12,9 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
@@ -78,6 +81,9 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			attempt.Table:       attempt.ValidColumn,
+			delivery.Table:      delivery.ValidColumn,
+			event.Table:         event.ValidColumn,
 			message.Table:       message.ValidColumn,
 			scheduledsend.Table: scheduledsend.ValidColumn,
 			session.Table:       session.ValidColumn,

@@ -5,6 +5,9 @@ package ent
 import (
 	"time"
 
+	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/schema"
@@ -18,6 +21,52 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	attemptFields := schema.Attempt{}.Fields()
+	_ = attemptFields
+	// attemptDescN is the schema descriptor for n field.
+	attemptDescN := attemptFields[1].Descriptor()
+	// attempt.NValidator is a validator for the "n" field. It is called by the builders before save.
+	attempt.NValidator = attemptDescN.Validators[0].(func(int) error)
+	// attemptDescError is the schema descriptor for error field.
+	attemptDescError := attemptFields[4].Descriptor()
+	// attempt.DefaultError holds the default value on creation for the error field.
+	attempt.DefaultError = attemptDescError.Default.(string)
+	deliveryFields := schema.Delivery{}.Fields()
+	_ = deliveryFields
+	// deliveryDescAttempts is the schema descriptor for attempts field.
+	deliveryDescAttempts := deliveryFields[4].Descriptor()
+	// delivery.DefaultAttempts holds the default value on creation for the attempts field.
+	delivery.DefaultAttempts = deliveryDescAttempts.Default.(int)
+	// deliveryDescLastError is the schema descriptor for last_error field.
+	deliveryDescLastError := deliveryFields[8].Descriptor()
+	// delivery.DefaultLastError holds the default value on creation for the last_error field.
+	delivery.DefaultLastError = deliveryDescLastError.Default.(string)
+	// deliveryDescCreatedAt is the schema descriptor for created_at field.
+	deliveryDescCreatedAt := deliveryFields[9].Descriptor()
+	// delivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	delivery.DefaultCreatedAt = deliveryDescCreatedAt.Default.(func() time.Time)
+	// deliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	deliveryDescUpdatedAt := deliveryFields[10].Descriptor()
+	// delivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	delivery.DefaultUpdatedAt = deliveryDescUpdatedAt.Default.(func() time.Time)
+	// deliveryDescID is the schema descriptor for id field.
+	deliveryDescID := deliveryFields[0].Descriptor()
+	// delivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	delivery.IDValidator = deliveryDescID.Validators[0].(func(string) error)
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescSeq is the schema descriptor for seq field.
+	eventDescSeq := eventFields[2].Descriptor()
+	// event.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	event.SeqValidator = eventDescSeq.Validators[0].(func(int64) error)
+	// eventDescKind is the schema descriptor for kind field.
+	eventDescKind := eventFields[3].Descriptor()
+	// event.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	event.KindValidator = eventDescKind.Validators[0].(func(string) error)
+	// eventDescID is the schema descriptor for id field.
+	eventDescID := eventFields[0].Descriptor()
+	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	event.IDValidator = eventDescID.Validators[0].(func(string) error)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.

@@ -50,9 +50,11 @@ type SessionEdges struct {
 	Messages []*Message `json:"messages,omitempty"`
 	// ScheduledSends holds the value of the scheduled_sends edge.
 	ScheduledSends []*ScheduledSend `json:"scheduled_sends,omitempty"`
+	// Events holds the value of the events edge.
+	Events []*Event `json:"events,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -100,6 +102,15 @@ func (e SessionEdges) ScheduledSendsOrErr() ([]*ScheduledSend, error) {
 		return e.ScheduledSends, nil
 	}
 	return nil, &NotLoadedError{edge: "scheduled_sends"}
+}
+
+// EventsOrErr returns the Events value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) EventsOrErr() ([]*Event, error) {
+	if e.loadedTypes[5] {
+		return e.Events, nil
+	}
+	return nil, &NotLoadedError{edge: "events"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -213,6 +224,11 @@ func (_m *Session) QueryMessages() *MessageQuery {
 // QueryScheduledSends queries the "scheduled_sends" edge of the Session entity.
 func (_m *Session) QueryScheduledSends() *ScheduledSendQuery {
 	return NewSessionClient(_m.config).QueryScheduledSends(_m)
+}
+
+// QueryEvents queries the "events" edge of the Session entity.
+func (_m *Session) QueryEvents() *EventQuery {
+	return NewSessionClient(_m.config).QueryEvents(_m)
 }
 
 // Update returns a builder for updating this Session.

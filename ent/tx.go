@@ -14,6 +14,12 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// Attempt is the client for interacting with the Attempt builders.
+	Attempt *AttemptClient
+	// Delivery is the client for interacting with the Delivery builders.
+	Delivery *DeliveryClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
@@ -157,6 +163,9 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.Attempt = NewAttemptClient(tx.config)
+	tx.Delivery = NewDeliveryClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.ScheduledSend = NewScheduledSendClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
@@ -172,7 +181,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Message.QueryXXX(), the query will be executed
+// applies a query, for example: Attempt.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

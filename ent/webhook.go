@@ -47,9 +47,11 @@ type Webhook struct {
 type WebhookEdges struct {
 	// Session holds the value of the session edge.
 	Session *Session `json:"session,omitempty"`
+	// Deliveries holds the value of the deliveries edge.
+	Deliveries []*Delivery `json:"deliveries,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [2]bool
 }
 
 // SessionOrErr returns the Session value or an error if the edge
@@ -61,6 +63,15 @@ func (e WebhookEdges) SessionOrErr() (*Session, error) {
 		return nil, &NotFoundError{label: session.Label}
 	}
 	return nil, &NotLoadedError{edge: "session"}
+}
+
+// DeliveriesOrErr returns the Deliveries value or an error if the edge
+// was not loaded in eager-loading.
+func (e WebhookEdges) DeliveriesOrErr() ([]*Delivery, error) {
+	if e.loadedTypes[1] {
+		return e.Deliveries, nil
+	}
+	return nil, &NotLoadedError{edge: "deliveries"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -171,6 +182,11 @@ func (_m *Webhook) Value(name string) (ent.Value, error) {
 // QuerySession queries the "session" edge of the Webhook entity.
 func (_m *Webhook) QuerySession() *SessionQuery {
 	return NewWebhookClient(_m.config).QuerySession(_m)
+}
+
+// QueryDeliveries queries the "deliveries" edge of the Webhook entity.
+func (_m *Webhook) QueryDeliveries() *DeliveryQuery {
+	return NewWebhookClient(_m.config).QueryDeliveries(_m)
 }
 
 // Update returns a builder for updating this Webhook.

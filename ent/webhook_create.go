@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/webhook"
 )
@@ -119,6 +120,21 @@ func (_c *WebhookCreate) SetID(v string) *WebhookCreate {
 // SetSession sets the "session" edge to the Session entity.
 func (_c *WebhookCreate) SetSession(v *Session) *WebhookCreate {
 	return _c.SetSessionID(v.ID)
+}
+
+// AddDeliveryIDs adds the "deliveries" edge to the Delivery entity by IDs.
+func (_c *WebhookCreate) AddDeliveryIDs(ids ...string) *WebhookCreate {
+	_c.mutation.AddDeliveryIDs(ids...)
+	return _c
+}
+
+// AddDeliveries adds the "deliveries" edges to the Delivery entity.
+func (_c *WebhookCreate) AddDeliveries(v ...*Delivery) *WebhookCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddDeliveryIDs(ids...)
 }
 
 // Mutation returns the WebhookMutation object of the builder.
@@ -294,6 +310,22 @@ func (_c *WebhookCreate) createSpec() (*Webhook, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.SessionID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.DeliveriesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   webhook.DeliveriesTable,
+			Columns: []string{webhook.DeliveriesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(delivery.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"math"
 
@@ -11,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -19,11 +21,12 @@ import (
 // WebhookQuery is the builder for querying Webhook entities.
 type WebhookQuery struct {
 	config
-	ctx         *QueryContext
-	order       []webhook.OrderOption
-	inters      []Interceptor
-	predicates  []predicate.Webhook
-	withSession *SessionQuery
+	ctx            *QueryContext
+	order          []webhook.OrderOption
+	inters         []Interceptor
+	predicates     []predicate.Webhook
+	withSession    *SessionQuery
+	withDeliveries *DeliveryQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -75,6 +78,28 @@ func (_q *WebhookQuery) QuerySession() *SessionQuery {
 			sqlgraph.From(webhook.Table, webhook.FieldID, selector),
 			sqlgraph.To(session.Table, session.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, webhook.SessionTable, webhook.SessionColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryDeliveries chains the current query on the "deliveries" edge.
+func (_q *WebhookQuery) QueryDeliveries() *DeliveryQuery {
+	query := (&DeliveryClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhook.Table, webhook.FieldID, selector),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, webhook.DeliveriesTable, webhook.DeliveriesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -269,12 +294,13 @@ func (_q *WebhookQuery) Clone() *WebhookQuery {
 		return nil
 	}
 	return &WebhookQuery{
-		config:      _q.config,
-		ctx:         _q.ctx.Clone(),
-		order:       append([]webhook.OrderOption{}, _q.order...),
-		inters:      append([]Interceptor{}, _q.inters...),
-		predicates:  append([]predicate.Webhook{}, _q.predicates...),
-		withSession: _q.withSession.Clone(),
+		config:         _q.config,
+		ctx:            _q.ctx.Clone(),
+		order:          append([]webhook.OrderOption{}, _q.order...),
+		inters:         append([]Interceptor{}, _q.inters...),
+		predicates:     append([]predicate.Webhook{}, _q.predicates...),
+		withSession:    _q.withSession.Clone(),
+		withDeliveries: _q.withDeliveries.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -289,6 +315,17 @@ func (_q *WebhookQuery) WithSession(opts ...func(*SessionQuery)) *WebhookQuery {
 		opt(query)
 	}
 	_q.withSession = query
+	return _q
+}
+
+// WithDeliveries tells the query-builder to eager-load the nodes that are connected to
+// the "deliveries" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *WebhookQuery) WithDeliveries(opts ...func(*DeliveryQuery)) *WebhookQuery {
+	query := (&DeliveryClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withDeliveries = query
 	return _q
 }
 
@@ -370,8 +407,9 @@ func (_q *WebhookQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Webh
 	var (
 		nodes       = []*Webhook{}
 		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
+		loadedTypes = [2]bool{
 			_q.withSession != nil,
+			_q.withDeliveries != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -395,6 +433,13 @@ func (_q *WebhookQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Webh
 	if query := _q.withSession; query != nil {
 		if err := _q.loadSession(ctx, query, nodes, nil,
 			func(n *Webhook, e *Session) { n.Edges.Session = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withDeliveries; query != nil {
+		if err := _q.loadDeliveries(ctx, query, nodes,
+			func(n *Webhook) { n.Edges.Deliveries = []*Delivery{} },
+			func(n *Webhook, e *Delivery) { n.Edges.Deliveries = append(n.Edges.Deliveries, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -427,6 +472,36 @@ func (_q *WebhookQuery) loadSession(ctx context.Context, query *SessionQuery, no
 		for i := range nodes {
 			assign(nodes[i], n)
 		}
+	}
+	return nil
+}
+func (_q *WebhookQuery) loadDeliveries(ctx context.Context, query *DeliveryQuery, nodes []*Webhook, init func(*Webhook), assign func(*Webhook, *Delivery)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Webhook)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(delivery.FieldWebhookID)
+	}
+	query.Where(predicate.Delivery(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(webhook.DeliveriesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.WebhookID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "webhook_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }

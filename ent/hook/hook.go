@@ -9,6 +9,42 @@ import (
 	"github.com/wagraph/wagraph/ent"
 )
 
+// The AttemptFunc type is an adapter to allow the use of ordinary
+// function as Attempt mutator.
+type AttemptFunc func(context.Context, *ent.AttemptMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AttemptFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AttemptMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AttemptMutation", m)
+}
+
+// The DeliveryFunc type is an adapter to allow the use of ordinary
+// function as Delivery mutator.
+type DeliveryFunc func(context.Context, *ent.DeliveryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DeliveryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DeliveryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeliveryMutation", m)
+}
+
+// The EventFunc type is an adapter to allow the use of ordinary
+// function as Event mutator.
+type EventFunc func(context.Context, *ent.EventMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EventMutation", m)
+}
+
 // The MessageFunc type is an adapter to allow the use of ordinary
 // function as Message mutator.
 type MessageFunc func(context.Context, *ent.MessageMutation) (ent.Value, error)

@@ -8,6 +8,123 @@ import (
 )
 
 var (
+	// AttemptsColumns holds the columns for the "attempts" table.
+	AttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "n", Type: field.TypeInt},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "duration_ms", Type: field.TypeInt64},
+		{Name: "error", Type: field.TypeString, Default: ""},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "delivery_id", Type: field.TypeString},
+	}
+	// AttemptsTable holds the schema information for the "attempts" table.
+	AttemptsTable = &schema.Table{
+		Name:       "attempts",
+		Columns:    AttemptsColumns,
+		PrimaryKey: []*schema.Column{AttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "attempts_deliveries_attempt_log",
+				Columns:    []*schema.Column{AttemptsColumns[6]},
+				RefColumns: []*schema.Column{DeliveriesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "attempt_delivery_id_n",
+				Unique:  true,
+				Columns: []*schema.Column{AttemptsColumns[6], AttemptsColumns[1]},
+			},
+		},
+	}
+	// DeliveriesColumns holds the columns for the "deliveries" table.
+	DeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "DELIVERED", "FAILED"}, Default: "PENDING"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_duration_ms", Type: field.TypeInt64, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "webhook_id", Type: field.TypeString},
+	}
+	// DeliveriesTable holds the schema information for the "deliveries" table.
+	DeliveriesTable = &schema.Table{
+		Name:       "deliveries",
+		Columns:    DeliveriesColumns,
+		PrimaryKey: []*schema.Column{DeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "deliveries_events_deliveries",
+				Columns:    []*schema.Column{DeliveriesColumns[9]},
+				RefColumns: []*schema.Column{EventsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "deliveries_webhooks_deliveries",
+				Columns:    []*schema.Column{DeliveriesColumns[10]},
+				RefColumns: []*schema.Column{WebhooksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "delivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[1], DeliveriesColumns[3]},
+			},
+			{
+				Name:    "delivery_webhook_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[10], DeliveriesColumns[7]},
+			},
+			{
+				Name:    "delivery_event_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[9]},
+			},
+		},
+	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt64},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "timestamp", Type: field.TypeTime},
+		{Name: "data", Type: field.TypeBytes},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "events_sessions_events",
+				Columns:    []*schema.Column{EventsColumns[5]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_session_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[1]},
+			},
+			{
+				Name:    "event_timestamp",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[3]},
+			},
+		},
+	}
 	// MessagesColumns holds the columns for the "messages" table.
 	MessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -197,6 +314,9 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		AttemptsTable,
+		DeliveriesTable,
+		EventsTable,
 		MessagesTable,
 		ScheduledSendsTable,
 		SessionsTable,
@@ -207,6 +327,10 @@ var (
 )
 
 func init() {
+	AttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
+	DeliveriesTable.ForeignKeys[0].RefTable = EventsTable
+	DeliveriesTable.ForeignKeys[1].RefTable = WebhooksTable
+	EventsTable.ForeignKeys[0].RefTable = SessionsTable
 	MessagesTable.ForeignKeys[0].RefTable = SessionsTable
 	ScheduledSendsTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionsTable.ForeignKeys[0].RefTable = UsersTable

@@ -6,6 +6,15 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// Attempt is the predicate function for attempt builders.
+type Attempt func(*sql.Selector)
+
+// Delivery is the predicate function for delivery builders.
+type Delivery func(*sql.Selector)
+
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -31,6 +32,7 @@ func (Webhook) Fields() []ent.Field {
 func (Webhook) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("session", Session.Type).Ref("webhooks").Field("session_id").Unique().Required().Immutable(),
+		edge.To("deliveries", Delivery.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

@@ -39,6 +39,8 @@ const (
 	EdgeMessages = "messages"
 	// EdgeScheduledSends holds the string denoting the scheduled_sends edge name in mutations.
 	EdgeScheduledSends = "scheduled_sends"
+	// EdgeEvents holds the string denoting the events edge name in mutations.
+	EdgeEvents = "events"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// OwnerTable is the table that holds the owner relation/edge.
@@ -76,6 +78,13 @@ const (
 	ScheduledSendsInverseTable = "scheduled_sends"
 	// ScheduledSendsColumn is the table column denoting the scheduled_sends relation/edge.
 	ScheduledSendsColumn = "session_id"
+	// EventsTable is the table that holds the events relation/edge.
+	EventsTable = "events"
+	// EventsInverseTable is the table name for the Event entity.
+	// It exists in this package in order to avoid circular dependency with the "event" package.
+	EventsInverseTable = "events"
+	// EventsColumn is the table column denoting the events relation/edge.
+	EventsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -243,6 +252,20 @@ func ByScheduledSends(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newScheduledSendsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByEventsCount orders the results by events count.
+func ByEventsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEventsStep(), opts...)
+	}
+}
+
+// ByEvents orders the results by events terms.
+func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newOwnerStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -276,5 +299,12 @@ func newScheduledSendsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ScheduledSendsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ScheduledSendsTable, ScheduledSendsColumn),
+	)
+}
+func newEventsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EventsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
 	)
 }

@@ -473,6 +473,29 @@ func HasSessionWith(preds ...predicate.Session) predicate.Webhook {
 	})
 }
 
+// HasDeliveries applies the HasEdge predicate on the "deliveries" edge.
+func HasDeliveries() predicate.Webhook {
+	return predicate.Webhook(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, DeliveriesTable, DeliveriesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasDeliveriesWith applies the HasEdge predicate on the "deliveries" edge with a given conditions (other predicates).
+func HasDeliveriesWith(preds ...predicate.Delivery) predicate.Webhook {
+	return predicate.Webhook(func(s *sql.Selector) {
+		step := newDeliveriesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Webhook) predicate.Webhook {
 	return predicate.Webhook(sql.AndPredicates(predicates...))

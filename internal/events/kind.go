@@ -1,6 +1,12 @@
-// Package events owns the session event stream: the table of event kinds, and
-// (as the WhatsApp side arrives) the stored event log and the live fan-out to
-// webhooks and subscriptions.
+// Package events owns the session event stream: the table of event kinds, the
+// envelope every consumer sees (events.md), and the durable event log (Log),
+// which stores each event with its per-session seq and, in the same
+// transaction, one delivery row per webhook owed the event. The live fan-out
+// to subscriptions and the webhook dispatcher build on the log.
+//
+// The WhatsApp adapter spells the kinds it publishes as its own constants
+// (it must not import this package); a test here holds the two tables
+// together.
 package events
 
 import (
@@ -11,35 +17,66 @@ import (
 // Kind is an event kind as spelled in the seed contract ("messages.update").
 type Kind string
 
-// The 27 kinds a webhook can select, in the order of events.md.
+// The 27 kinds of events.md, each selectable in a webhook's events.
+const (
+	Call                    Kind = "call"
+	BlocklistSet            Kind = "blocklist.set"
+	BlocklistUpdate         Kind = "blocklist.update"
+	ChatsDelete             Kind = "chats.delete"
+	ChatsPhoneNumberShare   Kind = "chats.phoneNumberShare"
+	ChatsUpdate             Kind = "chats.update"
+	ChatsUpsert             Kind = "chats.upsert"
+	ConnectionUpdate        Kind = "connection.update"
+	ContactsUpdate          Kind = "contacts.update"
+	ContactsUpsert          Kind = "contacts.upsert"
+	CredsUpdate             Kind = "creds.update"
+	GroupParticipantsUpdate Kind = "group-participants.update"
+	GroupJoinRequest        Kind = "group.join-request"
+	GroupsUpdate            Kind = "groups.update"
+	GroupsUpsert            Kind = "groups.upsert"
+	LabelsAssociation       Kind = "labels.association"
+	LabelsEdit              Kind = "labels.edit"
+	MessageReceiptUpdate    Kind = "message-receipt.update"
+	MessagesDelete          Kind = "messages.delete"
+	MessagesMediaUpdate     Kind = "messages.media-update"
+	MessagesReaction        Kind = "messages.reaction"
+	MessagesSend            Kind = "messages.send"
+	MessagesUpdate          Kind = "messages.update"
+	MessagingHistorySet     Kind = "messaging-history.set"
+	PresenceUpdate          Kind = "presence.update"
+	InboundMessageUpsert    Kind = "inbound-message.upsert"
+	OutboundMessageUpsert   Kind = "outbound-message.upsert"
+)
+
+// selectable lists the kinds a webhook can select, in the order of events.md.
 var selectable = [...]Kind{
-	"call",
-	"blocklist.set",
-	"blocklist.update",
-	"chats.delete",
-	"chats.phoneNumberShare",
-	"chats.update",
-	"chats.upsert",
-	"connection.update",
-	"contacts.update",
-	"contacts.upsert",
-	"creds.update",
-	"group-participants.update",
-	"group.join-request",
-	"groups.update",
-	"groups.upsert",
-	"labels.association",
-	"labels.edit",
-	"message-receipt.update",
-	"messages.delete",
-	"messages.media-update",
-	"messages.reaction",
-	"messages.send",
-	"messages.update",
-	"messaging-history.set",
-	"presence.update",
-	"inbound-message.upsert",
-	"outbound-message.upsert",
+	Call,
+	BlocklistSet,
+	BlocklistUpdate,
+	ChatsDelete,
+	ChatsPhoneNumberShare,
+	ChatsUpdate,
+	ChatsUpsert,
+	ConnectionUpdate,
+	ContactsUpdate,
+	ContactsUpsert,
+	CredsUpdate,
+	GroupParticipantsUpdate,
+	GroupJoinRequest,
+	GroupsUpdate,
+	GroupsUpsert,
+	LabelsAssociation,
+	LabelsEdit,
+	MessageReceiptUpdate,
+	MessagesDelete,
+	MessagesMediaUpdate,
+	MessagesReaction,
+	MessagesSend,
+	MessagesUpdate,
+	MessagingHistorySet,
+	PresenceUpdate,
+	InboundMessageUpsert,
+	OutboundMessageUpsert,
 }
 
 // WebhookTest is the kind the service adds to test a webhook; it cannot be
@@ -58,6 +95,10 @@ func (k Kind) IsSelectable() bool {
 	}
 	return false
 }
+
+// IsKnown reports whether k is a kind the service produces: a selectable
+// kind or WebhookTest.
+func (k Kind) IsKnown() bool { return k == WebhookTest || k.IsSelectable() }
 
 // Enum is the kind's GraphQL enum value: upper snake case, where every '.' and
 // '-' becomes '_' and camel case is split ("chats.phoneNumberShare" →

@@ -1,0 +1,475 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/wagraph/wagraph/ent"
+	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	entevent "github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/predicate"
+	entwebhook "github.com/wagraph/wagraph/ent/webhook"
+)
+
+// Bounds of the log.
+const (
+	DefaultMaxBatch = 256 // events per transaction
+	MaxPage         = 1000
+	defaultPage     = 100
+	// commitTimeout bounds one batch's transaction: it runs for all of its
+	// callers, so no caller's context may cancel it, yet a stuck database
+	// must not hold every publisher forever.
+	commitTimeout = 30 * time.Second
+	// bulkRows keeps one INSERT under SQLite's bound on bound variables
+	// (32766): events have 6 columns, deliveries 9.
+	bulkRows = 1000
+	// pruneChunk bounds how long one prune statement holds the write lock.
+	pruneChunk = 1000
+)
+
+// ErrClosed is the error of an Append after Close.
+var ErrClosed = errors.New("event log closed")
+
+// New is an event to append: its kind and its data, a JSON object (nil is
+// written as {}).
+type New struct {
+	Kind Kind
+	Data json.RawMessage
+}
+
+// LogOptions are the dependencies and bounds of a Log. Zero values take the
+// defaults.
+type LogOptions struct {
+	Now    func() time.Time // the clock of envelope timestamps and ids; nil: time.Now
+	Random io.Reader        // the randomness of ids; nil: crypto/rand
+	Logger *slog.Logger     // nil discards
+	// MaxBatch bounds the events of one transaction; an Append bigger than
+	// that is still one transaction of its own.
+	MaxBatch int
+	// MaxWait is how long a batch that is not full waits for more appends
+	// before it commits. Zero commits at once: appends that arrive while a
+	// transaction runs still share the next one (group commit), so batching
+	// needs no wait under load and an idle log adds no latency.
+	MaxWait time.Duration
+}
+
+// Stats counts what a Log has written since it was made.
+type Stats struct {
+	Batches int64 // committed transactions
+	Events  int64 // committed events
+}
+
+// Log is the durable event log. Appends of every session are handed to one
+// goroutine (owned by the Log, ended by Close) that writes them in batches:
+// one transaction per batch, seq assigned in commit order.
+type Log struct {
+	db       *ent.Client
+	now      func() time.Time
+	random   io.Reader // read only by the batching goroutine
+	log      *slog.Logger
+	maxBatch int
+	maxWait  time.Duration
+
+	mu      sync.Mutex
+	pending []*request
+	closed  bool
+	wake    chan struct{} // capacity 1: "pending has grown"
+	quit    chan struct{} // closed by Close
+	done    chan struct{} // closed when the batching goroutine returns
+
+	batches, events atomic.Int64
+}
+
+// request is one Append waiting for its batch.
+type request struct {
+	ctx       context.Context
+	sessionID string
+	evs       []New
+	result    chan result // capacity 1: the batch never waits for the caller
+}
+
+type result struct {
+	envs []Envelope
+	err  error
+}
+
+// NewLog returns a Log writing to db and starts its batching goroutine;
+// Close stops it.
+func NewLog(db *ent.Client, opts LogOptions) *Log {
+	l := &Log{
+		db: db, now: opts.Now, random: opts.Random, log: opts.Logger,
+		maxBatch: opts.MaxBatch, maxWait: opts.MaxWait,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.random == nil {
+		l.random = rand.Reader
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if l.maxBatch <= 0 {
+		l.maxBatch = DefaultMaxBatch
+	}
+	go l.run()
+	return l
+}
+
+// Close stops taking appends, commits those already taken, and returns when
+// the batching goroutine has ended.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.quit)
+	}
+	l.mu.Unlock()
+	<-l.done
+	return nil
+}
+
+// Stats returns the counts of what the log committed.
+func (l *Log) Stats() Stats {
+	return Stats{Batches: l.batches.Load(), Events: l.events.Load()}
+}
+
+// Append stores evs of a session, in order, and returns their envelopes
+// once they are committed, together with one delivery row per enabled
+// webhook of the session that selected the kind (webhook.test is never fanned
+// out). The events of one Append are all stored or none. An error means they
+// are not known to be stored: a context that ends while the batch commits
+// returns its error though the events may be stored, so a retry can store
+// them twice (delivery is at least once).
+func (l *Log) Append(ctx context.Context, sessionID string, evs []New) ([]Envelope, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	for i, ev := range evs {
+		if !ev.Kind.IsKnown() {
+			return nil, fmt.Errorf("append to session %s: event %d: unknown kind %q", sessionID, i, ev.Kind)
+		}
+		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
+			return nil, fmt.Errorf("append to session %s: event %d (%s): data is not valid JSON", sessionID, i, ev.Kind)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	req := &request{ctx: ctx, sessionID: sessionID, evs: evs, result: make(chan result, 1)}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("append to session %s: %w", sessionID, ErrClosed)
+	}
+	l.pending = append(l.pending, req)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default: // already signalled
+	}
+	select {
+	case r := <-req.result:
+		return r.envs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// run is the batching goroutine: it takes what is pending, up to maxBatch
+// events, waits up to maxWait for more when the batch is not full, commits,
+// and repeats until Close and nothing is pending.
+func (l *Log) run() {
+	defer close(l.done)
+	for {
+		batch, n, closed := l.take(nil, 0)
+		if len(batch) == 0 {
+			if closed {
+				return
+			}
+			select {
+			case <-l.wake:
+			case <-l.quit:
+			}
+			continue
+		}
+		if l.maxWait > 0 && n < l.maxBatch && !closed {
+			batch = l.linger(batch, n)
+		}
+		l.commit(batch)
+	}
+}
+
+// linger adds appends arriving within maxWait to a batch that is not full.
+func (l *Log) linger(batch []*request, n int) []*request {
+	timer := time.NewTimer(l.maxWait)
+	defer timer.Stop()
+	for n < l.maxBatch {
+		select {
+		case <-timer.C:
+			return batch
+		case <-l.quit:
+			return batch
+		case <-l.wake:
+			batch, n, _ = l.take(batch, n)
+		}
+	}
+	return batch
+}
+
+// take moves pending requests to batch (holding n events) while they fit in
+// maxBatch; the first request of a batch always fits. Requests whose caller
+// has gone are answered and dropped, never written.
+func (l *Log) take(batch []*request, n int) ([]*request, int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := 0
+	for ; i < len(l.pending); i++ {
+		r := l.pending[i]
+		if err := r.ctx.Err(); err != nil {
+			r.result <- result{err: err}
+			continue
+		}
+		if len(batch) > 0 && n+len(r.evs) > l.maxBatch {
+			break
+		}
+		batch = append(batch, r)
+		n += len(r.evs)
+	}
+	l.pending = slices.Delete(l.pending, 0, i)
+	if len(l.pending) > 0 {
+		// Left over for the next batch: run must not sleep on wake.
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	return batch, n, l.closed
+}
+
+// commit writes a batch in one transaction and answers every caller in it:
+// their envelopes, or the batch's error for all of them.
+func (l *Log) commit(batch []*request) {
+	envs, err := l.write(batch)
+	if err != nil {
+		l.log.Error("event log: batch not stored", "appends", len(batch), "error", err)
+		for _, r := range batch {
+			r.result <- result{err: fmt.Errorf("append to session %s: %w", r.sessionID, err)}
+		}
+		return
+	}
+	l.batches.Add(1)
+	total := 0
+	for i, r := range batch {
+		total += len(envs[i])
+		r.result <- result{envs: envs[i]}
+	}
+	l.events.Add(int64(total))
+}
+
+// write stores the batch: envs[i] are the envelopes of batch[i].
+//
+// seq is max(seq)+1 of the session read inside the write transaction. On
+// SQLite that orders commits: _txlock=immediate takes the single write lock
+// at BEGIN, so no other writer runs between the read and the commit, and
+// this goroutine is the log's only writer in the process. PostgreSQL's
+// transactions do not serialise that way: there the write transaction must
+// first lock the session (SELECT … FOR UPDATE on its row, or
+// pg_advisory_xact_lock of the session) so two processes cannot read the
+// same max, and a reader following seq never sees a later seq commit before
+// an earlier one.
+func (l *Log) write(batch []*request) ([][]Envelope, error) {
+	now := l.now().UTC().Truncate(time.Millisecond) // the wire's precision, so a replay equals the live envelope
+	envs := make([][]Envelope, len(batch))
+	var sessions []string
+	for i, r := range batch {
+		if !slices.Contains(sessions, r.sessionID) {
+			sessions = append(sessions, r.sessionID)
+		}
+		envs[i] = make([]Envelope, len(r.evs))
+		for j, ev := range r.evs {
+			id, err := newULID(now, l.random)
+			if err != nil {
+				return nil, err
+			}
+			data := ev.Data
+			if len(data) == 0 {
+				data = json.RawMessage("{}")
+			}
+			envs[i][j] = Envelope{ID: "evt_" + id, Kind: ev.Kind, SessionID: r.sessionID, Timestamp: now, Data: data}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	err := ent.WithTx(ctx, l.db, func(tx *ent.Tx) error {
+		next, err := lastSeqs(ctx, tx, sessions)
+		if err != nil {
+			return err
+		}
+		var rows []*ent.EventCreate
+		for i := range envs {
+			for j := range envs[i] {
+				e := &envs[i][j]
+				next[e.SessionID]++
+				e.Seq = next[e.SessionID]
+				rows = append(rows, tx.Event.Create().SetID(e.ID).SetSessionID(e.SessionID).SetSeq(e.Seq).
+					SetKind(string(e.Kind)).SetTimestamp(e.Timestamp).SetData(e.Data))
+			}
+		}
+		for c := range slices.Chunk(rows, bulkRows) {
+			if err := tx.Event.CreateBulk(c...).Exec(ctx); err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+		}
+		return l.fanOut(ctx, tx, sessions, envs, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return envs, nil
+}
+
+// lastSeqs returns the highest seq stored for each session (absent: none).
+func lastSeqs(ctx context.Context, tx *ent.Tx, sessions []string) (map[string]int64, error) {
+	var rows []struct {
+		SessionID string `json:"session_id"`
+		Max       int64  `json:"max"`
+	}
+	err := tx.Event.Query().Where(entevent.SessionIDIn(sessions...)).
+		GroupBy(entevent.FieldSessionID).Aggregate(ent.Max(entevent.FieldSeq)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read last seq: %w", err)
+	}
+	next := make(map[string]int64, len(sessions))
+	for _, r := range rows {
+		next[r.SessionID] = r.Max
+	}
+	return next, nil
+}
+
+// fanOut stores one pending delivery per event and enabled webhook of its
+// session that selected its kind, due at once.
+func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, sessions []string, envs [][]Envelope, now time.Time) error {
+	hooks, err := tx.Webhook.Query().
+		Where(entwebhook.SessionIDIn(sessions...), entwebhook.Enabled(true)).
+		Select(entwebhook.FieldID, entwebhook.FieldSessionID, entwebhook.FieldEvents).All(ctx)
+	if err != nil {
+		return fmt.Errorf("read webhooks: %w", err)
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	var rows []*ent.DeliveryCreate
+	for i := range envs {
+		for _, e := range envs[i] {
+			if e.Kind == WebhookTest {
+				continue // sent to one webhook by the test itself
+			}
+			for _, h := range hooks {
+				if h.SessionID != e.SessionID || !slices.Contains(h.Events, string(e.Kind)) {
+					continue
+				}
+				id, err := newULID(now, l.random)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, tx.Delivery.Create().SetID("dlv_"+id).SetEventID(e.ID).SetWebhookID(h.ID).
+					SetStatus(entdelivery.StatusPENDING).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+			}
+		}
+	}
+	for c := range slices.Chunk(rows, bulkRows) {
+		if err := tx.Delivery.CreateBulk(c...).Exec(ctx); err != nil {
+			return fmt.Errorf("insert deliveries: %w", err)
+		}
+	}
+	return nil
+}
+
+// After returns up to limit events of a session with seq above afterSeq, in
+// seq order; kinds, when not empty, keeps only those kinds. limit is
+// clamped to [1, MaxPage], 0 meaning 100.
+func (l *Log) After(ctx context.Context, sessionID string, afterSeq int64, kinds []Kind, limit int) ([]Envelope, error) {
+	switch {
+	case limit <= 0:
+		limit = defaultPage
+	case limit > MaxPage:
+		limit = MaxPage
+	}
+	q := l.db.Event.Query().Where(entevent.SessionID(sessionID), entevent.SeqGT(afterSeq))
+	if len(kinds) > 0 {
+		names := make([]string, len(kinds))
+		for i, k := range kinds {
+			names[i] = string(k)
+		}
+		q.Where(entevent.KindIn(names...))
+	}
+	rows, err := q.Order(ent.Asc(entevent.FieldSeq)).Limit(limit).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read events of session %s after %d: %w", sessionID, afterSeq, err)
+	}
+	out := make([]Envelope, len(rows))
+	for i, r := range rows {
+		out[i] = Envelope{ID: r.ID, Seq: r.Seq, Kind: Kind(r.Kind), SessionID: r.SessionID,
+			Timestamp: r.Timestamp.UTC(), Data: json.RawMessage(r.Data)}
+	}
+	return out, nil
+}
+
+// Prune deletes the events stored before olderThan, with their finished
+// deliveries, and returns how many it deleted. An event with a delivery
+// still pending is kept, whatever its age: at least once outranks
+// retention. So is each session's latest event: the next seq is read from
+// it, and a session whose log emptied would count from 1 again under its
+// subscribers' cursors. It deletes in chunks so it never holds the write
+// lock for long.
+func (l *Log) Prune(ctx context.Context, olderThan time.Time) (int, error) {
+	prunable := []predicate.Event{
+		entevent.TimestampLT(olderThan.UTC()),
+		entevent.Not(entevent.HasDeliveriesWith(entdelivery.StatusEQ(entdelivery.StatusPENDING))),
+	}
+	total := 0
+	for {
+		// Appends only add later events, so an event found not latest here
+		// stays not latest until the delete below.
+		ids, err := l.db.Event.Query().Where(append(prunable, notLatest)...).Limit(pruneChunk).IDs(ctx)
+		if err != nil {
+			return total, fmt.Errorf("prune events before %s: %w", olderThan.UTC().Format(TimestampLayout), err)
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		// The predicate again: a delivery redelivered since the query is
+		// pending again.
+		n, err := l.db.Event.Delete().Where(append(prunable, entevent.IDIn(ids...))...).Exec(ctx)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune events before %s: %w", olderThan.UTC().Format(TimestampLayout), err)
+		}
+		if n == 0 {
+			return total, nil
+		}
+	}
+}
+
+// notLatest keeps the events below their session's highest seq.
+func notLatest(s *sql.Selector) {
+	latest := sql.Table(entevent.Table).As("latest")
+	top := sql.Dialect(s.Dialect()).Select(sql.Max(latest.C(entevent.FieldSeq))).From(latest).
+		Where(sql.ColumnsEQ(latest.C(entevent.FieldSessionID), s.C(entevent.FieldSessionID)))
+	s.Where(sql.P(func(b *sql.Builder) {
+		b.Ident(s.C(entevent.FieldSeq)).WriteString(" < ").Nested(func(b *sql.Builder) { b.Join(top) })
+	}))
+}

@@ -1,0 +1,294 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wagraph/wagraph/ent"
+	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	entevent "github.com/wagraph/wagraph/ent/event"
+)
+
+// TestAfter: pages in seq order from a cursor, with and without a kinds
+// filter, never crossing sessions.
+func TestAfter(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "s1", "s2")
+	l := newLog(t, db, LogOptions{})
+	kinds := []Kind{MessagesUpdate, ConnectionUpdate, MessagesUpdate, PresenceUpdate, MessagesUpdate, ConnectionUpdate, MessagesUpdate}
+	var evs []New
+	for i, k := range kinds {
+		evs = append(evs, New{Kind: k, Data: data(fmt.Sprintf(`{"n":%d}`, i))})
+	}
+	if _, err := l.Append(ctx, "s1", evs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, "s2", evs[:3]); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		session  string
+		after    int64
+		kinds    []Kind
+		limit    int
+		wantSeqs []int64
+	}{
+		{"first page", "s1", 0, nil, 3, []int64{1, 2, 3}},
+		{"next page", "s1", 3, nil, 3, []int64{4, 5, 6}},
+		{"last page", "s1", 6, nil, 3, []int64{7}},
+		{"past the end", "s1", 7, nil, 3, nil},
+		{"kinds", "s1", 0, []Kind{MessagesUpdate}, 2, []int64{1, 3}},
+		{"kinds next page", "s1", 3, []Kind{MessagesUpdate}, 2, []int64{5, 7}},
+		{"two kinds", "s1", 1, []Kind{ConnectionUpdate, PresenceUpdate}, 10, []int64{2, 4, 6}},
+		{"kind never seen", "s1", 0, []Kind{Call}, 10, nil},
+		{"other session", "s2", 0, nil, 0, []int64{1, 2, 3}},
+		{"unknown session", "nope", 0, nil, 10, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := l.After(ctx, tt.session, tt.after, tt.kinds, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seqs []int64
+			for _, e := range got {
+				seqs = append(seqs, e.Seq)
+				if e.SessionID != tt.session {
+					t.Errorf("event of session %s in %s's page", e.SessionID, tt.session)
+				}
+				if want := fmt.Sprintf(`{"n":%d}`, e.Seq-1); string(e.Data) != want || e.Kind != kinds[e.Seq-1] {
+					t.Errorf("seq %d: %s %s, want %s %s", e.Seq, e.Kind, e.Data, kinds[e.Seq-1], want)
+				}
+			}
+			if fmt.Sprint(seqs) != fmt.Sprint(tt.wantSeqs) {
+				t.Errorf("seqs %v, want %v", seqs, tt.wantSeqs)
+			}
+		})
+	}
+}
+
+// TestPrune: events older than the cut go with their finished deliveries;
+// an old event with a pending delivery stays, and so do newer events and
+// each session's latest event (the next seq counts from it).
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "s1")
+	db.Webhook.Create().SetID("w1").SetSessionID("s1").SetURL("https://example.com/").
+		SetEvents([]string{string(MessagesUpdate)}).SetHeaders(map[string]string{}).SetSecret("x").ExecX(ctx)
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l := newLog(t, db, LogOptions{Now: clock.now})
+	old, err := l.Append(ctx, "s1", []New{
+		{Kind: MessagesUpdate},   // delivered: goes
+		{Kind: MessagesUpdate},   // failed: goes
+		{Kind: MessagesUpdate},   // pending: stays
+		{Kind: ConnectionUpdate}, // no delivery: goes
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []entdelivery.Status{entdelivery.StatusDELIVERED, entdelivery.StatusFAILED} {
+		db.Delivery.Update().Where(entdelivery.EventID(old[i].ID)).SetStatus(st).ExecX(ctx)
+	}
+	clock.set(clock.now().Add(48 * time.Hour))
+	recent, err := l.Append(ctx, "s1", []New{{Kind: ConnectionUpdate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := l.Prune(ctx, clock.now().Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("pruned %d events, want 3", n)
+	}
+	left := db.Event.Query().Order(ent.Asc(entevent.FieldSeq)).IDsX(ctx)
+	if want := []string{old[2].ID, recent[0].ID}; fmt.Sprint(left) != fmt.Sprint(want) {
+		t.Errorf("left %v, want the pending one and the recent one %v", left, want)
+	}
+	if d := db.Delivery.Query().AllX(ctx); len(d) != 1 || d[0].EventID != old[2].ID {
+		t.Errorf("deliveries left %v, want only the pending one", d)
+	}
+	// With every delivery finished and every event past retention, the
+	// latest event stays: seq goes on from it, never reusing a number under
+	// a subscriber's cursor.
+	db.Delivery.Update().SetStatus(entdelivery.StatusDELIVERED).ExecX(ctx)
+	if n, err := l.Prune(ctx, clock.now().Add(time.Hour)); err != nil || n != 1 {
+		t.Errorf("second prune: %d, %v; want 1 (all but the latest)", n, err)
+	}
+	if left := db.Event.Query().IDsX(ctx); len(left) != 1 || left[0] != recent[0].ID {
+		t.Errorf("left %v, want the latest %s", left, recent[0].ID)
+	}
+	next, err := l.Append(ctx, "s1", []New{{Kind: Call}})
+	if err != nil || next[0].Seq != 6 {
+		t.Errorf("next append: %v, %+v; want seq 6", err, next)
+	}
+}
+
+// TestAppendRejects: input that can never be stored is refused before it
+// joins a batch, and Append after Close fails with ErrClosed.
+func TestAppendRejects(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "s1")
+	l := NewLog(db, LogOptions{})
+	tests := []struct {
+		name string
+		evs  []New
+		want string
+	}{
+		{"unknown kind", []New{{Kind: "messages.upserted"}}, `unknown kind "messages.upserted"`},
+		{"bad data", []New{{Kind: Call}, {Kind: Call, Data: data(`{"a":`)}}, "event 1 (call): data is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := l.Append(ctx, "s1", tt.evs); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := l.Append(ctx, "s1", []New{{Kind: Call}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, "s1", []New{{Kind: Call}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("append after Close: %v, want ErrClosed", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if n := db.Event.Query().CountX(ctx); n != 1 {
+		t.Errorf("%d events stored, want 1", n)
+	}
+}
+
+// TestBatchFailure: when a batch's transaction fails (here one append names
+// a session that does not exist: a foreign key), every caller in the batch
+// gets the error and nothing of the batch is stored; the next batch works.
+func TestBatchFailure(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "s1", "s2")
+	db.Webhook.Create().SetID("w1").SetSessionID("s1").SetURL("https://example.com/").
+		SetEvents([]string{string(Call)}).SetHeaders(map[string]string{}).SetSecret("x").ExecX(ctx)
+	// Three appends of one event fill a batch of three: they share a
+	// transaction however the goroutines are scheduled.
+	l := newLog(t, db, LogOptions{MaxBatch: 3, MaxWait: time.Minute})
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, s := range []string{"s1", "missing", "s2"} {
+		wg.Go(func() {
+			_, errs[i] = l.Append(ctx, s, []New{{Kind: Call}})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("caller %d: no error from a failed batch", i)
+		}
+	}
+	if n := db.Event.Query().CountX(ctx); n != 0 {
+		t.Errorf("%d events stored by a failed batch", n)
+	}
+	if n := db.Delivery.Query().CountX(ctx); n != 0 {
+		t.Errorf("%d deliveries stored by a failed batch", n)
+	}
+	if st := l.Stats(); st.Batches != 0 || st.Events != 0 {
+		t.Errorf("stats %+v count a failed batch", st)
+	}
+
+	// A batch of its own (bigger than MaxBatch) commits alone, without
+	// waiting for company, and its seq starts at 1: the failed batch used none.
+	envs, err := l.Append(ctx, "s1", []New{{Kind: Call}, {Kind: Call}, {Kind: Call}, {Kind: Call}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if envs[0].Seq != 1 || envs[3].Seq != 4 {
+		t.Errorf("seqs %d..%d after a failed batch, want 1..4", envs[0].Seq, envs[3].Seq)
+	}
+}
+
+// TestAppendCanceledWhileQueued: a caller that gives up before its append
+// joins a batch gets its context's error, and the append is never stored;
+// a caller whose batch is already running does not cancel it for the others.
+func TestAppendCanceledWhileQueued(t *testing.T) {
+	ctx := context.Background()
+	db, path := openDBPath(t, "s1")
+	// The batch goroutine reads randomness for ids before it begins the
+	// transaction: the first read says a batch has been taken.
+	taken := make(chan struct{})
+	l := newLog(t, db, LogOptions{MaxBatch: 1, Random: &signalReader{r: rand.Reader, first: taken}})
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := l.Append(cctx, "s1", []New{{Kind: Call}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled append: %v, want context.Canceled", err)
+	}
+	select {
+	case <-taken:
+		t.Fatal("a canceled append reached a batch")
+	default:
+	}
+
+	// Another connection holds SQLite's write lock: the first batch waits
+	// at BEGIN, so the second append stays queued until its caller gives up.
+	other, err := sql.Open("sqlite3", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	lock, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := l.Append(ctx, "s1", []New{{Kind: Call, Data: data(`{"kept":true}`)}}); err != nil {
+			t.Error(err)
+		}
+	})
+	<-taken // the first append is taken: its batch waits for the lock
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := l.Append(tctx, "s1", []New{{Kind: Call, Data: data(`{"kept":false}`)}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("timed-out append: %v, want context.DeadlineExceeded", err)
+	}
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, err := l.Append(ctx, "s1", []New{{Kind: Call, Data: data(`{"after":true}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := l.After(ctx, "s1", 0, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range stored {
+		got = append(got, fmt.Sprintf("%d%s", e.Seq, e.Data))
+	}
+	if want := []string{`1{"kept":true}`, `2{"after":true}`}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
+// signalReader closes first on its first Read.
+type signalReader struct {
+	r     io.Reader
+	once  sync.Once
+	first chan struct{}
+}
+
+func (s *signalReader) Read(p []byte) (int, error) {
+	s.once.Do(func() { close(s.first) })
+	return s.r.Read(p)
+}
