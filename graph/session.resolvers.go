@@ -128,24 +128,34 @@ func (r *queryResolver) Sessions(ctx context.Context) ([]*model.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.Session, len(ss))
-	for i, s := range ss {
-		if out[i], err = r.sessionOf(ctx, s); err != nil {
+	out := make([]*model.Session, 0, len(ss))
+	for _, s := range ss {
+		m, err := r.sessionOf(ctx, s)
+		if isNotFound(err) {
+			continue // deleted since the list was read
+		}
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, m)
 	}
 	return out, nil
 }
 
 func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session, error) {
 	_, s, err := r.reachSession(ctx, id)
+	if err == nil {
+		// The record may go between the two reads: a session deleted
+		// meanwhile is one that does not exist.
+		var m *model.Session
+		if m, err = r.sessionOf(ctx, s); err == nil {
+			return m, nil
+		}
+	}
 	if isNotFound(err) {
 		return nil, nil // the contract: null when not visible
 	}
-	if err != nil {
-		return nil, err
-	}
-	return r.sessionOf(ctx, s)
+	return nil, err
 }
 
 func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error) {
