@@ -22,7 +22,7 @@ var errRefused = errors.New("refused")
 func TestWithTx(t *testing.T) {
 	// The app's settings: the write lock is taken at BEGIN, and a writer
 	// waits up to 10 s for it.
-	dsn := "file:" + filepath.Join(t.TempDir(), "t.db") + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate"
+	dsn := ent.SQLiteDSN(filepath.Join(t.TempDir(), "t.db"))
 	db := enttest.Open(t, "sqlite3", dsn)
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()

@@ -151,10 +151,7 @@ func openDatabase(ctx context.Context, cfg config.Config) (*sql.DB, *ent.Client,
 		return nil, nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
 	}
 	path := filepath.Join(cfg.DataDir, "wagraph.db")
-	// WAL lets readers run beside the one writer; _txlock=immediate takes the
-	// write lock at BEGIN, so two writers queue on the busy timeout instead
-	// of failing with SQLITE_BUSY halfway through a transaction.
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate&_synchronous=NORMAL"
+	dsn := ent.SQLiteDSN(path)
 	sqlDB, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", path, err)

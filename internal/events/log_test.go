@@ -28,9 +28,7 @@ func openDB(t testing.TB, sessions ...string) *ent.Client {
 }
 
 // dsn is the data source of openDatabase.
-func dsn(path string) string {
-	return "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate&_synchronous=NORMAL"
-}
+func dsn(path string) string { return ent.SQLiteDSN(path) }
 
 // openDBPath is openDB also returning the database file.
 func openDBPath(t testing.TB, sessions ...string) (*ent.Client, string) {
