@@ -14,6 +14,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -39,7 +40,7 @@ const (
 // events.md and its data.
 type Event struct {
 	Kind string
-	Data map[string]any
+	Data payload.Data
 	// Message is set on inbound-message.upsert and outbound-message.upsert:
 	// the record the app keeps in its message store (delete for everyone
 	// finds a message's chat there).

@@ -14,6 +14,7 @@ import (
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
@@ -111,9 +112,9 @@ type eventSink struct {
 }
 
 func (e *eventSink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	if m := ev.Message; m != nil && m.Media != nil && ev.Data != nil {
+	if d, ok := ev.Data.(*payload.Message); ok && ev.Message != nil && ev.Message.Media != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
-		ev.Data["mediaUrl"] = graph.MediaPath(sessionID, m.ID)
+		d.MediaURL = payload.Text(graph.MediaPath(sessionID, ev.Message.ID))
 	}
 	if err := e.messages.Record(ctx, sessionID, ev); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
@@ -150,9 +151,8 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
-	if ev.Kind == whatsapp.KindMessagesUpdate && ev.Data["status"] == "revoked" {
-		id, _ := ev.Data["id"].(string)
-		err := s.setStatus(ctx, sessionID, id, entmessage.StatusRevoked)
+	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.Status == "revoked" {
+		err := s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
 		if isNotFound(err) {
 			return nil // a revoke of a message this store never saw
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -275,10 +276,7 @@ func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.Schedul
 		log.Error("scheduler: record outcome", "err", err)
 		return
 	}
-	data := map[string]any{"id": row.ID, "chat": chat, "status": string(status), "timestamp": whatsapp.Timestamp(now)}
-	if reason != "" {
-		data["error"] = reason
-	}
+	data := &payload.MessageStatus{ID: row.ID, Chat: chat, Status: string(status), Error: payload.Text(reason), Timestamp: payload.At(now)}
 	if s.pub != nil {
 		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: whatsapp.KindMessagesUpdate, Data: data}); err != nil {
 			log.Error("scheduler: publish outcome", "err", err)
