@@ -305,7 +305,11 @@ func TestMiddleware(t *testing.T) {
 	mux.Handle("/api/v1/", http.StripPrefix("/api/v1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		metrics.Nested("/api/v1", inner).ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), struct{}{}, 1)))
 	})))
+	// served is told when the middleware has returned: a client can have
+	// its answer (a hijacked connection closed) before the count is made.
+	var served sync.WaitGroup
 	recovered := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer served.Done()
 		defer func() {
 			if recover() != nil {
 				w.WriteHeader(http.StatusInternalServerError)
@@ -322,6 +326,7 @@ func TestMiddleware(t *testing.T) {
 		{"POST", "/api/v1/things/7"}, {"POST", "/api/v1/things/8"}, {"GET", "/api/v1/unknown"},
 		{"GET", "/stream"}, {"GET", "/panic"}, {"GET", "/hijack"},
 	}
+	served.Add(len(requests))
 	for _, rq := range requests {
 		req, _ := http.NewRequest(rq.method, srv.URL+rq.path, nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -332,6 +337,7 @@ func TestMiddleware(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	served.Wait()
 	fams := scrape(t, m.Handler())
 	want := map[[2]string]float64{
 		{"GET /items/{id}", "200"}:          2,
