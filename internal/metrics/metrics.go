@@ -87,7 +87,7 @@ func New(opts Options) *Metrics {
 		}, []string{"outcome"}),
 		deliveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "webhook_delivery_duration_seconds",
-			Help:    "How long one webhook delivery attempt took, from connecting to the receiver's answer, by outcome.",
+			Help:    "How long one webhook delivery attempt took (signing, connecting, the request and the receiver's answer; up to --webhook-timeout), by outcome.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 30, 60},
 		}, []string{"outcome"}),
 		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
