@@ -223,6 +223,42 @@ func (m *Manager) State(sessionID string) SessionState {
 	return s.st.public()
 }
 
+// Statuses lists every status a session can have, in the order of the
+// GraphQL SessionStatus.
+func Statuses() []Status {
+	return []Status{StatusDisconnected, StatusConnecting, StatusPairing, StatusConnected, StatusLoggedOut}
+}
+
+// CountByStatus counts the sessions of stored (every session's stored
+// status, by id) by the status Status would answer for each now: a session
+// the manager holds by its state, any other as loading it would read it.
+// Every status is in the result, 0 when no session has it.
+func (m *Manager) CountByStatus(stored map[string]Status) map[Status]int {
+	counts := make(map[Status]int, 5)
+	for _, st := range Statuses() {
+		counts[st] = 0
+	}
+	m.mu.Lock()
+	held := make(map[string]*session, len(m.sessions))
+	for id, s := range m.sessions {
+		if _, ok := stored[id]; ok {
+			held[id] = s
+		}
+	}
+	m.mu.Unlock()
+	for id, st := range stored {
+		if s := held[id]; s != nil {
+			s.mu.Lock()
+			st = s.st.status
+			s.mu.Unlock()
+		} else {
+			st, _ = loadedStatus(st)
+		}
+		counts[st]++
+	}
+	return counts
+}
+
 // Status is State for a session that may not be loaded yet: it reads the
 // stored record (NOT_FOUND for an unknown session) instead of assuming
 // DISCONNECTED.

@@ -70,13 +70,10 @@ func (c connState) data() *payload.Connection {
 // persists and publishes the correction.
 func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
 	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{}), appState: make(chan struct{}, 1)}
-	s.st = sessionState{status: rec.Status, pushName: rec.PushName, connectedAt: rec.ConnectedAt}
-	switch rec.Status {
-	case StatusDisconnected, StatusLoggedOut:
-	case "":
-		s.st.status, s.published.status = StatusDisconnected, StatusDisconnected
-	default:
-		s.st.status, s.st.reason = StatusDisconnected, "the gateway restarted"
+	s.st = sessionState{pushName: rec.PushName, connectedAt: rec.ConnectedAt}
+	s.st.status, s.st.reason = loadedStatus(rec.Status)
+	if rec.Status == "" {
+		s.published.status = StatusDisconnected
 	}
 	if rec.JID != "" {
 		jid, err := types.ParseJID(rec.JID)
@@ -87,6 +84,20 @@ func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
 		}
 	}
 	return s
+}
+
+// loadedStatus is the status a stored one stands for once the session is
+// loaded, before any client runs: one left behind by a process that did not
+// close cleanly (CONNECTING, PAIRING, CONNECTED) is DISCONNECTED, with the
+// reason.
+func loadedStatus(stored Status) (Status, string) {
+	switch stored {
+	case StatusDisconnected, StatusLoggedOut:
+		return stored, ""
+	case "":
+		return StatusDisconnected, ""
+	}
+	return StatusDisconnected, "the gateway restarted"
 }
 
 func (st *sessionState) record() StatusRecord {

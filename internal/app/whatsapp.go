@@ -148,11 +148,12 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	}
 	mopts.Versions = a.versions
 	a.manager = whatsapp.NewManager(mopts)
+	a.metrics = newMetrics(a.db, a.manager, a.versions, a.log)
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
-		Publisher: sink, Logger: a.log,
+		Publisher: sink, Logger: a.log, Observer: a.metrics,
 	})
 	sink.messages = a.messages
 	return nil
