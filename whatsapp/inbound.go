@@ -6,6 +6,7 @@ package whatsapp
 
 import (
 	"context"
+	"strings"
 
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
@@ -60,7 +61,15 @@ func (r *clientRun) handleMessage(evt *events.Message) bool {
 			Text: payload.Text(c.text), Caption: payload.Text(c.caption),
 		}})
 	}
+	for i := range evs {
+		evs[i].Key = stanzaKey(evs[i].Kind, info.Chat.String(), info.Sender.String(), info.ID)
+	}
 	return r.m.publishEvents(r.s, r.cli, evs...) == nil
+}
+
+// stanzaKey is an Event.Key: the kind and what names the stanza.
+func stanzaKey(kind string, parts ...string) string {
+	return kind + "/" + strings.Join(parts, "/")
 }
 
 // receiptStatus is the messages.update status of a receipt type; "" for
@@ -102,11 +111,12 @@ func (r *clientRun) handleReceipt(evt *events.Receipt) bool {
 			if !p.lid.IsEmpty() {
 				d.ParticipantLID = payload.Text(p.lid.String())
 			}
-			evs = append(evs, Event{Kind: KindMessageReceipt, Data: d})
+			evs = append(evs, Event{Kind: KindMessageReceipt, Data: d, Key: stanzaKey(KindMessageReceipt, chat, id, status, d.Participant)})
 		}
 	} else {
 		for _, id := range evt.MessageIDs {
-			evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{ID: id, Chat: chat, Status: status, Timestamp: ts}})
+			evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{ID: id, Chat: chat, Status: status, Timestamp: ts},
+				Key: stanzaKey(KindMessagesUpdate, chat, id, status)})
 		}
 	}
 	return r.m.publishEvents(r.s, r.cli, evs...) == nil

@@ -41,6 +41,11 @@ const (
 type Event struct {
 	Kind string
 	Data payload.Data
+	// Key names the stanza the event stems from, unique within the
+	// session, for the events of stanzas WhatsApp re-sends until they are
+	// acknowledged (messages, receipts): the log stores one event per key,
+	// so a re-sent stanza is the event already stored. "" for the others.
+	Key string
 	// Message is set on inbound-message.upsert and outbound-message.upsert:
 	// the record the app keeps in its message store (delete for everyone
 	// finds a message's chat there).
