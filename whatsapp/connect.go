@@ -193,6 +193,10 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	// the second copy only decrypts from whatsmeow's buffer of decrypted
 	// plaintexts (without it whatsmeow drops it as an old counter).
 	cli.EnableDecryptedEventBuffer = true
+	// History sync blobs are downloaded in the handler of their
+	// notification, so that it is acknowledged after its events are stored
+	// (history.go), and the phone is told after that too.
+	cli.ManualHistorySyncDownload, cli.DisableManualHistorySyncReceipt = true, true
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
 	cli.AutoReconnectHook = func(err error) bool {
