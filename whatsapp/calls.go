@@ -80,10 +80,10 @@ func (r *clientRun) handleCall(raw any) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	addrs := []types.JID{c.meta.From}
-	// The creator's other address is the sender's too when the sender is
-	// the creator (an offer; a caller hanging up).
-	if c.meta.CallCreator.User == c.meta.From.User {
-		addrs = append(addrs, c.meta.CallCreatorAlt)
+	// When the sender is the call's creator (an offer; a caller hanging
+	// up), the creator's two addresses (LID and number) are the sender's.
+	if u := c.meta.From.User; c.meta.CallCreator.User == u || c.meta.CallCreatorAlt.User == u {
+		addrs = append(addrs, c.meta.CallCreator, c.meta.CallCreatorAlt)
 	}
 	from := personOf(ctx, r.cli, addrs...)
 	d := &payload.Call{
