@@ -10,9 +10,15 @@ import (
 // satisfies ok, and returns it.
 func (e *env) eventWhere(sid, kind string, ok func(map[string]any) bool) published {
 	e.t.Helper()
+	return e.eventAfter(sid, 0, kind, ok)
+}
+
+// eventAfter is eventWhere among the events from the from-th on.
+func (e *env) eventAfter(sid string, from int, kind string, ok func(map[string]any) bool) published {
+	e.t.Helper()
 	var ev published
 	e.waitUntil(kind, func() bool {
-		for _, x := range e.pub.events(sid) {
+		for _, x := range e.pub.events(sid)[from:] {
 			if x.Kind == kind && ok(x.Data) {
 				ev = x
 				return true

@@ -4,8 +4,14 @@ package whatsapp
 // their recent messages as compressed blobs on the media hosts, each
 // announced by a peer message. The manager's clients download them
 // themselves (ManualHistorySyncDownload) inside the handler of that
-// message, so the notification is acknowledged only once its events are
-// stored: a crash in between and WhatsApp announces the blob again.
+// message, so the blob is downloaded, and the phone told (hist_sync
+// receipt) and the blob deleted, only once its events are stored.
+//
+// whatsmeow acknowledges every peer message (a peer_msg receipt) before
+// its handlers run, so unlike a chat message a history notification is not
+// announced again when its events could not be stored: the handler retries
+// the store for a few seconds, then gives up with an error in the log (the
+// phone can be asked for the history again).
 
 import (
 	"context"
@@ -32,18 +38,19 @@ const (
 	// carries: an event is one row of the event log and one webhook body,
 	// and must stay small whatever the phone sends in one blob.
 	historyPartSize = 100
-	// historyBatch is how many events are published under one deadline.
-	historyBatch = 100
 	// historyTimeout bounds the download of one blob.
 	historyTimeout = 2 * time.Minute
+	// historyAttempts is how often an event of a history sync is offered
+	// to the publisher, the waits between doubling from historyBackoff.
+	historyAttempts = 5
+	historyBackoff  = 250 * time.Millisecond
 )
 
 // handleHistoryNotification downloads the blob a history sync notification
-// announces and publishes what it carries. It returns false (no
-// acknowledgement: WhatsApp announces it again) when the download failed
-// for a reason that may pass, or an event could not be stored; a blob the
-// media host no longer has is dropped with a warning, since announcing it
-// again cannot bring it back.
+// announces and publishes what it carries. It returns false when the
+// download failed for a reason that may pass or an event could not be
+// stored (see the file's comment for what whatsmeow makes of that); a blob
+// the media host no longer has is dropped with a warning.
 func (r *clientRun) handleHistoryNotification(evt *events.Message) bool {
 	info := &evt.Info
 	notif := evt.Message.GetProtocolMessage().GetHistorySyncNotification()
@@ -64,15 +71,15 @@ func (r *clientRun) handleHistoryNotification(evt *events.Message) bool {
 		return false
 	}
 	evs := r.historyEvents(ctx, hs)
-	for start := 0; start < len(evs); start += historyBatch {
-		if err := r.m.publishEvents(r.s, r.cli, evs[start:min(start+historyBatch, len(evs))]...); err != nil {
+	for i := range evs {
+		if !r.publishRetrying(evs[i]) {
+			r.s.log.Error("a history sync could not be stored; its remaining events are lost",
+				"message_id", info.ID, "type", hs.GetSyncType().String(), "published", i, "events", len(evs))
 			return false
 		}
 	}
 	r.s.log.Info("history sync", "type", hs.GetSyncType().String(), "chunk", hs.GetChunkOrder(),
 		"conversations", len(hs.GetConversations()), "events", len(evs))
-	// What whatsmeow does after an automatic download: tell the phone, and
-	// delete the blob from the media host.
 	if err := r.cli.SendProtocolMessageReceipt(ctx, info.ID, types.ReceiptTypeHistorySync); err != nil {
 		r.s.log.Warn("acknowledging a history sync to the phone failed", "message_id", info.ID, "err", err)
 	}
@@ -80,6 +87,28 @@ func (r *clientRun) handleHistoryNotification(evt *events.Message) bool {
 		r.s.log.Warn("deleting a history sync blob failed", "message_id", info.ID, "err", err)
 	}
 	return true
+}
+
+// publishRetrying publishes ev, offering it historyAttempts times while the
+// client is still the session's. One event at a time, so a retry never
+// publishes an event twice.
+func (r *clientRun) publishRetrying(ev Event) bool {
+	wait := historyBackoff
+	for attempt := 1; ; attempt++ {
+		err := r.m.publishEvents(r.s, r.cli, ev)
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, errStale) || attempt == historyAttempts {
+			return false
+		}
+		select {
+		case <-time.After(wait):
+		case <-r.m.ctx.Done():
+			return false
+		}
+		wait *= 2
+	}
 }
 
 // historyEvents turns a history sync into chats.upsert for each
