@@ -110,6 +110,7 @@ func TestHandlersReportRefusal(t *testing.T) {
 		{"poll vote", KindMessagesUpdate, msg(src, &waE2E.Message{PollUpdateMessage: &waE2E.PollUpdateMessage{
 			PollCreationMessageKey: &waCommon.MessageKey{ID: proto.String("3EB0POLL"), FromMe: proto.Bool(true)},
 		}})},
+		{"media retry", KindMediaUpdate, &events.MediaRetry{MessageID: "3EB0MEDIA", ChatID: contact, Error: &events.MediaRetryError{Code: 2}}},
 		{"phone number share", KindPhoneNumberShare, msg(types.MessageSource{Chat: lid, Sender: lid, SenderAlt: contact}, &waE2E.Message{
 			ProtocolMessage: &waE2E.ProtocolMessage{Type: waE2E.ProtocolMessage_SHARE_PHONE_NUMBER.Enum()},
 		})},

@@ -30,7 +30,8 @@ type session struct {
 	// a one-slot semaphore rather than a mutex, so a caller waiting for it
 	// gives up when its request ends.
 	appState chan struct{}
-	polls    pollMemory // poll.go: the options of the polls seen, to name votes
+	polls    pollMemory   // poll.go: the options of the polls seen, to name votes
+	retries  mediaRetries // mediaretry.go: the media retries asked for
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running
@@ -293,6 +294,8 @@ func (r *clientRun) handleEvent(raw any) bool {
 		return r.handleOfflineSyncCompleted(evt)
 	case *events.UndecryptableMessage:
 		return r.handleUndecryptable(evt)
+	case *events.MediaRetry:
+		return r.handleMediaRetry(evt)
 	}
 	return true
 }

@@ -39,6 +39,7 @@ var producedByWhatsApp = map[string]struct {
 	"KindHistorySet":       {whatsapp.KindHistorySet, events.MessagingHistorySet},
 	"KindChatsUpsert":      {whatsapp.KindChatsUpsert, events.ChatsUpsert},
 	"KindContactsUpsert":   {whatsapp.KindContactsUpsert, events.ContactsUpsert},
+	"KindMediaUpdate":      {whatsapp.KindMediaUpdate, events.MessagesMediaUpdate},
 }
 
 // TestWhatsAppKinds: the adapter's Kind* constants (read from its source, so

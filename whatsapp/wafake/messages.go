@@ -336,6 +336,9 @@ func (n *Network) handleAck(c *conn, node *waBinary.Node) {
 // receipt is what acknowledges it (whatsmeow sends it only once its handlers
 // succeeded); the network answers every receipt with an ack.
 func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
+	// A media retry request is answered by a notification (mediaretry.go),
+	// and acknowledged like any receipt.
+	n.answerMediaRetry(c, node)
 	ag := node.AttrGetter()
 	id := ag.String("id")
 	ids := []string{id}
