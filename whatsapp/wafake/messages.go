@@ -336,9 +336,6 @@ func (n *Network) handleAck(c *conn, node *waBinary.Node) {
 // receipt is what acknowledges it (whatsmeow sends it only once its handlers
 // succeeded); the network answers every receipt with an ack.
 func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
-	// A media retry request is answered by a notification (mediaretry.go),
-	// and acknowledged like any receipt.
-	n.answerMediaRetry(c, node)
 	ag := node.AttrGetter()
 	id := ag.String("id")
 	ids := []string{id}
@@ -348,6 +345,10 @@ func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 		}
 	}
 	n.acknowledge(c, ids...)
+	// A media retry request is answered by a notification (mediaretry.go),
+	// queued under the message id: after the acknowledgement above, which
+	// would otherwise drop it.
+	n.answerMediaRetry(c, node)
 	n.recordReceipt(c, node)
 	attrs := waBinary.Attrs{"class": "receipt", "id": id, "from": node.Attrs["to"]}
 	if typ, ok := node.Attrs["type"]; ok {
