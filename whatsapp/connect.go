@@ -194,8 +194,8 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	// plaintexts (without it whatsmeow drops it as an old counter).
 	cli.EnableDecryptedEventBuffer = true
 	// History sync blobs are downloaded in the handler of their
-	// notification, so that it is acknowledged after its events are stored
-	// (history.go), and the phone is told after that too.
+	// notification (history.go), so that their events are stored before
+	// the phone is told the sync arrived and the blob is deleted.
 	cli.ManualHistorySyncDownload, cli.DisableManualHistorySyncReceipt = true, true
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
