@@ -193,6 +193,10 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	// the second copy only decrypts from whatsmeow's buffer of decrypted
 	// plaintexts (without it whatsmeow drops it as an old counter).
 	cli.EnableDecryptedEventBuffer = true
+	// History sync blobs are downloaded in the handler of their
+	// notification (history.go), so that their events are stored before
+	// the phone is told the sync arrived and the blob is deleted.
+	cli.ManualHistorySyncDownload, cli.DisableManualHistorySyncReceipt = true, true
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
 	cli.AutoReconnectHook = func(err error) bool {

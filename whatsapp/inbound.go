@@ -21,6 +21,9 @@ import (
 // edit. Stanzas that are no chat message (protocol and peer messages,
 // status updates) publish nothing.
 func (r *clientRun) handleMessage(evt *events.Message) bool {
+	if ok, handled := r.handleNonChat(evt); handled {
+		return ok
+	}
 	info := &evt.Info
 	if info.Category == "peer" || info.Chat == types.StatusBroadcastJID {
 		return true

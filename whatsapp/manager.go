@@ -48,7 +48,8 @@ type Event struct {
 	Key string
 	// Message is set on inbound-message.upsert and outbound-message.upsert:
 	// the record the app keeps in its message store (delete for everyone
-	// finds a message's chat there).
+	// finds a message's chat there); and on a successful
+	// messages.media-update: the record with its media's new location.
 	Message *Message
 }
 

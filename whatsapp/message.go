@@ -45,6 +45,7 @@ type content struct {
 	name, address, vcard              string
 	quotedID                          string   // the quoted message; for a reaction, revoke or edit the message acted on
 	mentions                          []string // JID strings
+	pollOptions                       []string
 	reactionKey                       *waCommon.MessageKey
 	hasMedia                          bool
 	media                             *MediaRef // nil when the attachment cannot be downloaded
@@ -113,7 +114,7 @@ func contentOf(msg *waE2E.Message) content {
 		c.vcard = strings.Join(cards, "\n")
 	case pollOf(msg) != nil:
 		p := pollOf(msg)
-		c.typ, c.text, ci = "poll", p.GetName(), p.GetContextInfo()
+		c.typ, c.text, c.pollOptions, ci = "poll", p.GetName(), optionNames(p), p.GetContextInfo()
 	case msg.ReactionMessage != nil:
 		r := msg.GetReactionMessage()
 		c.typ, c.text, c.quotedID, c.reactionKey = "reaction", r.GetText(), r.GetKey().GetID(), r.GetKey()
@@ -258,6 +259,7 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 	if len(c.mentions) > 0 {
 		d.Mentions = append([]string(nil), c.mentions...)
 	}
+	d.PollOptions = c.pollOptions
 	return rec, d
 }
 

@@ -30,6 +30,8 @@ type session struct {
 	// a one-slot semaphore rather than a mutex, so a caller waiting for it
 	// gives up when its request ends.
 	appState chan struct{}
+	polls    pollMemory   // poll.go: the options of the polls seen, to name votes
+	retries  mediaRetries // mediaretry.go: the media retries asked for
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running
@@ -290,6 +292,21 @@ func (r *clientRun) handleEvent(raw any) bool {
 		return r.handleMessage(evt)
 	case *events.Receipt:
 		return r.handleReceipt(evt)
+	case *events.CallOffer, *events.CallOfferNotice, *events.CallAccept, *events.CallPreAccept,
+		*events.CallTransport, *events.CallTerminate, *events.CallReject, *events.CallRelayLatency:
+		return r.handleCall(evt)
+	case *events.Presence:
+		return r.handlePresence(evt)
+	case *events.ChatPresence:
+		return r.handleChatPresence(evt)
+	case *events.OfflineSyncPreview:
+		return r.handleOfflineSyncPreview(evt)
+	case *events.OfflineSyncCompleted:
+		return r.handleOfflineSyncCompleted(evt)
+	case *events.UndecryptableMessage:
+		return r.handleUndecryptable(evt)
+	case *events.MediaRetry:
+		return r.handleMediaRetry(evt)
 	}
 	return true
 }

@@ -33,6 +33,13 @@ var producedByWhatsApp = map[string]struct {
 	"KindMessagesUpdate":   {whatsapp.KindMessagesUpdate, events.MessagesUpdate},
 	"KindMessagesReaction": {whatsapp.KindMessagesReaction, events.MessagesReaction},
 	"KindMessageReceipt":   {whatsapp.KindMessageReceipt, events.MessageReceiptUpdate},
+	"KindCall":             {whatsapp.KindCall, events.Call},
+	"KindPresenceUpdate":   {whatsapp.KindPresenceUpdate, events.PresenceUpdate},
+	"KindPhoneNumberShare": {whatsapp.KindPhoneNumberShare, events.ChatsPhoneNumberShare},
+	"KindHistorySet":       {whatsapp.KindHistorySet, events.MessagingHistorySet},
+	"KindChatsUpsert":      {whatsapp.KindChatsUpsert, events.ChatsUpsert},
+	"KindContactsUpsert":   {whatsapp.KindContactsUpsert, events.ContactsUpsert},
+	"KindMediaUpdate":      {whatsapp.KindMediaUpdate, events.MessagesMediaUpdate},
 }
 
 // TestWhatsAppKinds: the adapter's Kind* constants (read from its source, so

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/zlib"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -26,7 +28,17 @@ type HistoryMessage struct {
 // HistoryChat is one chat of a history sync.
 type HistoryChat struct {
 	JID      types.JID
+	Name     string // the group's subject or the contact's name; "" none
+	Unread   int    // messages not read yet
+	Archived bool
 	Messages []HistoryMessage
+}
+
+// History is what one history sync hands over.
+type History struct {
+	Chats []HistoryChat
+	// PushNames are the names contacts set for themselves, by phone number.
+	PushNames map[string]string
 }
 
 // SendHistorySync has the phone of account phone give every linked device
@@ -35,13 +47,22 @@ type HistoryChat struct {
 // peer message the device downloads it from (events.HistorySync), then
 // deletes.
 func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
+	return n.SendHistory(phone, History{Chats: chats})
+}
+
+// SendHistory is SendHistorySync with push names, which follow in a sync
+// of their own (PUSH_NAME), as the phone sends them.
+func (n *Network) SendHistory(phone string, h History) error {
 	hs := &waHistorySync.HistorySync{
 		SyncType:   waHistorySync.HistorySync_INITIAL_BOOTSTRAP.Enum(),
 		ChunkOrder: proto.Uint32(1),
 		Progress:   proto.Uint32(100),
 	}
-	for _, c := range chats {
-		conv := &waHistorySync.Conversation{ID: proto.String(c.JID.String())}
+	for _, c := range h.Chats {
+		conv := &waHistorySync.Conversation{ID: proto.String(c.JID.String()), UnreadCount: proto.Uint32(uint32(c.Unread)), Archived: proto.Bool(c.Archived)}
+		if c.Name != "" {
+			conv.Name = proto.String(c.Name)
+		}
 		for _, m := range c.Messages {
 			conv.Messages = append(conv.Messages, &waHistorySync.HistorySyncMsg{Message: &waWeb.WebMessageInfo{
 				Key:              &waCommon.MessageKey{RemoteJID: proto.String(c.JID.String()), FromMe: proto.Bool(m.FromMe), ID: proto.String(m.ID)},
@@ -51,6 +72,21 @@ func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
 		}
 		hs.Conversations = append(hs.Conversations, conv)
 	}
+	if err := n.sendHistoryBlob(phone, hs); err != nil || len(h.PushNames) == 0 {
+		return err
+	}
+	names := &waHistorySync.HistorySync{SyncType: waHistorySync.HistorySync_PUSH_NAME.Enum(), ChunkOrder: proto.Uint32(1)}
+	for _, p := range slices.Sorted(maps.Keys(h.PushNames)) {
+		names.Pushnames = append(names.Pushnames, &waHistorySync.Pushname{
+			ID: proto.String(types.NewJID(p, types.DefaultUserServer).String()), Pushname: proto.String(h.PushNames[p]),
+		})
+	}
+	return n.sendHistoryBlob(phone, names)
+}
+
+// sendHistoryBlob compresses hs and hands it to every linked device of the
+// account of phone.
+func (n *Network) sendHistoryBlob(phone string, hs *waHistorySync.HistorySync) error {
 	raw, err := proto.Marshal(hs)
 	if err != nil {
 		return err
@@ -88,7 +124,7 @@ func (n *Network) SendHistorySync(phone string, chats []HistoryChat) error {
 			HistorySyncNotification: &waE2E.HistorySyncNotification{
 				FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), MediaKey: up.MediaKey,
 				FileEncSHA256: up.FileEncSHA256, DirectPath: proto.String(up.DirectPath),
-				SyncType: waE2E.HistorySyncType_INITIAL_BOOTSTRAP.Enum(), ChunkOrder: proto.Uint32(1),
+				SyncType: waE2E.HistorySyncType(hs.GetSyncType()).Enum(), ChunkOrder: proto.Uint32(hs.GetChunkOrder()),
 			},
 		}}
 		id, node, err := n.peerMessage(acct, comp, msg)

@@ -35,8 +35,21 @@ func (n *Network) endStream(c *conn, node waBinary.Node) {
 // it the offline delivery is complete: <ib><offline count/></ib>, whatsmeow's
 // events.OfflineSyncCompleted (a gateway's "received pending
 // notifications"). It comes after the queued stanzas on the same stream, so
-// the client handles them first.
+// the client handles them first. When there is something to replay, WhatsApp
+// announces it first: <ib><offline_preview/></ib>, events.OfflineSyncPreview.
 func (n *Network) afterLogin(c *conn) {
+	n.mu.Lock()
+	queued, kinds := len(c.dev.unacked), map[string]int{}
+	for _, q := range c.dev.unacked {
+		kinds[q.node.Tag]++
+	}
+	n.mu.Unlock()
+	if queued > 0 {
+		_ = c.send(waBinary.Node{Tag: "ib", Content: []waBinary.Node{{Tag: "offline_preview", Attrs: waBinary.Attrs{
+			"count": strconv.Itoa(queued), "message": strconv.Itoa(kinds["message"]), "receipt": strconv.Itoa(kinds["receipt"]),
+			"notification": strconv.Itoa(kinds["notification"]), "appdata": "0",
+		}}}})
+	}
 	count := n.flushQueue(c)
 	_ = c.send(waBinary.Node{Tag: "ib", Content: []waBinary.Node{
 		{Tag: "offline", Attrs: waBinary.Attrs{"count": strconv.Itoa(count)}},

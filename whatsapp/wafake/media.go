@@ -270,7 +270,11 @@ func (n *Network) SendImage(from, to string, data []byte, mimetype, caption stri
 	if caption != "" {
 		img.Caption = proto.String(caption)
 	}
-	return n.SendMessage(from, to, &waE2E.Message{ImageMessage: img})
+	id, err := n.SendMessage(from, to, &waE2E.Message{ImageMessage: img})
+	if err == nil {
+		n.rememberMedia(id, up.DirectPath, up.MediaKey) // mediaretry.go: the phone keeps its media
+	}
+	return id, err
 }
 
 // MediaOf reads the attachment of msg (image, video, audio, document or

@@ -377,6 +377,10 @@ func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 		}
 	}
 	n.acknowledge(c, ids...)
+	// A media retry request is answered by a notification (mediaretry.go),
+	// queued under the message id: after the acknowledgement above, which
+	// would otherwise drop it.
+	n.answerMediaRetry(c, node)
 	n.recordReceipt(c, node)
 	attrs := waBinary.Attrs{"class": "receipt", "id": id, "from": node.Attrs["to"]}
 	if typ, ok := node.Attrs["type"]; ok {

@@ -58,6 +58,8 @@ type Network struct {
 	media   mediaStore  // media.go: uploaded blobs, with their own lock
 	groups  groupState  // groups.go: groups and pictures, under mu
 	version versionGate // version.go: the minimum client version, with its own lock
+	polls   pollState   // polls.go: the secrets of the phones' polls, with their own lock
+	retries retryState  // mediaretry.go: the media the phones sent, with its own lock
 }
 
 // pendingIQ waits for a client's answer to an IQ the network sent.

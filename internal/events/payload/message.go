@@ -29,6 +29,9 @@ type Message struct {
 	QuotedID    Text     `json:"quotedId"` // the message this one replies to, reacts to, revokes or edits
 	Mentions    []string `json:"mentions"` // JIDs; null when none
 	IsGroup     bool     `json:"isGroup"`
+	// PollOptions are a poll's option names (text is its question); null
+	// for other types. Votes name options by sha256 of these (PollVote).
+	PollOptions []string `json:"pollOptions"`
 }
 
 // MessageStatus is what happened to a message: the data of messages.send
@@ -49,6 +52,9 @@ type MessageStatus struct {
 	// Sender is the sender of the message a receipt is about when it is a
 	// message the account received; null otherwise.
 	Sender Text `json:"sender"`
+	// PollVote is the vote of status "voted" (the message is the poll);
+	// null for every other status.
+	PollVote *PollVote `json:"pollVote"`
 }
 
 // Receipt is a group participant's receipt of one of the account's

@@ -5,6 +5,23 @@ type Connection struct {
 	Status string `json:"status"` // the GraphQL SessionStatus value
 	QR     Text   `json:"qr"`     // the QR code to show while PAIRING
 	Reason Text   `json:"reason"` // why, when the status was not asked for
+	// OfflineSync is set on the connection.update that tells where the
+	// replay of what WhatsApp queued while the device was offline stands;
+	// null on every other.
+	OfflineSync *OfflineSync `json:"offlineSync"`
+}
+
+// OfflineSync is the replay of the offline queue at a login: announced
+// (Completed false, with the counts WhatsApp gave), then done (Completed
+// true): every queued message before it has been published.
+type OfflineSync struct {
+	Completed bool `json:"completed"`
+	// Count is how many stanzas (messages, receipts, notifications, calls)
+	// WhatsApp said it replays, or replayed once completed.
+	Count int `json:"count"`
+	// Messages is how many of them are messages, when WhatsApp announces
+	// it; null otherwise.
+	Messages *int `json:"messages"`
 }
 
 // Creds is the data of creds.update: what the account's own identity became.

@@ -1,0 +1,106 @@
+package whatsapp
+
+// Calls: the signalling stanzas of a call that WhatsApp relays to the
+// linked device become call events. The device cannot take part in a call;
+// a receiver learns that one rang and how it ended.
+
+import (
+	"context"
+
+	waBinary "go.mau.fi/whatsmeow/binary"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/wagraph/wagraph/internal/events/payload"
+)
+
+// KindCall is a call's signalling: {id, from, status, isVideo, isGroup, …}.
+const KindCall = "call"
+
+// callStanza is what one of whatsmeow's call events says, whatever its type.
+type callStanza struct {
+	meta   types.BasicCallMeta
+	status string
+	video  *bool
+	group  bool
+	reason string
+}
+
+// callOf reads one of whatsmeow's call events; ok is false for any other
+// event.
+func callOf(raw any) (c callStanza, ok bool) {
+	switch evt := raw.(type) {
+	case *events.CallOffer:
+		c = callStanza{meta: evt.BasicCallMeta, status: "offer", video: hasVideo(evt.Data)}
+	case *events.CallOfferNotice:
+		c = callStanza{meta: evt.BasicCallMeta, status: "offer_notice", group: evt.Type == "group"}
+		switch evt.Media {
+		case "video", "audio":
+			v := evt.Media == "video"
+			c.video = &v
+		}
+	case *events.CallAccept:
+		c = callStanza{meta: evt.BasicCallMeta, status: "accept"}
+	case *events.CallPreAccept:
+		c = callStanza{meta: evt.BasicCallMeta, status: "preaccept"}
+	case *events.CallTransport:
+		c = callStanza{meta: evt.BasicCallMeta, status: "transport"}
+	case *events.CallTerminate:
+		c = callStanza{meta: evt.BasicCallMeta, status: "terminate", reason: evt.Reason}
+	case *events.CallReject:
+		c = callStanza{meta: evt.BasicCallMeta, status: "reject"}
+	case *events.CallRelayLatency:
+		c = callStanza{meta: evt.BasicCallMeta, status: "relaylatency"}
+	default:
+		return c, false
+	}
+	c.group = c.group || !c.meta.GroupJID.IsEmpty()
+	return c, true
+}
+
+// hasVideo tells a video offer (it offers a <video> stream) from a voice
+// one.
+func hasVideo(offer *waBinary.Node) *bool {
+	if offer == nil {
+		return nil
+	}
+	_, v := offer.GetOptionalChildByTag("video")
+	return &v
+}
+
+// handleCall publishes a call stanza. whatsmeow acknowledges call stanzas
+// whatever the handler returns (call.go: its deferred ack ignores the
+// handler's status), so a call event that could not be stored is lost: the
+// false returned here is for the log and the tests.
+func (r *clientRun) handleCall(raw any) bool {
+	c, ok := callOf(raw)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	addrs := []types.JID{c.meta.From}
+	// When the sender is the call's creator (an offer; a caller hanging
+	// up), the creator's two addresses (LID and number) are the sender's.
+	if u := c.meta.From.User; c.meta.CallCreator.User == u || c.meta.CallCreatorAlt.User == u {
+		addrs = append(addrs, c.meta.CallCreator, c.meta.CallCreatorAlt)
+	}
+	from := personOf(ctx, r.cli, addrs...)
+	d := &payload.Call{
+		ID: c.meta.CallID, From: from.jid().String(), Status: c.status, IsVideo: c.video, IsGroup: c.group,
+		Reason: payload.Text(c.reason), Timestamp: payload.At(c.meta.Timestamp),
+	}
+	if d.From == "" {
+		d.From = c.meta.From.ToNonAD().String()
+	}
+	if !from.pn.IsEmpty() {
+		d.FromPhone = payload.Text(from.pn.User)
+	}
+	if !from.lid.IsEmpty() {
+		d.FromLID = payload.Text(from.lid.String())
+	}
+	if !c.meta.GroupJID.IsEmpty() {
+		d.GroupJID = payload.Text(c.meta.GroupJID.String())
+	}
+	return r.m.publishEvents(r.s, r.cli, Event{Kind: KindCall, Data: d}) == nil
+}
