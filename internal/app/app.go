@@ -83,6 +83,7 @@ type App struct {
 	messages *messaging.Service
 	loader   *media.Loader
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
+	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -122,10 +123,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.hooks = a.startWebhooks(now, random)
 	resolver := &graph.Resolver{
 		DB:         db,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
+		Deliveries: a.hooks.deliveries,
+		Events:     a.hooks.log,
 		Link:       a.manager,
 		GroupAdmin: a.manager,
 		Account:    a.manager,
@@ -205,8 +209,9 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 }
 
 // Close stops the background work (a restore under way, the scheduler),
-// disconnects every session, stops the simulated network and releases the
-// databases. It may be called twice.
+// disconnects every session, stops the simulated network, the webhook
+// dispatcher and the event log, and releases the databases. It may be
+// called twice.
 func (a *App) Close() error {
 	a.closeMu.Lock()
 	defer a.closeMu.Unlock()
@@ -224,6 +229,9 @@ func (a *App) Close() error {
 	var errs []error
 	if a.network != nil {
 		errs = append(errs, a.network.Close())
+	}
+	if a.hooks != nil {
+		a.hooks.close()
 	}
 	if a.waStore != nil {
 		errs = append(errs, a.waStore.Close())
