@@ -143,7 +143,7 @@ func (l *DeliveryLog) Redeliver(ctx context.Context, sessionID, webhookID, deliv
 		return nil, fmt.Errorf("get delivery %s: %w", deliveryID, err)
 	}
 	if !src.Edges.Webhook.Enabled {
-		return nil, fault.New(fault.Conflict, "webhook %s is disabled: enable it (updateWebhook) before redelivering; testWebhook tries a disabled webhook's receiver", src.WebhookID)
+		return nil, fault.New(fault.Conflict, "webhook %s is disabled: enable it to redeliver (a webhook test still reaches a disabled webhook)", src.WebhookID)
 	}
 	now := l.now().UTC()
 	id, err := events.NewDeliveryID(now, l.random)
