@@ -28,6 +28,8 @@ type Event struct {
 	Timestamp time.Time `json:"timestamp,omitempty"`
 	// Data holds the value of the "data" field.
 	Data []byte `json:"data,omitempty"`
+	// Key holds the value of the "key" field.
+	Key *string `json:"key,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the EventQuery when eager-loading is set.
 	Edges        EventEdges `json:"edges"`
@@ -74,7 +76,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case event.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case event.FieldID, event.FieldSessionID, event.FieldKind:
+		case event.FieldID, event.FieldSessionID, event.FieldKind, event.FieldKey:
 			values[i] = new(sql.NullString)
 		case event.FieldTimestamp:
 			values[i] = new(sql.NullTime)
@@ -128,6 +130,13 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value != nil {
 				_m.Data = *value
+			}
+		case event.FieldKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field key", values[i])
+			} else if value.Valid {
+				_m.Key = new(string)
+				*_m.Key = value.String
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -189,6 +198,11 @@ func (_m *Event) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))
+	builder.WriteString(", ")
+	if v := _m.Key; v != nil {
+		builder.WriteString("key=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

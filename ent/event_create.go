@@ -55,6 +55,20 @@ func (_c *EventCreate) SetData(v []byte) *EventCreate {
 	return _c
 }
 
+// SetKey sets the "key" field.
+func (_c *EventCreate) SetKey(v string) *EventCreate {
+	_c.mutation.SetKey(v)
+	return _c
+}
+
+// SetNillableKey sets the "key" field if the given value is not nil.
+func (_c *EventCreate) SetNillableKey(v *string) *EventCreate {
+	if v != nil {
+		_c.SetKey(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EventCreate) SetID(v string) *EventCreate {
 	_c.mutation.SetID(v)
@@ -200,6 +214,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 		_spec.SetField(event.FieldData, field.TypeBytes, value)
 		_node.Data = value
 	}
+	if value, ok := _c.mutation.Key(); ok {
+		_spec.SetField(event.FieldKey, field.TypeString, value)
+		_node.Key = &value
+	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -316,6 +334,9 @@ func (u *EventUpsertOne) UpdateNewValues() *EventUpsertOne {
 		}
 		if _, exists := u.create.mutation.Data(); exists {
 			s.SetIgnore(event.FieldData)
+		}
+		if _, exists := u.create.mutation.Key(); exists {
+			s.SetIgnore(event.FieldKey)
 		}
 	}))
 	return u
@@ -544,6 +565,9 @@ func (u *EventUpsertBulk) UpdateNewValues() *EventUpsertBulk {
 			}
 			if _, exists := b.mutation.Data(); exists {
 				s.SetIgnore(event.FieldData)
+			}
+			if _, exists := b.mutation.Key(); exists {
+				s.SetIgnore(event.FieldKey)
 			}
 		}
 	}))

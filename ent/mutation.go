@@ -1977,6 +1977,7 @@ type EventMutation struct {
 	kind              *string
 	timestamp         *time.Time
 	data              *[]byte
+	key               *string
 	clearedFields     map[string]struct{}
 	session           *string
 	clearedsession    bool
@@ -2292,6 +2293,55 @@ func (m *EventMutation) ResetData() {
 	m.data = nil
 }
 
+// SetKey sets the "key" field.
+func (m *EventMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *EventMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ClearKey clears the value of the "key" field.
+func (m *EventMutation) ClearKey() {
+	m.key = nil
+	m.clearedFields[event.FieldKey] = struct{}{}
+}
+
+// KeyCleared returns if the "key" field was cleared in this mutation.
+func (m *EventMutation) KeyCleared() bool {
+	_, ok := m.clearedFields[event.FieldKey]
+	return ok
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *EventMutation) ResetKey() {
+	m.key = nil
+	delete(m.clearedFields, event.FieldKey)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *EventMutation) ClearSession() {
 	m.clearedsession = true
@@ -2407,7 +2457,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.session != nil {
 		fields = append(fields, event.FieldSessionID)
 	}
@@ -2422,6 +2472,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, event.FieldData)
+	}
+	if m.key != nil {
+		fields = append(fields, event.FieldKey)
 	}
 	return fields
 }
@@ -2441,6 +2494,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.Timestamp()
 	case event.FieldData:
 		return m.Data()
+	case event.FieldKey:
+		return m.Key()
 	}
 	return nil, false
 }
@@ -2460,6 +2515,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldTimestamp(ctx)
 	case event.FieldData:
 		return m.OldData(ctx)
+	case event.FieldKey:
+		return m.OldKey(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -2503,6 +2560,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetData(v)
+		return nil
+	case event.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
@@ -2548,7 +2612,11 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *EventMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(event.FieldKey) {
+		fields = append(fields, event.FieldKey)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -2561,6 +2629,11 @@ func (m *EventMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *EventMutation) ClearField(name string) error {
+	switch name {
+	case event.FieldKey:
+		m.ClearKey()
+		return nil
+	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
 }
 
@@ -2582,6 +2655,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldData:
 		m.ResetData()
+		return nil
+	case event.FieldKey:
+		m.ResetKey()
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)

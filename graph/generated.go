@@ -136,6 +136,7 @@ type ComplexityRoot struct {
 		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
 		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
 		SandboxRequireClientVersion func(childComplexity int, minimum string) int
+		SandboxSendBurst            func(childComplexity int, sessionID string, from string, count int, prefix string) int
 		SandboxSendImage            func(childComplexity int, sessionID string, from string, source string, caption *string) int
 		SandboxSendText             func(childComplexity int, sessionID string, from string, text string, group *string) int
 		SendAudio                   func(childComplexity int, sessionID string, input model.SendAudioInput) int
@@ -348,6 +349,7 @@ type MutationResolver interface {
 	SandboxEnterPairingCode(ctx context.Context, sessionID string, phone string, code string) (*model.Session, error)
 	SandboxSendText(ctx context.Context, sessionID string, from string, text string, group *string) (string, error)
 	SandboxSendImage(ctx context.Context, sessionID string, from string, source string, caption *string) (string, error)
+	SandboxSendBurst(ctx context.Context, sessionID string, from string, count int, prefix string) (int, error)
 	SandboxReact(ctx context.Context, sessionID string, from string, messageID string, emoji string) (bool, error)
 	SandboxReceipt(ctx context.Context, sessionID string, from string, messageID string, typeArg string) (bool, error)
 	SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error)
@@ -923,6 +925,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxRequireClientVersion(childComplexity, args["minimum"].(string)), true
+	case "Mutation.sandboxSendBurst":
+		if e.ComplexityRoot.Mutation.SandboxSendBurst == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxSendBurst_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxSendBurst(childComplexity, args["sessionId"].(string), args["from"].(string), args["count"].(int), args["prefix"].(string)), true
 	case "Mutation.sandboxSendImage":
 		if e.ComplexityRoot.Mutation.SandboxSendImage == nil {
 			break
@@ -3021,6 +3034,44 @@ func (ec *executionContext) field_Mutation_sandboxRequireClientVersion_args(ctx 
 		return nil, err
 	}
 	args["minimum"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxSendBurst_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "count",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["count"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "prefix",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["prefix"] = arg3
 	return args, nil
 }
 
@@ -5953,6 +6004,50 @@ func (ec *executionContext) fieldContext_Mutation_sandboxSendImage(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sandboxSendImage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxSendBurst(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxSendBurst(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxSendBurst(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["count"].(int), fc.Args["prefix"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxSendBurst(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxSendBurst_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12085,6 +12180,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sandboxSendImage":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxSendImage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxSendBurst":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxSendBurst(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -19,6 +19,7 @@ type SandboxNetwork interface {
 	Inbox(ctx context.Context, phone string) ([]sandbox.Message, error)
 	SendText(ctx context.Context, from, to, text string) (string, error)
 	SendImage(ctx context.Context, from, to string, data []byte, mimetype, caption string) (string, error)
+	SendBurst(ctx context.Context, from, to string, count int, prefix string) (int, error)
 	React(ctx context.Context, from, to, messageID, emoji string) error
 	Receipt(ctx context.Context, from, to, messageID, typ string) error
 	Presence(ctx context.Context, from, to, state string) error

@@ -73,6 +73,14 @@ func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID strin
 	return sb.SendImage(ctx, from, to, data, mimetype, c)
 }
 
+func (r *mutationResolver) SandboxSendBurst(ctx context.Context, sessionID string, from string, count int, prefix string) (int, error) {
+	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
+	if err != nil {
+		return 0, err
+	}
+	return sb.SendBurst(ctx, from, to, count, prefix)
+}
+
 func (r *mutationResolver) SandboxReact(ctx context.Context, sessionID string, from string, messageID string, emoji string) (bool, error) {
 	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
 
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -103,7 +104,7 @@ func (m *Manager) SetProfileName(ctx context.Context, sessionID, name string) er
 		}
 		s.st.pushName = name
 		return true
-	}, Event{Kind: KindCredsUpdate, Data: map[string]any{"pushName": name}})
+	}, Event{Kind: KindCredsUpdate, Data: &payload.Creds{PushName: payload.Text(name)}})
 	if err != nil {
 		s.log.Warn("the new push name was set but not stored", "err", err)
 	}

@@ -6,10 +6,12 @@ package whatsapp
 
 import (
 	"context"
-	"maps"
+	"strings"
 
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
 // handleMessage publishes a message received from a contact
@@ -36,30 +38,38 @@ func (r *clientRun) handleMessage(evt *events.Message) bool {
 		kind = KindOutboundMessage
 	}
 	evs := []Event{{Kind: kind, Data: data, Message: rec}}
-	ts := Timestamp(info.Timestamp)
+	ts := payload.At(info.Timestamp)
 	switch c.typ {
 	case "reaction":
-		key := map[string]any{"id": c.quotedID, "remoteJid": optional(c.reactionKey.GetRemoteJID()), "fromMe": c.reactionKey.GetFromMe()}
-		if p := c.reactionKey.GetParticipant(); p != "" {
-			key["participant"] = p
+		key := payload.ReactionKey{
+			ID: c.quotedID, RemoteJID: payload.Text(c.reactionKey.GetRemoteJID()),
+			FromMe: c.reactionKey.GetFromMe(), Participant: payload.Text(c.reactionKey.GetParticipant()),
 		}
-		evs = append(evs, Event{Kind: KindMessagesReaction, Data: map[string]any{
-			"id": c.quotedID, "chat": rec.Chat, "sender": rec.Sender, "senderPhone": data["senderPhone"],
-			"senderLid": data["senderLid"], "fromMe": info.IsFromMe, "timestamp": ts, "messageId": info.ID,
+		evs = append(evs, Event{Kind: KindMessagesReaction, Data: &payload.Reaction{
+			ID: c.quotedID, Chat: rec.Chat, Sender: rec.Sender, SenderPhone: data.SenderPhone,
+			SenderLID: data.SenderLID, FromMe: info.IsFromMe, Timestamp: ts, MessageID: info.ID,
 			// An empty text is a reaction taken back.
-			"reaction": map[string]any{"text": c.text, "key": key},
+			Reaction: payload.ReactionBody{Text: c.text, Key: key},
 		}})
 	case "revoke":
-		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: map[string]any{
-			"id": c.quotedID, "chat": rec.Chat, "status": "revoked", "timestamp": ts, "messageId": info.ID,
+		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
+			ID: c.quotedID, Chat: rec.Chat, Status: "revoked", Timestamp: ts, MessageID: payload.Text(info.ID),
 		}})
 	case "edit":
-		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: map[string]any{
-			"id": c.quotedID, "chat": rec.Chat, "status": "edited", "timestamp": ts, "messageId": info.ID,
-			"text": optional(c.text), "caption": optional(c.caption),
+		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
+			ID: c.quotedID, Chat: rec.Chat, Status: "edited", Timestamp: ts, MessageID: payload.Text(info.ID),
+			Text: payload.Text(c.text), Caption: payload.Text(c.caption),
 		}})
 	}
+	for i := range evs {
+		evs[i].Key = stanzaKey(evs[i].Kind, info.Chat.String(), info.Sender.String(), info.ID)
+	}
 	return r.m.publishEvents(r.s, r.cli, evs...) == nil
+}
+
+// stanzaKey is an Event.Key: the kind and what names the stanza.
+func stanzaKey(kind string, parts ...string) string {
+	return kind + "/" + strings.Join(parts, "/")
 }
 
 // receiptStatus is the messages.update status of a receipt type; "" for
@@ -89,24 +99,25 @@ func (r *clientRun) handleReceipt(evt *events.Receipt) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	chat := chatOf(ctx, r.cli, &evt.MessageSource).String()
-	ts := Timestamp(evt.Timestamp)
-	kind, participant := KindMessagesUpdate, map[string]any{}
-	if evt.IsGroup {
-		kind = KindMessageReceipt
-		p := senderOf(ctx, r.cli, &evt.MessageSource)
-		participant["participant"], participant["participantPhone"], participant["participantLid"] = p.jid().String(), nil, nil
-		if !p.pn.IsEmpty() {
-			participant["participantPhone"] = p.pn.User
-		}
-		if !p.lid.IsEmpty() {
-			participant["participantLid"] = p.lid.String()
-		}
-	}
+	ts := payload.At(evt.Timestamp)
 	evs := make([]Event, 0, len(evt.MessageIDs))
-	for _, id := range evt.MessageIDs {
-		d := map[string]any{"id": id, "chat": chat, "status": status, "timestamp": ts}
-		maps.Copy(d, participant)
-		evs = append(evs, Event{Kind: kind, Data: d})
+	if evt.IsGroup {
+		p := senderOf(ctx, r.cli, &evt.MessageSource)
+		for _, id := range evt.MessageIDs {
+			d := &payload.Receipt{ID: id, Chat: chat, Status: status, Timestamp: ts, Participant: p.jid().String()}
+			if !p.pn.IsEmpty() {
+				d.ParticipantPhone = payload.Text(p.pn.User)
+			}
+			if !p.lid.IsEmpty() {
+				d.ParticipantLID = payload.Text(p.lid.String())
+			}
+			evs = append(evs, Event{Kind: KindMessageReceipt, Data: d, Key: stanzaKey(KindMessageReceipt, chat, id, status, d.Participant)})
+		}
+	} else {
+		for _, id := range evt.MessageIDs {
+			evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{ID: id, Chat: chat, Status: status, Timestamp: ts},
+				Key: stanzaKey(KindMessagesUpdate, chat, id, status)})
+		}
 	}
 	return r.m.publishEvents(r.s, r.cli, evs...) == nil
 }

@@ -25,7 +25,7 @@ func TestInbound(t *testing.T) {
 
 	// upsert waits for the message event of id and checks its record
 	// against its data.
-	upsert := func(t *testing.T, kind, id string) Event {
+	upsert := func(t *testing.T, kind, id string) published {
 		t.Helper()
 		ev, _ := e.event("s1", kind, id)
 		rec := ev.Message
@@ -100,7 +100,7 @@ func TestInbound(t *testing.T) {
 		}
 		ev := upsert(t, KindInboundMessage, id)
 		wantData(t, "inbound-message.upsert", ev.Data, map[string]any{"type": "revoke", "quotedId": textID})
-		var upd Event
+		var upd published
 		e.waitUntil("messages.update revoked", func() bool {
 			for _, x := range e.pub.events("s1") {
 				if x.Kind == KindMessagesUpdate && x.Data["status"] == "revoked" {

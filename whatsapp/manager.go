@@ -14,6 +14,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -39,7 +40,12 @@ const (
 // events.md and its data.
 type Event struct {
 	Kind string
-	Data map[string]any
+	Data payload.Data
+	// Key names the stanza the event stems from, unique within the
+	// session, for the events of stanzas WhatsApp re-sends until they are
+	// acknowledged (messages, receipts): the log stores one event per key,
+	// so a re-sent stanza is the event already stored. "" for the others.
+	Key string
 	// Message is set on inbound-message.upsert and outbound-message.upsert:
 	// the record the app keeps in its message store (delete for everyone
 	// finds a message's chat there).
@@ -220,6 +226,42 @@ func (m *Manager) State(sessionID string) SessionState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.public()
+}
+
+// Statuses lists every status a session can have, in the order of the
+// GraphQL SessionStatus.
+func Statuses() []Status {
+	return []Status{StatusDisconnected, StatusConnecting, StatusPairing, StatusConnected, StatusLoggedOut}
+}
+
+// CountByStatus counts the sessions of stored (every session's stored
+// status, by id) by the status Status would answer for each now: a session
+// the manager holds by its state, any other as loading it would read it.
+// Every status is in the result, 0 when no session has it.
+func (m *Manager) CountByStatus(stored map[string]Status) map[Status]int {
+	counts := make(map[Status]int, 5)
+	for _, st := range Statuses() {
+		counts[st] = 0
+	}
+	m.mu.Lock()
+	held := make(map[string]*session, len(m.sessions))
+	for id, s := range m.sessions {
+		if _, ok := stored[id]; ok {
+			held[id] = s
+		}
+	}
+	m.mu.Unlock()
+	for id, st := range stored {
+		if s := held[id]; s != nil {
+			s.mu.Lock()
+			st = s.st.status
+			s.mu.Unlock()
+		} else {
+			st, _ = loadedStatus(st)
+		}
+		counts[st]++
+	}
+	return counts
 }
 
 // Status is State for a session that may not be loaded yet: it reads the

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,23 +59,39 @@ func (s *memStatuses) SaveStatus(_ context.Context, id string, rec StatusRecord)
 	return nil
 }
 
-// recorder is the Publisher of the tests: it keeps every event in order.
+// recorder is the Publisher of the tests: it keeps every event in order,
+// with its data as a receiver reads it (the JSON object, decoded).
 type recorder struct {
 	mu  sync.Mutex
-	evs map[string][]Event
+	evs map[string][]published
+}
+
+// published is an event as the recorder keeps it.
+type published struct {
+	Kind    string
+	Data    map[string]any
+	Message *Message
 }
 
 func (r *recorder) Publish(_ context.Context, id string, ev Event) error {
+	b, err := json.Marshal(ev.Data)
+	if err != nil {
+		return fmt.Errorf("encode %s data: %w", ev.Kind, err)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(b, &data); err != nil {
+		return fmt.Errorf("decode %s data: %w", ev.Kind, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.evs[id] = append(r.evs[id], ev)
+	r.evs[id] = append(r.evs[id], published{Kind: ev.Kind, Data: data, Message: ev.Message})
 	return nil
 }
 
-func (r *recorder) events(id string) []Event {
+func (r *recorder) events(id string) []published {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.evs[id]...)
+	return append([]published(nil), r.evs[id]...)
 }
 
 // statuses lists the statuses of the connection.update events of session
@@ -125,7 +142,7 @@ func newEnv(t *testing.T) *env {
 	return &env{
 		t: t, net: net, store: store, log: log,
 		statuses: &memStatuses{recs: map[string]StatusRecord{}},
-		pub:      &recorder{evs: map[string][]Event{}},
+		pub:      &recorder{evs: map[string][]published{}},
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
 // The message event kinds (events.md).
@@ -227,42 +229,36 @@ func senderOf(ctx context.Context, cli *whatsmeow.Client, src *types.MessageSour
 // key is present, null when the message has no such value (mediaUrl is
 // null here: the URL is the app's, which sets it for a record with Media).
 // chat and sender are the resolved chat and sender.
-func describe(info *types.MessageInfo, chat types.JID, sender person, c content) (*Message, map[string]any) {
+func describe(info *types.MessageInfo, chat types.JID, sender person, c content) (*Message, *payload.Message) {
 	rec := &Message{
 		ID: info.ID, Chat: chat.String(), Sender: sender.jid().String(), FromMe: info.IsFromMe,
 		Type: c.typ, Text: c.text, Caption: c.caption, Timestamp: info.Timestamp.UTC(), Media: c.media,
 	}
-	d := map[string]any{
-		"id": info.ID, "chat": rec.Chat, "sender": rec.Sender, "senderPhone": nil, "senderLid": nil,
-		"fromMe": info.IsFromMe, "pushName": optional(info.PushName), "timestamp": Timestamp(info.Timestamp),
-		"type": c.typ, "text": optional(c.text), "caption": optional(c.caption), "fileName": optional(c.fileName),
-		"mimetype": optional(c.mimetype), "size": nil, "mediaUrl": nil, "latitude": nil, "longitude": nil,
-		"name": optional(c.name), "address": optional(c.address), "vcard": optional(c.vcard),
-		"quotedId": optional(c.quotedID), "mentions": nil, "isGroup": chat.Server == types.GroupServer,
+	d := &payload.Message{
+		ID: info.ID, Chat: rec.Chat, Sender: rec.Sender, FromMe: info.IsFromMe,
+		PushName: payload.Text(info.PushName), Timestamp: payload.At(info.Timestamp),
+		Type: c.typ, Text: payload.Text(c.text), Caption: payload.Text(c.caption), FileName: payload.Text(c.fileName),
+		Mimetype: payload.Text(c.mimetype), Name: payload.Text(c.name), Address: payload.Text(c.address),
+		VCard: payload.Text(c.vcard), QuotedID: payload.Text(c.quotedID), IsGroup: chat.Server == types.GroupServer,
 	}
 	if !sender.pn.IsEmpty() {
-		d["senderPhone"] = sender.pn.User
+		d.SenderPhone = payload.Text(sender.pn.User)
 	}
 	if !sender.lid.IsEmpty() {
-		d["senderLid"] = sender.lid.String()
+		d.SenderLID = payload.Text(sender.lid.String())
 	}
 	if c.hasMedia {
-		d["size"] = c.size
+		size := int64(c.size)
+		d.Size = &size
 	}
 	if c.lat != nil {
-		d["latitude"], d["longitude"] = *c.lat, *c.lng
+		lat, lng := *c.lat, *c.lng
+		d.Latitude, d.Longitude = &lat, &lng
 	}
 	if len(c.mentions) > 0 {
-		d["mentions"] = append([]string(nil), c.mentions...)
+		d.Mentions = append([]string(nil), c.mentions...)
 	}
 	return rec, d
-}
-
-func optional(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // errStale: the client whose event is being published is no longer the

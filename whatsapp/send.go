@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -112,8 +113,8 @@ func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, o
 		return Sent{}, sendFault(s.id, to, "send the message", err)
 	}
 	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp}
-	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesSend, Data: map[string]any{
-		"id": sent.ID, "chat": to.String(), "status": "sent", "timestamp": Timestamp(sent.Timestamp),
+	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
+		ID: sent.ID, Chat: to.String(), Status: "sent", Timestamp: payload.At(sent.Timestamp),
 	}})
 	if err != nil {
 		// WhatsApp has the message: the caller learns it was sent.
@@ -141,8 +142,8 @@ func (m *Manager) sendFailed(s *session, out Outgoing, cause error) {
 	if f := fault.From(cause); f != nil {
 		msg = f.Message
 	}
-	err := m.publishEvents(s, nil, Event{Kind: KindMessagesSend, Data: map[string]any{
-		"id": out.ID, "chat": out.To.String(), "status": "failed", "error": msg, "timestamp": Timestamp(time.Now()),
+	err := m.publishEvents(s, nil, Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
+		ID: out.ID, Chat: out.To.String(), Status: "failed", Error: payload.Text(msg), Timestamp: payload.At(time.Now()),
 	}})
 	if err != nil {
 		s.log.Warn("a failed send's event was not stored", "message_id", out.ID, "err", err)
@@ -325,8 +326,8 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 		return Sent{}, sendFault(s.id, chat, "revoke the message", err)
 	}
 	sent := Sent{ID: resp.ID, Chat: chat, Timestamp: resp.Timestamp}
-	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesUpdate, Data: map[string]any{
-		"id": messageID, "chat": chat.String(), "status": "revoked", "timestamp": Timestamp(sent.Timestamp),
+	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
+		ID: messageID, Chat: chat.String(), Status: "revoked", Timestamp: payload.At(sent.Timestamp), MessageID: payload.Text(sent.ID),
 	}})
 	if err != nil {
 		s.log.Warn("a revoke's events were not stored", "message_id", messageID, "err", err)

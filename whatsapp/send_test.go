@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"bytes"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -56,9 +57,9 @@ func (e *env) inboxMessage(account, id string) wafake.Received {
 
 // event waits for the first event of kind in session sid whose data id is
 // id, and returns it with its position.
-func (e *env) event(sid, kind, id string) (Event, int) {
+func (e *env) event(sid, kind, id string) (published, int) {
 	e.t.Helper()
-	var ev Event
+	var ev published
 	at := -1
 	e.waitUntil(kind+" of "+id, func() bool {
 		for i, x := range e.pub.events(sid) {
@@ -76,15 +77,11 @@ func (e *env) event(sid, kind, id string) (Event, int) {
 func wantData(t *testing.T, what string, data, want map[string]any) {
 	t.Helper()
 	for k, v := range want {
-		got := data[k]
-		if gs, ok := got.([]string); ok {
-			if ws, _ := v.([]string); !slices.Equal(gs, ws) {
-				t.Errorf("%s: %s = %v, want %v", what, k, got, v)
-			}
-			continue
-		}
-		if got != v {
-			t.Errorf("%s: %s = %#v, want %#v", what, k, got, v)
+		// Compared as a receiver reads them: the JSON of each value.
+		got, _ := json.Marshal(data[k])
+		w, _ := json.Marshal(v)
+		if _, present := data[k]; !present || string(got) != string(w) {
+			t.Errorf("%s: %s = %s, want %s", what, k, got, w)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -59,15 +60,8 @@ type connState struct {
 	qr, reason string
 }
 
-func (c connState) data() map[string]any {
-	d := map[string]any{"status": string(c.status)}
-	if c.qr != "" {
-		d["qr"] = c.qr
-	}
-	if c.reason != "" {
-		d["reason"] = c.reason
-	}
-	return d
+func (c connState) data() *payload.Connection {
+	return &payload.Connection{Status: string(c.status), QR: payload.Text(c.qr), Reason: payload.Text(c.reason)}
 }
 
 // newSession builds a session from its persisted record. A status left
@@ -76,13 +70,10 @@ func (c connState) data() map[string]any {
 // persists and publishes the correction.
 func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
 	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{}), appState: make(chan struct{}, 1)}
-	s.st = sessionState{status: rec.Status, pushName: rec.PushName, connectedAt: rec.ConnectedAt}
-	switch rec.Status {
-	case StatusDisconnected, StatusLoggedOut:
-	case "":
-		s.st.status, s.published.status = StatusDisconnected, StatusDisconnected
-	default:
-		s.st.status, s.st.reason = StatusDisconnected, "the gateway restarted"
+	s.st = sessionState{pushName: rec.PushName, connectedAt: rec.ConnectedAt}
+	s.st.status, s.st.reason = loadedStatus(rec.Status)
+	if rec.Status == "" {
+		s.published.status = StatusDisconnected
 	}
 	if rec.JID != "" {
 		jid, err := types.ParseJID(rec.JID)
@@ -93,6 +84,20 @@ func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
 		}
 	}
 	return s
+}
+
+// loadedStatus is the status a stored one stands for once the session is
+// loaded, before any client runs: one left behind by a process that did not
+// close cleanly (CONNECTING, PAIRING, CONNECTED) is DISCONNECTED, with the
+// reason.
+func loadedStatus(stored Status) (Status, string) {
+	switch stored {
+	case StatusDisconnected, StatusLoggedOut:
+		return stored, ""
+	case "":
+		return StatusDisconnected, ""
+	}
+	return StatusDisconnected, "the gateway restarted"
 }
 
 func (st *sessionState) record() StatusRecord {
@@ -361,12 +366,12 @@ func (r *clientRun) showQR(code string) {
 // handlePairSuccess: the device is linked and whatsmeow logs in with it.
 // The JID is persisted at once, so a restart logs the device in again.
 func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
-	creds := map[string]any{"jid": evt.ID.String(), "phone": evt.ID.User, "platform": evt.Platform}
-	if !evt.LID.IsEmpty() {
-		creds["lid"] = evt.LID.String()
+	creds := &payload.Creds{
+		JID: payload.Text(evt.ID.String()), Phone: payload.Text(evt.ID.User), Platform: payload.Text(evt.Platform),
+		BusinessName: payload.Text(evt.BusinessName),
 	}
-	if evt.BusinessName != "" {
-		creds["businessName"] = evt.BusinessName
+	if !evt.LID.IsEmpty() {
+		creds.LID = payload.Text(evt.LID.String())
 	}
 	return r.update(func(s *session) bool {
 		s.st.jid, s.st.lid = evt.ID, evt.LID
@@ -383,7 +388,7 @@ func (r *clientRun) handleConnected() bool {
 	r.s.mu.Unlock()
 	var extra []Event
 	if learned {
-		extra = append(extra, Event{Kind: KindCredsUpdate, Data: map[string]any{"jid": jid.String(), "lid": lid.String()}})
+		extra = append(extra, Event{Kind: KindCredsUpdate, Data: &payload.Creds{JID: payload.Text(jid.String()), LID: payload.Text(lid.String())}})
 	}
 	return r.update(func(s *session) bool {
 		if !jid.IsEmpty() {
@@ -476,5 +481,5 @@ func (r *clientRun) handlePushName(evt *events.PushNameSetting) bool {
 		}
 		s.st.pushName = name
 		return true
-	}, Event{Kind: KindCredsUpdate, Data: map[string]any{"pushName": name}})
+	}, Event{Kind: KindCredsUpdate, Data: &payload.Creds{PushName: payload.Text(name)}})
 }

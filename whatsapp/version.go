@@ -112,6 +112,9 @@ func (v *Versions) Current() store.WAVersionContainer {
 	return v.current
 }
 
+// String is the version announced now, as 2.3000.N.
+func (v *Versions) String() string { return v.Current().String() }
+
 // OnNewer registers fn, called (on the keeper's goroutine) each time a
 // newer version becomes known.
 func (v *Versions) OnNewer(fn func()) {

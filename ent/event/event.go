@@ -22,6 +22,8 @@ const (
 	FieldTimestamp = "timestamp"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldKey holds the string denoting the key field in the database.
+	FieldKey = "key"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// EdgeDeliveries holds the string denoting the deliveries edge name in mutations.
@@ -52,6 +54,7 @@ var Columns = []string{
 	FieldKind,
 	FieldTimestamp,
 	FieldData,
+	FieldKey,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -99,6 +102,11 @@ func ByKind(opts ...sql.OrderTermOption) OrderOption {
 // ByTimestamp orders the results by the timestamp field.
 func ByTimestamp(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTimestamp, opts...).ToFunc()
+}
+
+// ByKey orders the results by the key field.
+func ByKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKey, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

@@ -97,6 +97,7 @@ var (
 		{Name: "kind", Type: field.TypeString},
 		{Name: "timestamp", Type: field.TypeTime},
 		{Name: "data", Type: field.TypeBytes},
+		{Name: "key", Type: field.TypeString, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// EventsTable holds the schema information for the "events" table.
@@ -107,7 +108,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "events_sessions_events",
-				Columns:    []*schema.Column{EventsColumns[5]},
+				Columns:    []*schema.Column{EventsColumns[6]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -116,7 +117,12 @@ var (
 			{
 				Name:    "event_session_id_seq",
 				Unique:  true,
-				Columns: []*schema.Column{EventsColumns[5], EventsColumns[1]},
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[1]},
+			},
+			{
+				Name:    "event_session_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[5]},
 			},
 			{
 				Name:    "event_timestamp",

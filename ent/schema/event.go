@@ -25,6 +25,11 @@ func (Event) Fields() []ent.Field {
 		// data is the kind-specific JSON object, kept as written so a
 		// replay hands out the same bytes as the live delivery did.
 		field.Bytes("data").Immutable(),
+		// key names the WhatsApp item the event stems from, when it has
+		// one (a message, a receipt): WhatsApp sends again what was not
+		// acknowledged, and a crash between commit and ack must not make
+		// a second event of the same item (its webhook-id would differ).
+		field.String("key").Optional().Nillable().Immutable(),
 	}
 }
 
@@ -38,6 +43,7 @@ func (Event) Edges() []ent.Edge {
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("session_id", "seq").Unique(),
+		index.Fields("session_id", "key").Unique(), // NULL keys never collide
 		index.Fields("timestamp"),
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
@@ -48,6 +49,9 @@ type Options struct {
 	// Listener, when set, is where Run serves instead of listening on
 	// --addr: a test learns the address before the server has started.
 	Listener net.Listener
+	// DebugListener, when set, is where Run serves /debug/pprof instead
+	// of listening on --debug-addr.
+	DebugListener net.Listener
 }
 
 // withDefaults fills what the process left unset.
@@ -84,6 +88,8 @@ type App struct {
 	loader   *media.Loader
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
 	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
+	metrics  *metrics.Metrics   // what /metrics shows
+	debug    *debugServer       // /debug/pprof on --debug-addr; nil when unset
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -237,6 +243,10 @@ func (a *App) Close() error {
 		errs = append(errs, a.waStore.Close())
 	}
 	errs = append(errs, a.db.Close()) // closes sqlDB too
+	// Last: a shutdown that hangs can still be looked at.
+	if a.debug != nil {
+		errs = append(errs, a.debug.close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -254,6 +264,11 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 			return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
 		}
 	}
+	debugLn, err := listenDebug(cfg, opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	front := &frontDoor{}
 	front.set(http.HandlerFunc(serveStarting))
 	serveCtx, stopServing := context.WithCancel(ctx)
@@ -265,9 +280,15 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 	if err != nil {
 		stopServing()
 		<-served
+		if debugLn != nil {
+			debugLn.Close()
+		}
 		return err
 	}
 	defer a.Close()
+	if debugLn != nil {
+		a.debug = serveDebug(debugLn, a.log)
+	}
 	front.set(a.handler)
 	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
 	return <-served

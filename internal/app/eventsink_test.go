@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent/enttest"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -33,20 +34,21 @@ func TestEventSinkMediaURL(t *testing.T) {
 	tests := []struct {
 		id    string
 		media *whatsapp.MediaRef
-		want  any
+		want  payload.Text
 	}{
 		{"IMG1", ref, "/api/v1/session/s1/message/IMG1/media"},
-		{"TXT1", nil, nil},
+		{"TXT1", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			ev := whatsapp.Event{Kind: whatsapp.KindInboundMessage, Data: map[string]any{"id": tt.id, "mediaUrl": nil},
+			data := &payload.Message{ID: tt.id}
+			ev := whatsapp.Event{Kind: whatsapp.KindInboundMessage, Data: data,
 				Message: &whatsapp.Message{ID: tt.id, Chat: "1@s.whatsapp.net", Sender: "1@s.whatsapp.net", Type: "image", Timestamp: time.Now(), Media: tt.media}}
 			if err := sink.Publish(ctx, "s1", ev); err != nil {
 				t.Fatal(err)
 			}
-			if ev.Data["mediaUrl"] != tt.want {
-				t.Errorf("mediaUrl %v, want %v", ev.Data["mediaUrl"], tt.want)
+			if data.MediaURL != tt.want {
+				t.Errorf("mediaUrl %q, want %q", data.MediaURL, tt.want)
 			}
 			rec := db.Message.Query().Where(entmessage.MessageID(tt.id)).OnlyX(ctx)
 			var got *whatsapp.MediaRef

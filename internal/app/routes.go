@@ -13,6 +13,7 @@ import (
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/requestid"
 	"github.com/wagraph/wagraph/restcompat"
 )
@@ -41,7 +42,11 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	// has a token.
 	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())
 	mux.Handle(restcompat.Prefix+"/", http.StripPrefix(restcompat.Prefix,
-		authSvc.Middleware(limiter, a.log, rest.Refuse)(a.bodyLimits(a.cfg.MaxBody, rest.Refuse, rest))))
+		authSvc.Middleware(limiter, a.log, rest.Refuse)(a.bodyLimits(a.cfg.MaxBody, rest.Refuse, metrics.Nested(restcompat.Prefix, rest)))))
+	// The metrics tell how busy every session is: an admin token reads
+	// them (Prometheus sends it as bearer credentials). Refusals are the
+	// REST envelope.
+	mux.Handle("GET /metrics", authSvc.Middleware(limiter, a.log, rest.Refuse)(adminOnly("read /metrics", rest.Refuse, a.metrics.Handler())))
 	mux.Handle("GET /{$}", playground.Handler("wagraph", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -62,7 +67,25 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 		}
 		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
-	return requestid.Middleware(a.recoverPanics(a.accessLog(mux)))
+	// The metrics' middleware wraps the mux itself: it reads the pattern
+	// the mux matched from the request it hands it.
+	return requestid.Middleware(a.recoverPanics(a.accessLog(a.metrics.Middleware(mux))))
+}
+
+// adminOnly lets in only an admin's user token (auth.Middleware has put
+// the caller in the context).
+func adminOnly(what string, refuse auth.Refuse, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := auth.Require(r.Context())
+		if err == nil {
+			err = p.RequireAdmin(what)
+		}
+		if err != nil {
+			refuse(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // bodyLimits caps request bodies at max bytes and gives the whole body

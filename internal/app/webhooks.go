@@ -26,7 +26,7 @@ type webhooks struct {
 func (a *App) startWebhooks(now func() time.Time, random io.Reader) *webhooks {
 	sender := webhook.NewSender(netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.cfg.WebhookTimeout, a.log)
 	d := webhook.NewDispatcher(webhook.DispatcherOptions{
-		DB: a.db, Sender: sender, Schedule: a.cfg.WebhookRetry, Now: now, Logger: a.log,
+		DB: a.db, Sender: sender, Schedule: a.cfg.WebhookRetry, Now: now, Logger: a.log, Observer: a.metrics,
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	w := &webhooks{

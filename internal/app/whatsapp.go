@@ -14,6 +14,7 @@ import (
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
@@ -111,9 +112,9 @@ type eventSink struct {
 }
 
 func (e *eventSink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	if m := ev.Message; m != nil && m.Media != nil && ev.Data != nil {
+	if d, ok := ev.Data.(*payload.Message); ok && ev.Message != nil && ev.Message.Media != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
-		ev.Data["mediaUrl"] = graph.MediaPath(sessionID, m.ID)
+		d.MediaURL = payload.Text(graph.MediaPath(sessionID, ev.Message.ID))
 	}
 	if err := e.messages.Record(ctx, sessionID, ev); err != nil {
 		return err
@@ -147,11 +148,12 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	}
 	mopts.Versions = a.versions
 	a.manager = whatsapp.NewManager(mopts)
+	a.metrics = newMetrics(a.db, a.manager, a.versions, a.log)
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
-		Publisher: sink, Logger: a.log,
+		Publisher: sink, Logger: a.log, Observer: a.metrics,
 	})
 	sink.messages = a.messages
 	return nil

@@ -46,6 +46,9 @@ type Config struct {
 	// WAVersion is the WhatsApp Web version the sessions announce: "auto",
 	// "builtin" or a pinned "2.3000.N".
 	WAVersion string
+	// DebugAddr is the loopback address serving /debug/pprof; "" serves
+	// none.
+	DebugAddr string
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -99,6 +102,7 @@ func settings() []setting {
 		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
 		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
 		{"wa-version", "WAGRAPH_WA_VERSION", "auto", "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N", false, parseWAVersion},
+		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "", "loopback address serving /debug/pprof, such as 127.0.0.1:6060 (default: none)", false, parseDebugAddr},
 	}
 }
 
@@ -438,5 +442,26 @@ func parseSandboxNetwork(c *Config, v string) string {
 		return "want the loopback address of a `wagraph sandbox-network` control port (its --control-addr), such as 127.0.0.1:7781"
 	}
 	c.SandboxNetwork, c.Sandbox = v, true
+	return ""
+}
+
+// parseDebugAddr takes a loopback address only: pprof shows the process's
+// memory, goroutines and command line to whoever reaches it, with no token.
+func parseDebugAddr(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	const want = "want a loopback host:port such as 127.0.0.1:6060 (pprof has no authentication and must not be reachable from the network), or leave it unset"
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return want
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return want
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return "port must be a number from 0 to 65535"
+	}
+	c.DebugAddr = v
 	return ""
 }

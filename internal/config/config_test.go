@@ -134,6 +134,8 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.LogFormat }, "json", "text"},
 		{"wa-version", "WAGRAPH_WA_VERSION", "builtin", "2.3000.1045649367",
 			func(c config.Config) any { return c.WAVersion }, "builtin", "2.3000.1045649367"},
+		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1:6060", "[::1]:0",
+			func(c config.Config) any { return c.DebugAddr }, "127.0.0.1:6060", "[::1]:0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -272,6 +274,12 @@ func TestLoadBadValues(t *testing.T) {
 		{"ffmpeg missing", "ffmpeg", "WAGRAPH_FFMPEG", "/nonexistent/ffmpeg", "no executable", nil},
 		{"log-level loud", "log-level", "WAGRAPH_LOG_LEVEL", "loud", "debug, info, warn or error", nil},
 		{"log-format xml", "log-format", "WAGRAPH_LOG_FORMAT", "xml", "text or json", nil},
+		{"debug-addr on every address", "debug-addr", "WAGRAPH_DEBUG_ADDR", "0.0.0.0:6060", "want a loopback host:port", nil},
+		{"debug-addr without host", "debug-addr", "WAGRAPH_DEBUG_ADDR", ":6060", "want a loopback host:port", nil},
+		{"debug-addr private address", "debug-addr", "WAGRAPH_DEBUG_ADDR", "10.0.0.5:6060", "must not be reachable from the network", nil},
+		{"debug-addr host name", "debug-addr", "WAGRAPH_DEBUG_ADDR", "debug.example:6060", "want a loopback host:port", nil},
+		{"debug-addr without port", "debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1", "want a loopback host:port", nil},
+		{"debug-addr port out of range", "debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1:70000", "port must be a number from 0 to 65535", nil},
 	}
 	for _, tt := range tests {
 		for _, via := range []string{"flag", "env"} {
@@ -386,13 +394,14 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
 		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
+		"--debug-addr", "WAGRAPH_DEBUG_ADDR",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 19 {
-		t.Errorf("Usage has %d lines, want one per setting (19)", got)
+	if got := strings.Count(out, "\n"); got != 20 {
+		t.Errorf("Usage has %d lines, want one per setting (20)", got)
 	}
 }
 
@@ -478,6 +487,21 @@ func TestFormatSize(t *testing.T) {
 	} {
 		if got := config.FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// Every loopback spelling is a debug address; anything else is refused
+// (TestLoadBadValues).
+func TestDebugAddrLoopback(t *testing.T) {
+	for _, v := range []string{"127.0.0.1:6060", "127.0.0.2:6060", "localhost:6060", "[::1]:6060", "127.0.0.1:0"} {
+		c, err := config.Load([]string{"--debug-addr", v}, noEnv, io.Discard)
+		if err != nil {
+			t.Errorf("--debug-addr %s refused: %v", v, err)
+			continue
+		}
+		if c.DebugAddr != v {
+			t.Errorf("--debug-addr %s: DebugAddr = %q", v, c.DebugAddr)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/json"
 	"io"
 	"time"
 
@@ -10,10 +9,7 @@ import (
 
 // EnvelopeOf returns the envelope of a stored event, as it was appended:
 // the body of its webhook deliveries.
-func EnvelopeOf(e *ent.Event) Envelope {
-	return Envelope{ID: e.ID, Seq: e.Seq, Kind: Kind(e.Kind), SessionID: e.SessionID,
-		Timestamp: e.Timestamp.UTC(), Data: json.RawMessage(e.Data)}
-}
+func EnvelopeOf(e *ent.Event) Envelope { return envelopeOf(e) }
 
 // NewDeliveryID returns the id of a delivery made at t: "dlv_" and a ULID,
 // like the ids of the deliveries Append makes, so a webhook's deliveries

@@ -17,6 +17,10 @@ type Envelope struct {
 	SessionID string
 	Timestamp time.Time // when the log accepted the event
 	Data      json.RawMessage
+	// Existing marks an envelope an Append found already stored under the
+	// same key (New.Key): nothing was written for it, and it was handed
+	// out when it was first stored. It is not part of the wire form.
+	Existing bool
 }
 
 // TimestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC

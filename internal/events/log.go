@@ -46,6 +46,12 @@ var ErrClosed = errors.New("event log closed")
 type New struct {
 	Kind Kind
 	Data json.RawMessage
+	// Key, when set, names the WhatsApp item the event stems from, unique
+	// within the session ("inbound-message.upsert/<chat>/<id>"). An append
+	// whose key the session's log already holds writes nothing for it and
+	// returns the stored envelope, marked Existing: WhatsApp re-sends what
+	// was not acknowledged, and the re-sent item is the same event.
+	Key string
 	// Webhooks, when not nil, are the ids of the session's webhooks the
 	// event is delivered to, exactly: enabled or not, whatever they
 	// selected (testWebhook). An id that is not a webhook of the session
@@ -324,14 +330,32 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 		if err != nil {
 			return err
 		}
+		stored, err := storedKeys(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
 		var rows []*ent.EventCreate
-		for i := range envs {
-			for j := range envs[i] {
+		for i, r := range batch {
+			for j, ev := range r.evs {
 				e := &envs[i][j]
+				if ev.Key != "" {
+					k := sessionKey{r.sessionID, ev.Key}
+					if prev, ok := stored[k]; ok {
+						*e = prev
+						e.Existing = true
+						continue
+					}
+				}
 				next[e.SessionID]++
 				e.Seq = next[e.SessionID]
-				rows = append(rows, tx.Event.Create().SetID(e.ID).SetSessionID(e.SessionID).SetSeq(e.Seq).
-					SetKind(string(e.Kind)).SetTimestamp(e.Timestamp).SetData(e.Data))
+				c := tx.Event.Create().SetID(e.ID).SetSessionID(e.SessionID).SetSeq(e.Seq).
+					SetKind(string(e.Kind)).SetTimestamp(e.Timestamp).SetData(e.Data)
+				if ev.Key != "" {
+					c.SetKey(ev.Key)
+					// A second event of the key in this batch is this one.
+					stored[sessionKey{r.sessionID, ev.Key}] = *e
+				}
+				rows = append(rows, c)
 			}
 		}
 		for c := range slices.Chunk(rows, bulkRows) {
@@ -345,6 +369,39 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 		return nil, err
 	}
 	return envs, nil
+}
+
+// sessionKey is a New.Key within its session.
+type sessionKey struct{ session, key string }
+
+// storedKeys returns the stored envelopes of the keys the batch names.
+func storedKeys(ctx context.Context, tx *ent.Tx, batch []*request) (map[sessionKey]Envelope, error) {
+	var preds []predicate.Event
+	for _, r := range batch {
+		var keys []string
+		for _, ev := range r.evs {
+			if ev.Key != "" {
+				keys = append(keys, ev.Key)
+			}
+		}
+		if len(keys) > 0 {
+			preds = append(preds, entevent.And(entevent.SessionID(r.sessionID), entevent.KeyIn(keys...)))
+		}
+	}
+	out := map[sessionKey]Envelope{}
+	if len(preds) == 0 {
+		return out, nil
+	}
+	for c := range slices.Chunk(preds, bulkRows) {
+		rows, err := tx.Event.Query().Where(entevent.Or(c...)).All(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read stored keys: %w", err)
+		}
+		for _, row := range rows {
+			out[sessionKey{row.SessionID, *row.Key}] = envelopeOf(row)
+		}
+	}
+	return out, nil
 }
 
 // lastSeqs returns the highest seq stored for each session (absent: none).
@@ -386,6 +443,9 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions
 	var rows []*ent.DeliveryCreate
 	for i := range envs {
 		for j, e := range envs[i] {
+			if e.Existing {
+				continue // its deliveries were stored with it
+			}
 			explicit := batch[i].evs[j].Webhooks
 			for _, h := range hooks {
 				if h.SessionID != e.SessionID || !owed(h, e.Kind, explicit) {
@@ -442,10 +502,15 @@ func (l *Log) After(ctx context.Context, sessionID string, afterSeq int64, kinds
 	}
 	out := make([]Envelope, len(rows))
 	for i, r := range rows {
-		out[i] = Envelope{ID: r.ID, Seq: r.Seq, Kind: Kind(r.Kind), SessionID: r.SessionID,
-			Timestamp: r.Timestamp.UTC(), Data: json.RawMessage(r.Data)}
+		out[i] = envelopeOf(r)
 	}
 	return out, nil
+}
+
+// envelopeOf is the envelope a stored event row holds.
+func envelopeOf(r *ent.Event) Envelope {
+	return Envelope{ID: r.ID, Seq: r.Seq, Kind: Kind(r.Kind), SessionID: r.SessionID,
+		Timestamp: r.Timestamp.UTC(), Data: json.RawMessage(r.Data)}
 }
 
 // Prune deletes the events stored before olderThan, with their finished

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
@@ -49,6 +50,8 @@ type Options struct {
 	// the requests a test is checking.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Observer, when set, is told how each send ended.
+	Observer Observer
 }
 
 // Service sends messages and keeps the message store.
@@ -61,6 +64,7 @@ type Service struct {
 	pub    Publisher
 	now    func() time.Time
 	log    *slog.Logger
+	obs    Observer      // nil: nobody is told
 	wake   chan struct{} // a new scheduled send: the scheduler looks again
 }
 
@@ -74,7 +78,7 @@ func New(opts Options) *Service {
 	}
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
-		pub: opts.Publisher, now: opts.Now, log: opts.Logger, wake: make(chan struct{}, 1),
+		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 	}
 }
 
@@ -88,7 +92,8 @@ type Result struct {
 
 // Send validates req, prepares it and sends it now, or stores it when it has
 // a delay.
-func (s *Service) Send(ctx context.Context, sessionID string, req Request) (Result, error) {
+func (s *Service) Send(ctx context.Context, sessionID string, req Request) (res Result, err error) {
+	defer func() { s.observe(req.Type, res.ScheduledAt != nil, err) }()
 	out, delay, err := s.prepare(ctx, sessionID, req)
 	if err != nil {
 		return Result{}, err
@@ -150,9 +155,8 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
-	if ev.Kind == whatsapp.KindMessagesUpdate && ev.Data["status"] == "revoked" {
-		id, _ := ev.Data["id"].(string)
-		err := s.setStatus(ctx, sessionID, id, entmessage.StatusRevoked)
+	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.Status == "revoked" {
+		err := s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
 		if isNotFound(err) {
 			return nil // a revoke of a message this store never saw
 		}

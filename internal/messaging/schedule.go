@@ -10,6 +10,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -230,13 +231,13 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		out, err = st.outgoing(row.ID, data)
 	}
 	if err != nil {
-		s.finish(ctx, log, row, st.To, fmt.Errorf("stored send cannot be read: %w", err))
+		s.finish(ctx, log, row, st, fmt.Errorf("stored send cannot be read: %w", err))
 		return
 	}
 	_, err = s.wa.Send(ctx, row.SessionID, out)
 	switch {
 	case err == nil:
-		s.finish(ctx, log, row, st.To, nil)
+		s.finish(ctx, log, row, st, nil)
 	case ctx.Err() != nil:
 		// Shutting down: the row stays pending and is sent after the next start.
 	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
@@ -247,7 +248,7 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		}
 		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
 	default:
-		s.finish(ctx, log, row, st.To, err)
+		s.finish(ctx, log, row, st, err)
 	}
 }
 
@@ -255,7 +256,8 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 // messages.update (sent or failed). A failure is logged with its cause: no
 // request carries it to a transport, and the stored reason a user reads
 // does not say it. log carries the session and the send's id.
-func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, chat string, sendErr error) {
+func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, st stored, sendErr error) {
+	s.observe(st.Type, false, sendErr)
 	state, status, reason := scheduledsend.StateSent, entmessage.StatusSent, ""
 	if sendErr != nil {
 		state, status, reason = scheduledsend.StateFailed, entmessage.StatusFailed, clientMessage(sendErr)
@@ -275,10 +277,7 @@ func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.Schedul
 		log.Error("scheduler: record outcome", "err", err)
 		return
 	}
-	data := map[string]any{"id": row.ID, "chat": chat, "status": string(status), "timestamp": whatsapp.Timestamp(now)}
-	if reason != "" {
-		data["error"] = reason
-	}
+	data := &payload.MessageStatus{ID: row.ID, Chat: st.To, Status: string(status), Error: payload.Text(reason), Timestamp: payload.At(now)}
 	if s.pub != nil {
 		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: whatsapp.KindMessagesUpdate, Data: data}); err != nil {
 			log.Error("scheduler: publish outcome", "err", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent/enttest"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -123,7 +124,7 @@ func TestScheduledSendFailureLogged(t *testing.T) {
 			}
 			pub.mu.Lock()
 			defer pub.mu.Unlock()
-			if len(pub.evs) != 1 || pub.evs[0].Data["error"] != tt.wantReason {
+			if d, ok := pub.evs[0].Data.(*payload.MessageStatus); len(pub.evs) != 1 || !ok || string(d.Error) != tt.wantReason {
 				t.Fatalf("published %+v, want one messages.update with error %q", pub.evs, tt.wantReason)
 			}
 			if strings.Contains(row.LastError, "403") {

@@ -92,7 +92,7 @@ func (d *Dispatcher) attempt(ctx context.Context, claimed *ent.Delivery) {
 		log.Warn("webhook attempt", attrs...)
 	}
 	if d.observer != nil {
-		d.observer.Attempted(res.outcome, took)
+		d.observer.DeliveryAttempted(res.outcome, took)
 	}
 }
 
@@ -175,9 +175,6 @@ func (d *Dispatcher) endDisabled(ctx context.Context, dlv *ent.Delivery, log *sl
 		log.Error("webhook delivery of a disabled webhook could not be ended", "err", err)
 	case changed == 1:
 		log.Info("webhook delivery ended without an attempt: the webhook is disabled", "attempts", dlv.Attempts)
-		if d.observer != nil {
-			d.observer.Attempted(OutcomeDisabled, 0)
-		}
 	}
 }
 

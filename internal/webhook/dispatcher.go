@@ -27,16 +27,19 @@ const (
 	OutcomeRetry     = "retry"     // not delivered; another attempt is scheduled
 	OutcomeFailed    = "failed"    // not delivered, and that was the last attempt
 	OutcomeGone      = "gone"      // 410: the webhook was disabled, the delivery ended
-	// OutcomeDisabled: the delivery came due while its webhook was
-	// disabled and ended FAILED without a request (took is 0).
-	OutcomeDisabled = "disabled"
 )
 
-// Observer learns of every recorded attempt and of every delivery ended
-// without one (metrics: deliveries by outcome, attempts' latency). It must
-// return at once: it runs on the attempt's goroutine.
+// Outcomes lists every outcome an Observer may be told.
+func Outcomes() []string {
+	return []string{OutcomeDelivered, OutcomeRetry, OutcomeFailed, OutcomeGone}
+}
+
+// Observer learns of every recorded attempt (metrics: attempts by outcome,
+// their latency). A delivery ended without a request (its webhook disabled)
+// is no attempt and is not told. It must return at once: it runs on the
+// attempt's goroutine.
 type Observer interface {
-	Attempted(outcome string, took time.Duration)
+	DeliveryAttempted(outcome string, took time.Duration)
 }
 
 // DispatcherOptions are the parts and bounds of a Dispatcher. Zero values

@@ -89,7 +89,7 @@ type observer struct{ outcomes chan string }
 
 func newObserver() *observer { return &observer{outcomes: make(chan string, 1000)} }
 
-func (o *observer) Attempted(outcome string, _ time.Duration) { o.outcomes <- outcome }
+func (o *observer) DeliveryAttempted(outcome string, _ time.Duration) { o.outcomes <- outcome }
 
 // next waits for the next outcome.
 func (o *observer) next(t *testing.T) string {
@@ -262,7 +262,8 @@ func TestDispatchRetryThenDelivered(t *testing.T) {
 
 // TestDispatchGone: 410 disables the webhook at once: the delivery ends
 // FAILED saying so, the webhook's other pending delivery ends without a
-// request, and later events are not owed to it.
+// request, and later events are not owed to it; a webhook test still
+// reaches it.
 func TestDispatchGone(t *testing.T) {
 	db, _ := openOutbox(t)
 	rc := newReceiver(t, answerStatus(http.StatusGone))
@@ -270,18 +271,28 @@ func TestDispatchGone(t *testing.T) {
 	obs := newObserver()
 	sender := webhook.NewSender(publicGuard(rc), 5*time.Second, nil)
 	t.Cleanup(sender.Close)
-	// One at a time: the second delivery is taken after the first is
-	// recorded.
+	// One at a time, earliest due first: the second delivery is taken
+	// after the first is recorded, and before the test event stored
+	// after that.
 	d := runDispatcher(t, webhook.DispatcherOptions{DB: db, Sender: sender, Observer: obs, Concurrency: 1,
 		Schedule: []time.Duration{0, 20 * time.Millisecond, 20 * time.Millisecond}})
 	log := newLog(t, db, nil)
 	envs := appendEvents(t, log, events.New{Kind: events.Call}, events.New{Kind: events.Call})
 	d.Wake()
-	if got := obs.nextN(t, 2); got[0] != webhook.OutcomeGone || got[1] != webhook.OutcomeDisabled {
-		t.Fatalf("outcomes %v, want [gone disabled]", got)
+	if got := obs.next(t); got != webhook.OutcomeGone {
+		t.Fatalf("outcome %s, want gone", got)
 	}
-	if n := len(rc.requests()); n != 1 {
-		t.Errorf("receiver got %d requests, want 1: no attempt after the 410", n)
+	test := appendEvents(t, log, events.New{Kind: events.WebhookTest, Webhooks: []string{"w1"}})[0]
+	d.Wake()
+	if got := obs.next(t); got != webhook.OutcomeGone {
+		t.Fatalf("the test's outcome %s, want gone", got)
+	}
+	var ids []string
+	for _, r := range rc.requests() {
+		ids = append(ids, r.header.Get("webhook-id"))
+	}
+	if len(ids) != 2 || ids[1] != test.ID || (ids[0] != envs[0].ID && ids[0] != envs[1].ID) {
+		t.Errorf("receiver got webhook-ids %v, want one of the two events, then the test %s: no attempt after the 410", ids, test.ID)
 	}
 	if db.Webhook.GetX(context.Background(), "w1").Enabled {
 		t.Error("the webhook is still enabled after a 410")

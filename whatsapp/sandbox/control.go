@@ -142,6 +142,10 @@ func Handler(n *wafake.Network, log *slog.Logger) http.Handler {
 		id, err := l.SendImage(ctx, q.From, q.To, q.Image, q.Mimetype, q.Caption)
 		return idResp{id}, err
 	})
+	handle(mux, l.log, pathSendBurst, func(ctx context.Context, q burstReq) (burstResp, error) {
+		n, err := l.SendBurst(ctx, q.From, q.To, q.Count, q.Prefix)
+		return burstResp{n}, err
+	})
 	handle(mux, l.log, pathReact, func(ctx context.Context, q reactReq) (done, error) {
 		return done{}, l.React(ctx, q.From, q.To, q.MessageID, q.Emoji)
 	})

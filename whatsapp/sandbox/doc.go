@@ -1,7 +1,8 @@
 // Package sandbox is the control surface of the simulated WhatsApp network
 // (sandbox.md): what the sandbox GraphQL fields and the project's Go tests
 // ask of the simulated world — a phone scanning a QR code or entering a
-// pairing code, what a phone decrypted, a contact writing, reacting,
+// pairing code, what a phone decrypted, a contact writing (a text, an
+// image, a burst of texts for load and crash tests), reacting,
 // confirming, typing, the network's view of groups and accounts, a dropped
 // connection, a device removed by its phone.
 //

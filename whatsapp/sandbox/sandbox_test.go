@@ -174,6 +174,34 @@ func steps() []step {
 			}
 			return "received", nil
 		}, nil},
+		{"a contact sends a burst", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			n, err := e.b.SendBurst(ctx, contact, jid(me), 20, "burst-")
+			if err != nil {
+				return nil, err
+			}
+			for i := 1; i <= 20; i++ {
+				m := next(t, e.rec, func(m *events.Message) bool { return !m.Info.IsFromMe })
+				if want := fmt.Sprintf("burst-%d", i); m.Message.GetConversation() != want || m.Info.Sender.User != contact {
+					t.Fatalf("text %d of the burst: %q from %s, want %q in order", i, m.Message.GetConversation(), m.Info.Sender, want)
+				}
+			}
+			return n, nil
+		}, nil},
+		{"burst: none", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			return e.b.SendBurst(ctx, contact, jid(me), 0, "x")
+		}, invalid("count", "from 1 to 10000")},
+		{"burst: too many", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			return e.b.SendBurst(ctx, contact, jid(me), 10001, "x")
+		}, invalid("count", "from 1 to 10000")},
+		{"burst: a prefix longer than a text", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			return e.b.SendBurst(ctx, contact, jid(me), 1, strings.Repeat("x", 65536))
+		}, invalid("prefix", "65536")},
+		{"burst: from a number not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			return e.b.SendBurst(ctx, notOnWA, jid(me), 1, "x")
+		}, invalid("from", "not on WhatsApp")},
+		{"burst: to an account without a linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			return e.b.SendBurst(ctx, contact, jid(lonely), 3, "x")
+		}, failsWith(fault.Conflict, lonely+" has no linked device")},
 		{"send: empty text", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			return e.b.SendText(ctx, contact, jid(me), "")
 		}, invalid("text", "must not be empty")},
@@ -367,6 +395,13 @@ func steps() []step {
 			waitUntil(t, "the network sees the client leave", func() bool { return e.net.Idle(e.dev) >= 24*time.Hour })
 			return nil, e.b.DropConnection(ctx, e.dev.String())
 		}, failsWith(fault.NotConnected, "is not connected")},
+		{"burst to the offline device waits in the network's queue", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			n, err := e.b.SendBurst(ctx, contact, jid(me), 5, "later-")
+			if err == nil && e.net.Unacked(e.dev) != 5 {
+				t.Errorf("the network holds %d stanzas for the offline device, want the 5 texts", e.net.Unacked(e.dev))
+			}
+			return n, err
+		}, nil},
 	}
 }
 

@@ -70,7 +70,7 @@ func (n *Network) enqueueKeyShare(comp *companion) error {
 		return err
 	}
 	n.mu.Lock()
-	comp.unacked = append(comp.unacked, queued{id: id, node: node})
+	n.enqueueLocked(comp, id, node)
 	n.mu.Unlock()
 	return nil
 }

@@ -41,6 +41,9 @@ type conn struct {
 	payload  *waWa6.ClientPayload
 	dev      *companion   // the device logged in on this connection
 	lastRead atomic.Int64 // unix nanoseconds of the last stanza read
+	// live is set, under Network.mu, once the replay after login has sent
+	// everything queued: from then on queue sends to this connection.
+	live bool
 }
 
 // nextFrame returns the next complete frame, reading websocket messages as

@@ -37,10 +37,7 @@ func (n *Network) endStream(c *conn, node waBinary.Node) {
 // notifications"). It comes after the queued stanzas on the same stream, so
 // the client handles them first.
 func (n *Network) afterLogin(c *conn) {
-	n.mu.Lock()
-	count := len(c.dev.unacked)
-	n.mu.Unlock()
-	n.flushQueue(c)
+	count := n.flushQueue(c)
 	_ = c.send(waBinary.Node{Tag: "ib", Content: []waBinary.Node{
 		{Tag: "offline", Attrs: waBinary.Attrs{"count": strconv.Itoa(count)}},
 	}})

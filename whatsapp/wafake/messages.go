@@ -308,22 +308,54 @@ func (n *Network) companionBundle(comp *companion) (*prekey.Bundle, error) {
 // until the device acknowledges it.
 func (n *Network) queue(comp *companion, id string, node waBinary.Node) {
 	n.mu.Lock()
-	comp.unacked = append(comp.unacked, queued{id: id, node: node})
+	n.enqueueLocked(comp, id, node)
 	c := comp.loggedIn
+	if c != nil && !c.live {
+		// The device is logging in: its replay (flushQueue) sends this
+		// after everything queued before it, as WhatsApp's offline queue
+		// keeps order. Sent now, it could overtake those, or come twice.
+		c = nil
+	}
 	n.mu.Unlock()
 	if c != nil {
 		_ = c.send(node)
 	}
 }
 
-// flushQueue sends a device everything it has not acknowledged, after it
-// logged in.
-func (n *Network) flushQueue(c *conn) {
-	n.mu.Lock()
-	pending := append([]queued(nil), c.dev.unacked...)
-	n.mu.Unlock()
-	for _, q := range pending {
-		_ = c.send(q.node)
+// enqueueLocked appends a stanza to the device's queue of unacknowledged
+// ones. n.mu must be held.
+func (n *Network) enqueueLocked(comp *companion, id string, node waBinary.Node) {
+	comp.queued++
+	comp.unacked = append(comp.unacked, queued{id: id, node: node, seq: comp.queued})
+}
+
+// flushQueue sends a device that just logged in on c everything it has not
+// acknowledged, in order, including what is queued while it runs; then
+// queue sends to c directly. It returns how many stanzas it sent.
+func (n *Network) flushQueue(c *conn) int {
+	var sent int
+	var last uint64 // the seq of the last stanza sent
+	for {
+		n.mu.Lock()
+		var batch []queued
+		for _, q := range c.dev.unacked {
+			if q.seq > last {
+				batch = append(batch, q)
+			}
+		}
+		if len(batch) == 0 || c.dev.loggedIn != c {
+			c.live = true
+			n.mu.Unlock()
+			return sent
+		}
+		n.mu.Unlock()
+		for _, q := range batch {
+			if err := c.send(q.node); err != nil {
+				return sent // the connection is gone; the next login replays the rest
+			}
+			last = q.seq
+			sent++
+		}
 	}
 }
 

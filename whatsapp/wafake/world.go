@@ -40,12 +40,14 @@ type companion struct {
 	// order: they are sent again when it logs in, as WhatsApp's offline
 	// queue does, so a client that crashed before acking loses nothing.
 	unacked   []queued
-	keyShared bool // the phone has given it the app state key
+	queued    uint64 // how many stanzas were ever queued: the seq of the last
+	keyShared bool   // the phone has given it the app state key
 }
 
 type queued struct {
 	id   string
 	node waBinary.Node
+	seq  uint64 // the order in which it was queued
 }
 
 type signedPreKey struct {

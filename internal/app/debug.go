@@ -1,0 +1,79 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/config"
+)
+
+// debugServer serves /debug/pprof on --debug-addr, a loopback address of
+// its own: profiles show the process's memory, goroutines and command line
+// to whoever reaches them, with no token, so they are never on the API
+// address. The handlers are on a mux of their own. (Importing net/http/pprof
+// also registers them on http.DefaultServeMux; nothing here serves that
+// mux.)
+type debugServer struct {
+	srv  *http.Server
+	done chan struct{} // closed when Serve has returned
+}
+
+// listenDebug opens --debug-addr (or the test's listener); nil when the
+// setting is unset.
+func listenDebug(cfg config.Config, opts Options) (net.Listener, error) {
+	if opts.DebugListener != nil {
+		return opts.DebugListener, nil
+	}
+	if cfg.DebugAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.DebugAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-addr %s: %w", cfg.DebugAddr, err)
+	}
+	return ln, nil
+}
+
+// serveDebug serves the profiles on ln until close.
+func serveDebug(ln net.Listener, log *slog.Logger) *debugServer {
+	mux := http.NewServeMux()
+	// As net/http/pprof registers them: symbol takes POST too (pprof sends
+	// addresses in the body), the others ignore the method.
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // also the named profiles: heap, goroutine, …
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	d := &debugServer{
+		srv: &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(d.done)
+		if err := d.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("the debug server stopped: /debug/pprof is no longer served", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	log.Info("serving /debug/pprof", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return d
+}
+
+// close stops the debug server at once (a profile being taken is cut) and
+// waits for it.
+func (d *debugServer) close() error {
+	err := d.srv.Close()
+	<-d.done
+	if err != nil {
+		return fmt.Errorf("close the debug server: %w", err)
+	}
+	return nil
+}

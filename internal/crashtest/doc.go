@@ -1,0 +1,11 @@
+// Package crashtest holds the crash test of the event pipeline: wagraph's
+// own binary runs as two child processes, the simulated network
+// (`wagraph sandbox-network`) and the server (`wagraph serve
+// --sandbox-network`); the network sends a burst of texts to a linked
+// session, the server is killed with SIGKILL in the middle and started
+// again on the same data directory, and the test checks that nothing was
+// lost: every text stored and delivered to a webhook at least once, a
+// duplicate delivery carrying the same webhook-id, the event log without a
+// gap. It has no code besides its tests; they need a Unix system (process
+// groups, signals) and the go command, which builds the binary.
+package crashtest

@@ -1,0 +1,31 @@
+package wafake
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// MaxBurst is the most texts one SendBurst sends (sandbox.md).
+const MaxBurst = 10_000
+
+// SendBurst has the phone of account from send count texts, prefix+"1" to
+// prefix+count, to every linked device of account to, one after another as
+// fast as the network can, for load and crash tests. Each goes the way of
+// SendText: encrypted, queued for each device until it acknowledges it, so a
+// device that is offline, or crashes before acknowledging, gets the rest at
+// its next login, in order (the offline queue). It returns the message ids
+// in the order sent; on an error, those queued before it.
+func (n *Network) SendBurst(from, to, prefix string, count int) ([]string, error) {
+	if count < 1 || count > MaxBurst {
+		return nil, &ValueError{What: fmt.Sprintf("a burst size (1 to %d)", MaxBurst), Value: strconv.Itoa(count)}
+	}
+	ids := make([]string, 0, count)
+	for i := 1; i <= count; i++ {
+		id, err := n.SendText(from, to, prefix+strconv.Itoa(i))
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
