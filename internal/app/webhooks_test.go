@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -80,4 +81,40 @@ func openData(t *testing.T, dataDir string) *ent.Client {
 		t.Fatal(err)
 	}
 	return ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
+}
+
+// TestDeliveryMetrics: the dispatcher's attempts reach /metrics by
+// outcome, with their latency: a receiver answering 503 then 200 counts
+// one retry and one delivered attempt; every outcome's series is there
+// from the start.
+func TestDeliveryMetrics(t *testing.T) {
+	cfg := apptest.Config(t)
+	cfg.AllowPrivateURLs = true
+	cfg.WebhookRetry = []time.Duration{0, 20 * time.Millisecond}
+	s := apptest.StartLive(t, cfg)
+	admin := apptest.AdminToken
+	for _, outcome := range []string{"delivered", "retry", "failed", "gone"} {
+		if got, ok := metricValue(scrapeMetrics(t, s, admin), "wagraph_webhook_deliveries_total", map[string]string{"outcome": outcome}); !ok || got != 0 {
+			t.Errorf("before any delivery, deliveries{outcome=%q} = %v (present %v), want 0", outcome, got, ok)
+		}
+	}
+	rc := apptest.NewReceiver(t, http.StatusServiceUnavailable, http.StatusOK)
+	sid := s.CreateSession(t, "hooks")
+	var hook struct {
+		CreateWebhook struct{ Webhook struct{ ID string } }
+	}
+	s.MustGraphQL(t, admin, `mutation($s: ID!, $u: String) { createWebhook(sessionId: $s, input: {url: $u}) { webhook { id } } }`,
+		map[string]any{"s": sid, "u": rc.URL}, &hook)
+	wid := hook.CreateWebhook.Webhook.ID
+	s.MustGraphQL(t, admin, `mutation($s: ID!, $w: ID!) { testWebhook(sessionId: $s, id: $w) { id } }`, map[string]any{"s": sid, "w": wid}, nil)
+	s.WaitDeliveries(t, sid, wid)
+
+	fams := scrapeMetrics(t, s, admin)
+	for outcome, want := range map[string]float64{"retry": 1, "delivered": 1, "failed": 0, "gone": 0} {
+		for _, family := range []string{"wagraph_webhook_deliveries_total", "wagraph_webhook_delivery_duration_seconds"} {
+			if got, ok := metricValue(fams, family, map[string]string{"outcome": outcome}); !ok || got != want {
+				t.Errorf("%s{outcome=%q} = %v (present %v), want %v", family, outcome, got, ok, want)
+			}
+		}
+	}
 }
