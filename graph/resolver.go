@@ -24,9 +24,13 @@ import (
 
 // Resolver holds the dependencies of every resolver.
 type Resolver struct {
-	DB         *ent.Client
-	Auth       *auth.Service
-	Registry   *webhook.Registry
+	DB       *ent.Client
+	Auth     *auth.Service
+	Registry *webhook.Registry
+	// Deliveries is the webhooks' delivery log; Events the session event
+	// log testWebhook appends to.
+	Deliveries *webhook.DeliveryLog
+	Events     EventAppender
 	Link       Linker
 	GroupAdmin GroupAdmin
 	Account    AccountAdmin

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/webhook"
 )
 
 func (r *mutationResolver) CreateWebhook(ctx context.Context, sessionID string, input model.WebhookInput) (*model.CreateWebhookPayload, error) {
@@ -55,6 +56,14 @@ func (r *mutationResolver) DeleteWebhook(ctx context.Context, sessionID string, 
 	return true, nil
 }
 
+func (r *mutationResolver) Redeliver(ctx context.Context, sessionID string, deliveryID string) (*model.Delivery, error) {
+	return r.RedeliverOf(ctx, sessionID, "", deliveryID)
+}
+
+func (r *mutationResolver) TestWebhook(ctx context.Context, sessionID string, id string) (*model.Delivery, error) {
+	return r.testWebhook(ctx, sessionID, id)
+}
+
 func (r *queryResolver) Webhooks(ctx context.Context, sessionID string, page *int, pageSize *int) (*model.WebhookPage, error) {
 	_, s, err := r.reachSession(ctx, sessionID)
 	if err != nil {
@@ -96,4 +105,15 @@ func (r *queryResolver) Webhook(ctx context.Context, sessionID string, id string
 		return nil, err
 	}
 	return toWebhook(w), nil
+}
+
+func (r *queryResolver) Deliveries(ctx context.Context, sessionID string, webhookID string, first *int, after *string) (*model.DeliveryConnection, error) {
+	n, cursor := webhook.DefaultDeliveriesPage, ""
+	if first != nil {
+		n = *first
+	}
+	if after != nil {
+		cursor = *after
+	}
+	return r.deliveries(ctx, sessionID, webhookID, n, cursor)
 }

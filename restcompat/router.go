@@ -22,8 +22,10 @@ type Handler struct {
 	q     graph.QueryResolver
 	m     graph.MutationResolver
 	media mediaSource // nil when root offers none: the media route then fails
-	log   *slog.Logger
-	mux   *http.ServeMux
+	// redeliverer is nil when root offers none: the redeliver route then fails.
+	redeliverer redeliverer
+	log         *slog.Logger
+	mux         *http.ServeMux
 
 	patterns []string
 }
@@ -33,6 +35,7 @@ type Handler struct {
 func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
 	h := &Handler{q: root.Query(), m: root.Mutation(), log: log, mux: http.NewServeMux()}
 	h.media, _ = root.(mediaSource)
+	h.redeliverer, _ = root.(redeliverer)
 	for _, rt := range h.routes() {
 		h.mux.HandleFunc(rt.pattern, rt.fn)
 		h.patterns = append(h.patterns, rt.pattern)
@@ -90,6 +93,9 @@ func (h *Handler) routes() []route {
 		{"GET /session/{sessionId}/webhook/{webhookId}", h.getWebhook},
 		{"PUT /session/{sessionId}/webhook/{webhookId}", h.updateWebhook},
 		{"DELETE /session/{sessionId}/webhook/{webhookId}", h.deleteWebhook},
+		{"GET /session/{sessionId}/webhook/{webhookId}/deliveries", h.listDeliveries},
+		{"POST /session/{sessionId}/webhook/{webhookId}/deliveries/{deliveryId}/redeliver", h.redeliver},
+		{"POST /session/{sessionId}/webhook/{webhookId}/test", h.testWebhook},
 	}
 }
 

@@ -41,6 +41,47 @@ type CreateWebhookPayload struct {
 	Secret string `json:"secret"`
 }
 
+// One event owed to one webhook. statusCode, durationMs and error describe
+// the last attempt (null before the first).
+type Delivery struct {
+	ID string `json:"id"`
+	// The event's id: the webhook-id header of every attempt, redeliveries included.
+	EventID string `json:"eventId"`
+	// The event's kind.
+	Event EventKind `json:"event"`
+	// Attempts made so far.
+	Attempt    int            `json:"attempt"`
+	Status     DeliveryStatus `json:"status"`
+	StatusCode *int           `json:"statusCode,omitempty"`
+	DurationMs *int           `json:"durationMs,omitempty"`
+	Error      *string        `json:"error,omitempty"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	// Every attempt, first first.
+	Attempts []*DeliveryAttempt `json:"attempts"`
+}
+
+// One attempt of a delivery.
+type DeliveryAttempt struct {
+	// 1 for the first attempt.
+	N int `json:"n"`
+	// The receiver's HTTP status; null when no answer came (network error, timeout, refused address).
+	StatusCode *int `json:"statusCode,omitempty"`
+	DurationMs int  `json:"durationMs"`
+	// Why the attempt did not deliver; null when it did.
+	Error *string   `json:"error,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+type DeliveryConnection struct {
+	Edges    []*DeliveryEdge `json:"edges"`
+	PageInfo *PageInfo       `json:"pageInfo"`
+}
+
+type DeliveryEdge struct {
+	Cursor string    `json:"cursor"`
+	Node   *Delivery `json:"node"`
+}
+
 type Group struct {
 	// The group JID (…@g.us).
 	ID                    string         `json:"id"`
@@ -81,6 +122,12 @@ type Message struct {
 }
 
 type Mutation struct {
+}
+
+// Where a page of a connection ends: pass endCursor as after for the next page.
+type PageInfo struct {
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor,omitempty"`
 }
 
 type Participant struct {
@@ -337,6 +384,69 @@ type WebhookPage struct {
 	Page     int        `json:"page"`
 	PageSize int        `json:"pageSize"`
 	Total    int        `json:"total"`
+}
+
+// Where a delivery stands.
+type DeliveryStatus string
+
+const (
+	// Not delivered yet; an attempt is due or scheduled.
+	DeliveryStatusPending DeliveryStatus = "PENDING"
+	// A 2xx answer ended it.
+	DeliveryStatusDelivered DeliveryStatus = "DELIVERED"
+	// Ended without a 2xx: the last attempt of the retry schedule failed, the
+	// receiver answered 410 (which disabled the webhook), or the webhook was
+	// disabled when it came due. redeliver sends it again.
+	DeliveryStatusFailed DeliveryStatus = "FAILED"
+)
+
+var AllDeliveryStatus = []DeliveryStatus{
+	DeliveryStatusPending,
+	DeliveryStatusDelivered,
+	DeliveryStatusFailed,
+}
+
+func (e DeliveryStatus) IsValid() bool {
+	switch e {
+	case DeliveryStatusPending, DeliveryStatusDelivered, DeliveryStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e DeliveryStatus) String() string {
+	return string(e)
+}
+
+func (e *DeliveryStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = DeliveryStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid DeliveryStatus", str)
+	}
+	return nil
+}
+
+func (e DeliveryStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *DeliveryStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e DeliveryStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // The kinds of events (events.md), in upper snake case.

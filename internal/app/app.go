@@ -87,6 +87,7 @@ type App struct {
 	messages *messaging.Service
 	loader   *media.Loader
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
+	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
 	metrics  *metrics.Metrics   // what /metrics shows
 	debug    *debugServer       // /debug/pprof on --debug-addr; nil when unset
 
@@ -128,10 +129,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.hooks = a.startWebhooks(now, random)
 	resolver := &graph.Resolver{
 		DB:         db,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
+		Deliveries: a.hooks.deliveries,
+		Events:     a.hooks.log,
 		Link:       a.manager,
 		GroupAdmin: a.manager,
 		Account:    a.manager,
@@ -211,8 +215,9 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 }
 
 // Close stops the background work (a restore under way, the scheduler),
-// disconnects every session, stops the simulated network and releases the
-// databases. It may be called twice.
+// disconnects every session, stops the simulated network, the webhook
+// dispatcher and the event log, and releases the databases. It may be
+// called twice.
 func (a *App) Close() error {
 	a.closeMu.Lock()
 	defer a.closeMu.Unlock()
@@ -230,6 +235,9 @@ func (a *App) Close() error {
 	var errs []error
 	if a.network != nil {
 		errs = append(errs, a.network.Close())
+	}
+	if a.hooks != nil {
+		a.hooks.close()
 	}
 	if a.waStore != nil {
 		errs = append(errs, a.waStore.Close())

@@ -26,7 +26,7 @@ func newMetrics(db *ent.Client, manager *whatsapp.Manager, versions *whatsapp.Ve
 		Sessions:         sessionCounts{db: db, manager: manager},
 		Version:          versions,
 		EventKinds:       kinds,
-		DeliveryOutcomes: []string{string(webhook.Delivered), string(webhook.Retry), string(webhook.Gone)},
+		DeliveryOutcomes: webhook.Outcomes(),
 		SendKinds:        messaging.Kinds(),
 		SendOutcomes:     []string{messaging.OutcomeSent},
 		Logger:           log,

@@ -184,8 +184,9 @@ func TestMetrics(t *testing.T) {
 	if !regexp.MustCompile(`^2\.\d+\.\d+$`).MatchString(want) {
 		t.Errorf("version %q is not 2.x.y", want)
 	}
-	// Events, deliveries and subscribers: not fed yet (their hooks are wired
-	// with the event bus and the dispatcher); their series are there at 0.
+	// Events and subscribers: not fed yet (their hooks are wired with the
+	// event bus); deliveries are (TestDeliveryMetrics), none here. Their
+	// series are there at 0.
 	for _, tc := range []struct {
 		family string
 		labels map[string]string

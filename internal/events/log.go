@@ -52,6 +52,12 @@ type New struct {
 	// returns the stored envelope, marked Existing: WhatsApp re-sends what
 	// was not acknowledged, and the re-sent item is the same event.
 	Key string
+	// Webhooks, when not nil, are the ids of the session's webhooks the
+	// event is delivered to, exactly: enabled or not, whatever they
+	// selected (testWebhook). An id that is not a webhook of the session
+	// gets no delivery. Nil is the rule: every enabled webhook of the
+	// session that selected the kind (never for webhook.test).
+	Webhooks []string
 }
 
 // LogOptions are the dependencies and bounds of a Log. Zero values take the
@@ -357,7 +363,7 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 				return fmt.Errorf("insert events: %w", err)
 			}
 		}
-		return l.fanOut(ctx, tx, sessions, envs, now)
+		return l.fanOut(ctx, tx, batch, sessions, envs, now)
 	})
 	if err != nil {
 		return nil, err
@@ -416,12 +422,18 @@ func lastSeqs(ctx context.Context, tx *ent.Tx, sessions []string) (map[string]in
 	return next, nil
 }
 
-// fanOut stores one pending delivery per event and enabled webhook of its
-// session that selected its kind, due at once.
-func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, sessions []string, envs [][]Envelope, now time.Time) error {
+// fanOut stores one pending delivery per event and webhook owed it (New.Webhooks),
+// due at once.
+func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions []string, envs [][]Envelope, now time.Time) error {
+	var named []string // webhooks some event names explicitly, enabled or not
+	for _, r := range batch {
+		for _, ev := range r.evs {
+			named = append(named, ev.Webhooks...)
+		}
+	}
 	hooks, err := tx.Webhook.Query().
-		Where(entwebhook.SessionIDIn(sessions...), entwebhook.Enabled(true)).
-		Select(entwebhook.FieldID, entwebhook.FieldSessionID, entwebhook.FieldEvents).All(ctx)
+		Where(entwebhook.SessionIDIn(sessions...), entwebhook.Or(entwebhook.Enabled(true), entwebhook.IDIn(named...))).
+		Select(entwebhook.FieldID, entwebhook.FieldSessionID, entwebhook.FieldEvents, entwebhook.FieldEnabled).All(ctx)
 	if err != nil {
 		return fmt.Errorf("read webhooks: %w", err)
 	}
@@ -430,15 +442,13 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, sessions []string, envs []
 	}
 	var rows []*ent.DeliveryCreate
 	for i := range envs {
-		for _, e := range envs[i] {
+		for j, e := range envs[i] {
 			if e.Existing {
 				continue // its deliveries were stored with it
 			}
-			if e.Kind == WebhookTest {
-				continue // sent to one webhook by the test itself
-			}
+			explicit := batch[i].evs[j].Webhooks
 			for _, h := range hooks {
-				if h.SessionID != e.SessionID || !slices.Contains(h.Events, string(e.Kind)) {
+				if h.SessionID != e.SessionID || !owed(h, e.Kind, explicit) {
 					continue
 				}
 				id, err := newULID(now, l.random)
@@ -456,6 +466,16 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, sessions []string, envs []
 		}
 	}
 	return nil
+}
+
+// owed reports whether webhook h is owed an event of kind k: the one of
+// the webhooks the event names, or, when it names none, enabled and
+// selecting k (webhook.test is never selected: the test names its webhook).
+func owed(h *ent.Webhook, k Kind, explicit []string) bool {
+	if explicit != nil {
+		return slices.Contains(explicit, h.ID)
+	}
+	return h.Enabled && k != WebhookTest && slices.Contains(h.Events, string(k))
 }
 
 // After returns up to limit events of a session with seq above afterSeq, in

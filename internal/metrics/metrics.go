@@ -83,7 +83,7 @@ func New(opts Options) *Metrics {
 		}, []string{"kind"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "webhook_deliveries_total",
-			Help: "Webhook delivery attempts, by outcome: delivered (2xx), retry (anything else; tried again on --webhook-retry), gone (410; the webhook is disabled).",
+			Help: "Webhook delivery attempts, by outcome: delivered (2xx), retry (anything else; tried again on --webhook-retry), failed (anything else at the last attempt of --webhook-retry), gone (410; the webhook is disabled).",
 		}, []string{"outcome"}),
 		deliveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "webhook_delivery_duration_seconds",
@@ -152,7 +152,7 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) EventStored(kind string) { m.eventsStored.WithLabelValues(kind).Inc() }
 
 // DeliveryAttempted counts one webhook delivery attempt and how long it
-// took. outcome is the attempt's status (webhook.Delivered, Retry, Gone).
+// took. outcome is what the attempt made of its delivery (webhook.Outcomes).
 func (m *Metrics) DeliveryAttempted(outcome string, took time.Duration) {
 	m.deliveries.WithLabelValues(outcome).Inc()
 	m.deliveryDuration.WithLabelValues(outcome).Observe(took.Seconds())

@@ -1,6 +1,8 @@
 // Package webhook manages a session's webhooks: their records and the rules a
-// record must obey, and (as event delivery arrives) the durable outbox, the
-// signing and the guarded HTTP client that delivers it.
+// record must obey (Registry), the signing and the guarded HTTP client of one
+// attempt (Sender), the Dispatcher that delivers the durable outbox (the
+// delivery rows the event log writes), and the delivery log clients read and
+// redeliver from (DeliveryLog).
 package webhook
 
 import (
