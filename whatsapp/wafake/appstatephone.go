@@ -145,6 +145,12 @@ func (n *Network) phonePatchLocked(a *account, info appstate.PatchInfo) (uint64,
 // writeAppState is the phone of account phone writing info to its app
 // state; every linked device is told (server_sync) and fetches the patch.
 func (n *Network) writeAppState(phone string, info appstate.PatchInfo) error {
+	return n.writeAppStateWith(phone, info, nil)
+}
+
+// writeAppStateWith is writeAppState that also applies what the network
+// understands of the patch (apply, may be nil) in the step that keeps it.
+func (n *Network) writeAppStateWith(phone string, info appstate.PatchInfo, apply func(*account)) error {
 	n.mu.Lock()
 	a, err := n.accountLocked(phone)
 	if err != nil {
@@ -152,6 +158,9 @@ func (n *Network) writeAppState(phone string, info appstate.PatchInfo) error {
 		return err
 	}
 	version, err := n.phonePatchLocked(a, info)
+	if err == nil && apply != nil {
+		apply(a)
+	}
 	to := linkedLocked(a, nil)
 	n.mu.Unlock()
 	if err != nil {
