@@ -103,7 +103,9 @@ func (p phoneKeys) GetAppStateMutationMAC(_ context.Context, _ string, indexMAC 
 func (p phoneKeys) PutAppStateSyncKey(context.Context, []byte, store.AppStateSyncKey) error {
 	return errPhoneKeysReadOnly
 }
-func (p phoneKeys) GetLatestAppStateSyncKeyID(context.Context) ([]byte, error) { return p.st.keyID, nil }
+func (p phoneKeys) GetLatestAppStateSyncKeyID(context.Context) ([]byte, error) {
+	return p.st.keyID, nil
+}
 func (p phoneKeys) GetAllAppStateSyncKeys(ctx context.Context) ([]*store.AppStateSyncKey, error) {
 	k, _ := p.GetAppStateSyncKey(ctx, p.st.keyID)
 	return []*store.AppStateSyncKey{k}, nil

@@ -95,7 +95,9 @@ func TestPhoneAppStateWrites(t *testing.T) {
 				t.Errorf("Star %+v", e)
 			}
 		}},
-		{"delete for me", func() error { return n.DeleteMessageForMe(phone, chat, wafake.MessageKey{ID: "3EB0BB", FromMe: true}, true) }, func(t *testing.T) {
+		{"delete for me", func() error {
+			return n.DeleteMessageForMe(phone, chat, wafake.MessageKey{ID: "3EB0BB", FromMe: true}, true)
+		}, func(t *testing.T) {
 			if e := nextEvent(t, forMe); e.ChatJID != chat || e.MessageID != "3EB0BB" || !e.IsFromMe || !e.SenderJID.IsEmpty() || !e.Action.GetDeleteMedia() {
 				t.Errorf("DeleteForMe %+v", e)
 			}

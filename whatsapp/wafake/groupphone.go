@@ -23,7 +23,9 @@ type GroupError struct {
 	Text string
 }
 
-func (e *GroupError) Error() string { return fmt.Sprintf("wafake: group request refused: %d %s", e.Code, e.Text) }
+func (e *GroupError) Error() string {
+	return fmt.Sprintf("wafake: group request refused: %d %s", e.Code, e.Text)
+}
 
 // phoneGroupRequest sends req to the group server (to: a group, or the
 // server itself) as the phone of account phone.
