@@ -25,14 +25,28 @@ var producedByWhatsApp = map[string]struct {
 	adapter string
 	kind    events.Kind
 }{
-	"KindConnectionUpdate": {whatsapp.KindConnectionUpdate, events.ConnectionUpdate},
-	"KindCredsUpdate":      {whatsapp.KindCredsUpdate, events.CredsUpdate},
-	"KindInboundMessage":   {whatsapp.KindInboundMessage, events.InboundMessageUpsert},
-	"KindOutboundMessage":  {whatsapp.KindOutboundMessage, events.OutboundMessageUpsert},
-	"KindMessagesSend":     {whatsapp.KindMessagesSend, events.MessagesSend},
-	"KindMessagesUpdate":   {whatsapp.KindMessagesUpdate, events.MessagesUpdate},
-	"KindMessagesReaction": {whatsapp.KindMessagesReaction, events.MessagesReaction},
-	"KindMessageReceipt":   {whatsapp.KindMessageReceipt, events.MessageReceiptUpdate},
+	"KindConnectionUpdate":  {whatsapp.KindConnectionUpdate, events.ConnectionUpdate},
+	"KindCredsUpdate":       {whatsapp.KindCredsUpdate, events.CredsUpdate},
+	"KindInboundMessage":    {whatsapp.KindInboundMessage, events.InboundMessageUpsert},
+	"KindOutboundMessage":   {whatsapp.KindOutboundMessage, events.OutboundMessageUpsert},
+	"KindMessagesSend":      {whatsapp.KindMessagesSend, events.MessagesSend},
+	"KindMessagesUpdate":    {whatsapp.KindMessagesUpdate, events.MessagesUpdate},
+	"KindMessagesReaction":  {whatsapp.KindMessagesReaction, events.MessagesReaction},
+	"KindMessageReceipt":    {whatsapp.KindMessageReceipt, events.MessageReceiptUpdate},
+	"KindBlocklistSet":      {whatsapp.KindBlocklistSet, events.BlocklistSet},
+	"KindBlocklistUpdate":   {whatsapp.KindBlocklistUpdate, events.BlocklistUpdate},
+	"KindChatsUpsert":       {whatsapp.KindChatsUpsert, events.ChatsUpsert},
+	"KindChatsUpdate":       {whatsapp.KindChatsUpdate, events.ChatsUpdate},
+	"KindChatsDelete":       {whatsapp.KindChatsDelete, events.ChatsDelete},
+	"KindMessagesDelete":    {whatsapp.KindMessagesDelete, events.MessagesDelete},
+	"KindContactsUpsert":    {whatsapp.KindContactsUpsert, events.ContactsUpsert},
+	"KindContactsUpdate":    {whatsapp.KindContactsUpdate, events.ContactsUpdate},
+	"KindGroupsUpsert":      {whatsapp.KindGroupsUpsert, events.GroupsUpsert},
+	"KindGroupsUpdate":      {whatsapp.KindGroupsUpdate, events.GroupsUpdate},
+	"KindGroupParticipants": {whatsapp.KindGroupParticipants, events.GroupParticipantsUpdate},
+	"KindGroupJoinRequest":  {whatsapp.KindGroupJoinRequest, events.GroupJoinRequest},
+	"KindLabelsEdit":        {whatsapp.KindLabelsEdit, events.LabelsEdit},
+	"KindLabelsAssociation": {whatsapp.KindLabelsAssociation, events.LabelsAssociation},
 }
 
 // TestWhatsAppKinds: the adapter's Kind* constants (read from its source, so
