@@ -10,6 +10,7 @@ package whatsapp
 
 import (
 	"context"
+	"slices"
 
 	"go.mau.fi/whatsmeow"
 	waBinary "go.mau.fi/whatsmeow/binary"
@@ -81,8 +82,8 @@ func (r *clientRun) handleJoinedGroup(evt *events.JoinedGroup) bool {
 			reason = "created"
 		}
 	}
-	var author *person
-	if evt.Sender != nil {
+	var author *person // who put the account in it: none when it was the account
+	if evt.Sender != nil && !r.isOwn(*evt.Sender) {
 		p := personOf(ctx, r.cli, *evt.Sender, optionalJID(evt.SenderPN))
 		author = &p
 	}
@@ -120,6 +121,9 @@ func (r *clientRun) handleGroupInfo(evt *events.GroupInfo) bool {
 		}
 		evs = append(evs, Event{Kind: KindGroupParticipants, Data: d})
 	}
+	if slices.ContainsFunc(evt.Join, r.isOwn) {
+		evs = append(evs, r.joined(ctx, evt, author)...)
+	}
 	if u := r.groupUpdate(ctx, evt, author); u != nil {
 		evs = append(evs, Event{Kind: KindGroupsUpdate, Data: u})
 	}
@@ -130,6 +134,35 @@ func (r *clientRun) handleGroupInfo(evt *events.GroupInfo) bool {
 		evs = append(evs, r.joinRequests(ctx, id, ts, author, n)...)
 	}
 	return r.m.publishEvents(r.s, r.cli, evs...) == nil
+}
+
+// isOwn reports whether j is the account itself.
+func (r *clientRun) isOwn(j types.JID) bool {
+	me := own(r.cli)
+	j = j.ToNonAD()
+	return (!me.pn.IsEmpty() && j == me.pn) || (!me.lid.IsEmpty() && j == me.lid)
+}
+
+// joined is groups.upsert and chats.upsert for a group the account was
+// added to or joined by link: WhatsApp tells it as a change of members
+// (JoinedGroup is for groups created with the account), so the group is
+// read.
+func (r *clientRun) joined(ctx context.Context, evt *events.GroupInfo, author person) []Event {
+	info, err := r.cli.GetGroupInfo(ctx, evt.JID)
+	if err != nil {
+		r.s.log.Warn("the account joined a group that could not be read", "group", evt.JID.String(), "err", err)
+		return nil
+	}
+	reason := evt.JoinReason
+	if reason == "" {
+		reason = "added"
+	}
+	var by *person
+	if !author.jid().IsEmpty() && !r.isOwn(author.jid()) {
+		by = &author
+	}
+	g := groupData(ctx, r.cli, info, reason, by)
+	return []Event{{Kind: KindGroupsUpsert, Data: g}, {Kind: KindChatsUpsert, Data: &payload.Chat{ID: g.ID, Name: payload.Text(g.Subject)}}}
 }
 
 func authorData(p person) (payload.Text, payload.Text) {
