@@ -90,7 +90,7 @@ func TestGroupEvents(t *testing.T) {
 			"id": id, "subject": "Team", "topic": nil, "owner": phoneJID(admin).String(), "created": created,
 			"announce": false, "locked": false, "approvalRequired": false, "ephemeralSeconds": 0,
 			"participants": []any{e.member(admin, RoleSuperAdmin), e.member(phone, RoleMember), e.member(other, RoleMember)},
-			"reason": "created", "author": phoneJID(admin).String(),
+			"reason":       "created", "author": phoneJID(admin).String(),
 		}},
 		published{Kind: KindChatsUpsert, Data: map[string]any{
 			"id": id, "name": "Team", "unreadCount": nil, "archived": false, "pinned": false, "muteUntil": nil,
