@@ -300,3 +300,89 @@ func TestGroupsListedAfterPairing(t *testing.T) {
 	}
 	e.settle(st)
 }
+
+// joinRequest is a group.join-request's data.
+func (e *env) joinRequest(id, action, participant, author string) map[string]any {
+	a, _ := e.net.Account(participant)
+	var method any = "invite_link" // WhatsApp says how a request was made, not how it ended
+	if action == "revoked" || action == "rejected" {
+		method = nil
+	}
+	return map[string]any{
+		"id": id, "action": action, "participant": phoneJID(participant).String(), "participantPhone": participant,
+		"participantLid": a.LID.String(), "author": phoneJID(author).String(), "method": method, "timestamp": anyTime,
+	}
+}
+
+// TestGroupJoinRequestEvents: where admins approve who joins, an admin
+// account sees each request as group.join-request (created), withdrawn
+// (revoked) or declined (rejected), an approval as the member added; an
+// account that asks to join sees its own request (requested).
+func TestGroupJoinRequestEvents(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	st := e.pairQR(m, "s1", phone)
+
+	from := len(e.pub.events("s1"))
+	gj, err := e.net.CreateGroup(phone, "Club", peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := gj.String()
+	_, from = e.next("s1", from, KindChatsUpsert)
+	if err := e.net.SetGroupApproval(phone, gj, true); err != nil {
+		t.Fatal(err)
+	}
+	from = e.wantEvents(t, "s1", from, published{Kind: KindGroupsUpdate, Data: groupUpdate(id, phone, map[string]any{"approvalRequired": true})})
+	info, _ := e.net.Group(gj)
+
+	steps := []struct {
+		name string
+		do   func() error
+		want func() []published
+	}{
+		{"request", func() error { _, err := e.net.RequestJoinGroup(peer2, info.InviteCode); return err }, func() []published {
+			return []published{{Kind: KindGroupJoinRequest, Data: e.joinRequest(id, "created", peer2, peer2)}}
+		}},
+		{"withdrawn", func() error { return e.net.CancelJoinRequest(peer2, gj) }, func() []published {
+			return []published{{Kind: KindGroupJoinRequest, Data: e.joinRequest(id, "revoked", peer2, peer2)}}
+		}},
+		{"again", func() error { _, err := e.net.RequestJoinGroup(peer2, info.InviteCode); return err }, func() []published {
+			return []published{{Kind: KindGroupJoinRequest, Data: e.joinRequest(id, "created", peer2, peer2)}}
+		}},
+		{"rejected", func() error { return e.net.AnswerJoinRequest(phone, gj, peer2, false) }, func() []published {
+			return []published{{Kind: KindGroupJoinRequest, Data: e.joinRequest(id, "rejected", peer2, phone)}}
+		}},
+		{"once more", func() error { _, err := e.net.RequestJoinGroup(peer2, info.InviteCode); return err }, func() []published {
+			return []published{{Kind: KindGroupJoinRequest, Data: e.joinRequest(id, "created", peer2, peer2)}}
+		}},
+		{"approved", func() error { return e.net.AnswerJoinRequest(phone, gj, peer2, true) }, func() []published {
+			return []published{{Kind: KindGroupParticipants, Data: participantsUpdate(id, "add", phone, "approval", e.who(peer2))}}
+		}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			n := len(e.pub.events("s1"))
+			if err := s.do(); err != nil {
+				t.Fatal(err)
+			}
+			e.wantEvents(t, "s1", n, s.want()...)
+		})
+	}
+
+	// The account asks to join a group of others.
+	closed, err := e.net.CreateGroup(peer, "Closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.net.SetGroupApproval(peer, closed, true); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = e.net.Group(closed)
+	n := len(e.pub.events("s1"))
+	if _, err := e.net.RequestJoinGroup(phone, info.InviteCode); err != nil {
+		t.Fatal(err)
+	}
+	e.wantEvents(t, "s1", n, published{Kind: KindGroupJoinRequest, Data: e.joinRequest(closed.String(), "requested", phone, phone)})
+	e.settle(st)
+}
