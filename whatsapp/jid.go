@@ -3,8 +3,10 @@
 // It holds the session manager (manager.go, connect.go, session.go: one
 // whatsmeow client per session, its status and lifecycle), the operations on
 // a connected session (send.go, groups.go, account.go), the conversion of
-// whatsmeow's events into the gateway's (inbound.go, message.go) and the
-// parsing of recipients (this file). Media arrive here prepared
+// whatsmeow's events into the gateway's (inbound.go, message.go for
+// messages; blocklistevents.go, chatevents.go, contactevents.go,
+// groupevents.go, labelevents.go for the account's state; derived.go for
+// what is read at login) and the parsing of recipients (this file). Media arrive here prepared
 // (internal/media); the sandbox controls are in whatsapp/sandbox.
 package whatsapp
 

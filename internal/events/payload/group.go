@@ -22,9 +22,11 @@ type Group struct {
 	ApprovalRequired bool          `json:"approvalRequired"` // admins approve who joins
 	EphemeralSeconds uint32        `json:"ephemeralSeconds"` // disappearing-messages timer; 0 is off
 	Participants     []GroupMember `json:"participants"`
-	// Reason is why the account is in it: created, invite, added, or
-	// listed (the groups listed after the first connection); Author is who
-	// added the account, when WhatsApp said.
+	// Reason is why the account is in it: created (the group was created
+	// with the account in it, by the account when author is null), added
+	// (by an admin), invite (joined by link), approval (a request to join
+	// approved), or listed (the groups listed after pairing). Author is who
+	// put the account in it, when WhatsApp said and it was not the account.
 	Reason Text `json:"reason"`
 	Author Text `json:"author"`
 }
