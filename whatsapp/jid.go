@@ -5,7 +5,10 @@
 // a connected session (send.go, groups.go, account.go), the conversion of
 // whatsmeow's events into the gateway's (inbound.go, message.go,
 // protocolmsg.go, poll.go, calls.go, presence.go, history.go, offline.go,
-// mediaretry.go) and the parsing of recipients (this file). Media arrive here prepared
+// mediaretry.go for messages and calls; blocklistevents.go, chatevents.go,
+// contactevents.go, groupevents.go, labelevents.go for the account's state;
+// derived.go for what is read at login) and the parsing of recipients (this
+// file). Media arrive here prepared
 // (internal/media); the sandbox controls are in whatsapp/sandbox.
 package whatsapp
 

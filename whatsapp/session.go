@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -251,6 +252,9 @@ type clientRun struct {
 	m   *Manager
 	s   *session
 	cli *whatsmeow.Client
+	// paired is set when this client paired the device: its first login
+	// lists the account's groups (derived.go).
+	paired atomic.Bool
 }
 
 // handleEvent is the client's event handler, registered with success status
@@ -307,6 +311,22 @@ func (r *clientRun) handleEvent(raw any) bool {
 		return r.handleUndecryptable(evt)
 	case *events.MediaRetry:
 		return r.handleMediaRetry(evt)
+	case *events.Blocklist:
+		return r.handleBlocklist(evt)
+	case *events.Archive, *events.Pin, *events.Mute, *events.MarkChatAsRead, *events.ClearChat, *events.DeleteChat:
+		return r.handleChatState(evt)
+	case *events.DeleteForMe, *events.Star:
+		return r.handleMessageState(evt)
+	case *events.Contact:
+		return r.handleContact(evt)
+	case *events.PushName, *events.BusinessName, *events.UserAbout, *events.Picture:
+		return r.handleUserInfo(evt)
+	case *events.JoinedGroup:
+		return r.handleJoinedGroup(evt)
+	case *events.GroupInfo:
+		return r.handleGroupInfo(evt)
+	case *events.LabelEdit, *events.LabelAssociationChat, *events.LabelAssociationMessage:
+		return r.handleLabel(evt)
 	}
 	return true
 }
@@ -390,6 +410,7 @@ func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
 	if !evt.LID.IsEmpty() {
 		creds.LID = payload.Text(evt.LID.String())
 	}
+	r.paired.Store(true)
 	return r.update(func(s *session) bool {
 		s.st.jid, s.st.lid = evt.ID, evt.LID
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
@@ -398,6 +419,7 @@ func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
 }
 
 func (r *clientRun) handleConnected() bool {
+	r.publishOnConnect()
 	// whatsmeow wrote the store's LID before dispatching Connected.
 	jid, lid := r.cli.Store.GetJID(), r.cli.Store.GetLID()
 	r.s.mu.Lock()

@@ -23,6 +23,7 @@ type accountState struct {
 	about        string
 	picture      []byte // JPEG; nil when none
 	pictureID    string
+	businessName string // the verified name of a business account (userinfo.go)
 	blocked      []types.JID
 	// receipts are those linked devices sent about this account's messages.
 	receipts []ReceiptInfo

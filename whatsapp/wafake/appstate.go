@@ -31,6 +31,9 @@ type appState struct {
 	keyData []byte
 	// patches per collection, each stamped with its version (1, 2, …).
 	collections map[string][][]byte
+	// integrity per collection: the LTHash its patches chain to, which
+	// the phone's own patches must continue (appstatephone.go).
+	integrity map[string]*collectionIntegrity
 }
 
 func newAppState() *appState {
@@ -38,7 +41,7 @@ func newAppState() *appState {
 	data := make([]byte, 32)
 	_, _ = rand.Read(id)
 	_, _ = rand.Read(data)
-	return &appState{keyID: id, keyData: data, collections: map[string][][]byte{}}
+	return &appState{keyID: id, keyData: data, collections: map[string][][]byte{}, integrity: map[string]*collectionIntegrity{}}
 }
 
 // enqueueKeyShare queues, for a device that has not got it yet, the peer
@@ -53,7 +56,11 @@ func (n *Network) enqueueKeyShare(comp *companion) error {
 	}
 	comp.keyShared = true
 	st := acct.appState
+	err := n.seedAppStateLocked(acct)
 	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	msg := &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
 		Type: waE2E.ProtocolMessage_APP_STATE_SYNC_KEY_SHARE.Enum(),
 		AppStateSyncKeyShare: &waE2E.AppStateSyncKeyShare{Keys: []*waE2E.AppStateSyncKey{{
@@ -184,14 +191,11 @@ func (n *Network) storePatch(dev *companion, name string, base uint64, raw []byt
 			{Tag: "patches", Content: missed},
 		}}, nil
 	}
-	version := base + 1
-	patch.Version = &waServerSync.SyncdVersion{Version: proto.Uint64(version)}
-	stamped, err := proto.Marshal(&patch)
+	version, err := st.keepLocked(name, &patch)
 	if err != nil {
 		n.mu.Unlock()
 		return waBinary.Node{}, err
 	}
-	st.collections[name] = append(all, stamped)
 	if pushName != nil {
 		acct.pushName = *pushName
 	}

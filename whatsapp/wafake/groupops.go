@@ -94,10 +94,14 @@ func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
 	if !g.isAdmin(actor) {
 		return groupChange{}, errNotAdmin
 	}
+	ch := groupChange{reply: []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}}
 	if reset {
+		// The old link stops working: the members are told the new one.
 		g.invite = newInviteCode()
+		ch.reply[0].Attrs["code"] = g.invite
+		ch.notify = []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}
 	}
-	return groupChange{reply: []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}}, nil
+	return ch, nil
 }
 
 // changeParticipantsLocked adds, removes, promotes or demotes. WhatsApp

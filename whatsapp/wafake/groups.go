@@ -43,6 +43,10 @@ type group struct {
 	picture   groupPicture
 	version   int // the v_id whatsmeow requires on announcement changes
 	members   []groupMember
+	// approval: admins approve who joins by link; requests are the phones
+	// waiting for it, in order (groupjoin.go).
+	approval bool
+	requests []string
 }
 
 type groupMember struct {
@@ -182,10 +186,13 @@ func (n *Network) handleGroupIQ(c *conn, node *waBinary.Node) ([]waBinary.Node, 
 	if len(children) == 0 {
 		return nil, errBadRequest
 	}
-	req := children[0]
-	typ := node.AttrGetter().String("type")
-	actor := c.dev.acct.phone
 	to, _ := node.Attrs["to"].(types.JID)
+	return n.groupRequest(c.dev.acct.phone, node.AttrGetter().String("type"), to, children[0])
+}
+
+// groupRequest is one request of the account actor to the group server:
+// from one of its linked devices (an IQ) or from its phone (groupphone.go).
+func (n *Network) groupRequest(actor, typ string, to types.JID, req waBinary.Node) ([]waBinary.Node, *iqError) {
 	if to.Server != types.GroupServer {
 		return nil, errBadRequest
 	}
@@ -216,6 +223,8 @@ func (n *Network) handleGroupIQ(c *conn, node *waBinary.Node) ([]waBinary.Node, 
 			return inviteCode(g, actor, typ == "set")
 		case "add", "remove", "promote", "demote":
 			return n.changeParticipantsLocked(g, actor, req)
+		case "membership_approval_mode":
+			return setApprovalMode(g, actor, req)
 		}
 		return groupChange{}, &iqError{501, "feature-not-implemented"}
 	})
@@ -354,6 +363,10 @@ func (n *Network) joinByLink(actor string, join bool, req waBinary.Node) ([]waBi
 		return []waBinary.Node{node}, nil
 	}
 	member := g.role(actor) != ""
+	if !member && g.approval {
+		n.mu.Unlock()
+		return n.requestToJoin(g, actor)
+	}
 	if !member {
 		g.members = append(g.members, groupMember{phone: actor, role: RoleMember})
 	}
@@ -385,6 +398,9 @@ func (n *Network) groupNodeLocked(g *group) waBinary.Node {
 	}
 	if g.ephemeral > 0 {
 		children = append(children, waBinary.Node{Tag: "ephemeral", Attrs: waBinary.Attrs{"expiration": strconv.FormatUint(uint64(g.ephemeral), 10)}})
+	}
+	if g.approval {
+		children = append(children, approvalNode(true))
 	}
 	return waBinary.Node{Tag: "group", Attrs: waBinary.Attrs{
 		"id": g.id, "creation": unixString(g.created), "creator": pnJID(g.creator),

@@ -181,6 +181,9 @@ func TestGroupSettings(t *testing.T) {
 	if newCode := viewOf(t, n, gj).InviteCode; reset == link || reset != whatsmeow.InviteLinkPrefix+newCode {
 		t.Errorf("after reset the link is %q (was %q), network holds %q", reset, link, newCode)
 	}
+	if e := nextEvent(t, changes); e.NewInviteLink == nil || *e.NewInviteLink != reset {
+		t.Errorf("GroupInfo after the reset: %+v", e.NewInviteLink)
+	}
 
 	if _, err := cli.UpdateGroupParticipants(ctx, gj, []types.JID{pn(groupB)}, whatsmeow.ParticipantChangePromote); err != nil {
 		t.Fatal(err)

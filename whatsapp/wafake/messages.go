@@ -203,6 +203,7 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 	for _, j := range recipient.deviceJIDs()[1:] {
 		comps = append(comps, recipient.devices[j.Device])
 	}
+	notify, identity := n.senderIdentityLocked(sender)
 	n.mu.Unlock()
 	if len(comps) == 0 {
 		return "", fmt.Errorf("wafake: account %s has no linked device", to)
@@ -222,8 +223,8 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 		// would later be migrated over the LID's, message.go decryptMessages).
 		node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
 			"id": id, "from": sender.jid(), "sender_lid": types.NewJID(sender.lid, types.HiddenUserServer), "type": messageType(msg),
-			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": "Contact " + from,
-		}, Content: []waBinary.Node{enc}}
+			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": notify,
+		}, Content: append([]waBinary.Node{enc}, identity...)}
 		n.queue(comp, id, node)
 	}
 	return id, nil

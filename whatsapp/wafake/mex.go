@@ -72,6 +72,7 @@ func (n *Network) setAbout(c *conn, body []byte) mexResponse {
 	n.mu.Lock()
 	c.dev.acct.state.about = text
 	n.mu.Unlock()
+	n.announceAbout(c.dev.acct, text)
 	return mexResponse{Data: map[string]any{"xwa2_text_status_update": map[string]any{"text": text}}}
 }
 

@@ -49,18 +49,5 @@ type Chat struct {
 	LastMessageAt Time `json:"lastMessageAt"`
 }
 
-// Contact is the data of contacts.upsert: a contact of the account as far
-// as WhatsApp told it.
-type Contact struct {
-	ID           string `json:"id"`    // by phone JID when known, else the LID
-	Phone        Text   `json:"phone"` // digits, no +
-	LID          Text   `json:"lid"`
-	PushName     Text   `json:"pushName"` // the name the contact set for itself
-	FullName     Text   `json:"fullName"` // the name in the account's address book
-	FirstName    Text   `json:"firstName"`
-	BusinessName Text   `json:"businessName"`
-}
-
 func (*HistorySet) isData() {}
 func (*Chat) isData()       {}
-func (*Contact) isData()    {}
