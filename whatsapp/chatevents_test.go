@@ -179,7 +179,7 @@ func TestChatEvents(t *testing.T) {
 		}, []want{
 			{KindMessagesUpdate, map[string]any{
 				"id": "3EB0STAR", "chat": chat, "status": "starred", "timestamp": anyTime,
-				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": nil,
+				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": nil, "pollVote": nil,
 			}},
 		}},
 		{"unstar in a group", func() error {
@@ -187,7 +187,7 @@ func TestChatEvents(t *testing.T) {
 		}, []want{
 			{KindMessagesUpdate, map[string]any{
 				"id": "3EB0GRP", "chat": group.String(), "status": "unstarred", "timestamp": anyTime,
-				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": phoneJID(peer2).String(),
+				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": phoneJID(peer2).String(), "pollVote": nil,
 			}},
 		}},
 		{"delete for me", func() error {

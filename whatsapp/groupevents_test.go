@@ -94,6 +94,7 @@ func TestGroupEvents(t *testing.T) {
 		}},
 		published{Kind: KindChatsUpsert, Data: map[string]any{
 			"id": id, "name": "Team", "unreadCount": nil, "archived": false, "pinned": false, "muteUntil": nil,
+			"lid": nil, "readOnly": nil, "ephemeralSeconds": nil, "lastMessageAt": nil,
 		}},
 	)
 	if ts, err := time.Parse(time.RFC3339, fmt.Sprint(created)); err != nil || time.Since(ts) > time.Minute {
