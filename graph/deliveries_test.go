@@ -152,10 +152,10 @@ func TestDeliveriesRetryThenDelivered(t *testing.T) {
 		var env struct {
 			ID, Event, SessionID string
 			Seq                  int64
-			Data                 struct{ WebhookID string }
+			Data                 struct{ WebhookID, Message string }
 		}
 		if err := json.Unmarshal(req.Body, &env); err != nil || env.ID != created.EventID || env.Event != "webhook.test" ||
-			env.SessionID != sid || env.Seq != 1 || env.Data.WebhookID != wid {
+			env.SessionID != sid || env.Seq != 1 || env.Data.WebhookID != wid || env.Data.Message == "" {
 			t.Errorf("request %d: body %s, want the webhook.test envelope of %s", i+1, req.Body, created.EventID)
 		}
 	}

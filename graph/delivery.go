@@ -8,6 +8,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
 // EventAppender stores events in a session's log, with the deliveries
@@ -17,10 +18,8 @@ type EventAppender interface {
 	Append(ctx context.Context, sessionID string, evs []events.New) ([]events.Envelope, error)
 }
 
-// webhookTestData is the data of a webhook.test event.
-type webhookTestData struct {
-	WebhookID string `json:"webhookId"`
-}
+// webhookTestMessage is the message of every webhook.test event.
+const webhookTestMessage = "This is a test event from wagraph: answer 2xx to acknowledge it."
 
 // testWebhook appends a webhook.test event owed to the webhook id alone
 // and returns its delivery as stored.
@@ -33,7 +32,7 @@ func (r *Resolver) testWebhook(ctx context.Context, sessionID, id string) (*mode
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(webhookTestData{WebhookID: w.ID})
+	data, err := json.Marshal(&payload.WebhookTest{WebhookID: w.ID, Message: webhookTestMessage})
 	if err != nil {
 		return nil, fmt.Errorf("encode the test event: %w", err)
 	}
