@@ -49,7 +49,11 @@ type countingObserver struct {
 
 func (o *countingObserver) SubscriberStarted() { o.mu.Lock(); o.started++; o.mu.Unlock() }
 func (o *countingObserver) SubscriberEnded()   { o.mu.Lock(); o.ended++; o.mu.Unlock() }
-func (o *countingObserver) counts() (int, int) { o.mu.Lock(); defer o.mu.Unlock(); return o.started, o.ended }
+func (o *countingObserver) counts() (int, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.started, o.ended
+}
 
 // TestBusReplayAndLiveUnderLoad: while 4 publishers append to a session
 // (and another session gets appends too), subscribers join at every point,
