@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
@@ -35,6 +36,9 @@ type Resolver struct {
 	Media *media.Loader
 	// Sandbox is the simulated network; nil outside sandbox mode.
 	Sandbox SandboxNetwork
+	// Events is the session event stream: the log the events query pages
+	// and the bus subscriptions follow.
+	Events *events.Bus
 	Now     func() time.Time
 	NewID   func() string
 }

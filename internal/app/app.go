@@ -29,6 +29,7 @@ import (
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/webhook"
@@ -83,6 +84,8 @@ type App struct {
 	messages *messaging.Service
 	loader   *media.Loader
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
+	eventLog *events.Log
+	bus      *events.Bus
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -132,6 +135,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Messages:   a.messages,
 		Media:      a.loader,
 		Sandbox:    a.sandbox,
+		Events:     a.bus,
 		Now:        now,
 		NewID:      newID,
 	}
@@ -221,6 +225,7 @@ func (a *App) Close() error {
 	if a.manager != nil {
 		a.manager.Close()
 	}
+	a.closeEvents()
 	var errs []error
 	if a.network != nil {
 		errs = append(errs, a.network.Close())

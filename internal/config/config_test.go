@@ -61,6 +61,7 @@ func TestLoadDefaults(t *testing.T) {
 			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 		},
 		WebhookTimeout:    15 * time.Second,
+		EventRetention:    720 * time.Hour,
 		MaxBody:           67108864,
 		BodyTimeout:       time.Minute,
 		GraphQLComplexity: 1000,
@@ -114,6 +115,8 @@ func TestLoadSources(t *testing.T) {
 			[]time.Duration{time.Second, 2 * time.Minute, 3 * time.Hour}, []time.Duration{0}},
 		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "30s", "1s",
 			func(c config.Config) any { return c.WebhookTimeout }, 30 * time.Second, time.Second},
+		{"event-retention", "WAGRAPH_EVENT_RETENTION", "24h", "1h",
+			func(c config.Config) any { return c.EventRetention }, 24 * time.Hour, time.Hour},
 		{"max-body", "WAGRAPH_MAX_BODY", "1MB", "1KiB",
 			func(c config.Config) any { return c.MaxBody }, int64(1_000_000), int64(1024)},
 		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "5s", "2m",
@@ -246,6 +249,9 @@ func TestLoadBadValues(t *testing.T) {
 		{"negative retry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,-5s", "between 0s and 168h", nil},
 		{"retry over a week", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "169h", "between 0s and 168h", nil},
 		{"empty retry", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "", "not a duration", nil},
+		{"retention not a duration", "event-retention", "WAGRAPH_EVENT_RETENTION", "30d", "want a duration such as 720h", nil},
+		{"retention under an hour", "event-retention", "WAGRAPH_EVENT_RETENTION", "59m", "between 1h and 87600h", nil},
+		{"retention over ten years", "event-retention", "WAGRAPH_EVENT_RETENTION", "87601h", "between 1h and 87600h", nil},
 		{"too many retries", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", strings.Repeat("1s,", 30) + "1s", "at most 30", nil},
 		{"timeout 0s", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "0s", "between 1s and 5m", nil},
 		{"timeout over 5m", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "6m", "between 1s and 5m", nil},
@@ -383,6 +389,7 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--admin-token", "WAGRAPH_ADMIN_TOKEN", "--sandbox", "WAGRAPH_SANDBOX", "--sandbox-network",
 		"--allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS",
 		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
+		"--event-retention", "WAGRAPH_EVENT_RETENTION", "720h",
 		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
 		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
@@ -391,8 +398,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 19 {
-		t.Errorf("Usage has %d lines, want one per setting (19)", got)
+	if got := strings.Count(out, "\n"); got != 20 {
+		t.Errorf("Usage has %d lines, want one per setting (20)", got)
 	}
 }
 

@@ -1,0 +1,27 @@
+package app
+
+import (
+	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/sessions"
+)
+
+// openEvents builds the event log, the bus over it, and the sink the
+// session manager and the messaging service publish through. Close closes
+// them after the manager has stopped, so no event is refused on the way
+// down.
+func (a *App) openEvents() *sessions.Sink {
+	a.eventLog = events.NewLog(a.db, events.LogOptions{Logger: a.log})
+	a.bus = events.NewBus(a.eventLog, events.BusOptions{})
+	return sessions.NewSink(sessions.SinkOptions{Bus: a.bus, MediaPath: graph.MediaPath, Logger: a.log})
+}
+
+// closeEvents ends the subscriptions and commits what the log holds.
+func (a *App) closeEvents() {
+	if a.bus != nil {
+		a.bus.Close()
+	}
+	if a.eventLog != nil {
+		_ = a.eventLog.Close()
+	}
+}
