@@ -39,8 +39,8 @@ type Resolver struct {
 	// Events is the session event stream: the log the events query pages
 	// and the bus subscriptions follow.
 	Events *events.Bus
-	Now     func() time.Time
-	NewID   func() string
+	Now    func() time.Time
+	NewID  func() string
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -35,7 +35,7 @@ type Config struct {
 	// EventRetention is how long stored events are kept (those with a
 	// delivery still pending are kept longer).
 	EventRetention time.Duration
-	MaxBody          int64
+	MaxBody        int64
 	// BodyTimeout is how long a request's whole body may take to arrive.
 	BodyTimeout time.Duration
 	// GraphQLComplexity and GraphQLDepth cap one GraphQL operation.
