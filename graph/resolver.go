@@ -36,11 +36,11 @@ type Resolver struct {
 	Media *media.Loader
 	// Sandbox is the simulated network; nil outside sandbox mode.
 	Sandbox SandboxNetwork
+	Now     func() time.Time
+	NewID   func() string
 	// Events is the session event stream: the log the events query pages
 	// and the bus subscriptions follow.
 	Events *events.Bus
-	Now    func() time.Time
-	NewID  func() string
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

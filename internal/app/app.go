@@ -135,9 +135,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Messages:   a.messages,
 		Media:      a.loader,
 		Sandbox:    a.sandbox,
-		Events:     a.bus,
 		Now:        now,
 		NewID:      newID,
+		Events:     a.bus,
 	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
 	a.handler = a.routes(resolver, authSvc, limiter)

@@ -32,10 +32,7 @@ type Config struct {
 	AllowPrivateURLs bool
 	WebhookRetry     []time.Duration
 	WebhookTimeout   time.Duration
-	// EventRetention is how long stored events are kept (those with a
-	// delivery still pending are kept longer).
-	EventRetention time.Duration
-	MaxBody        int64
+	MaxBody          int64
 	// BodyTimeout is how long a request's whole body may take to arrive.
 	BodyTimeout time.Duration
 	// GraphQLComplexity and GraphQLDepth cap one GraphQL operation.
@@ -49,6 +46,9 @@ type Config struct {
 	// WAVersion is the WhatsApp Web version the sessions announce: "auto",
 	// "builtin" or a pinned "2.3000.N".
 	WAVersion string
+	// EventRetention is how long stored events are kept (those with a
+	// delivery still pending are kept longer).
+	EventRetention time.Duration
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
