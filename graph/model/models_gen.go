@@ -41,6 +41,17 @@ type CreateWebhookPayload struct {
 	Secret string `json:"secret"`
 }
 
+type EventConnection struct {
+	Edges    []*EventEdge `json:"edges"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+type EventEdge struct {
+	// The event's id.
+	Cursor string `json:"cursor"`
+	Node   *Event `json:"node"`
+}
+
 type Group struct {
 	// The group JID (…@g.us).
 	ID                    string         `json:"id"`
@@ -81,6 +92,12 @@ type Message struct {
 }
 
 type Mutation struct {
+}
+
+type PageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge; null when there is none.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 type Participant struct {

@@ -25,3 +25,6 @@ func (a *App) closeEvents() {
 		_ = a.eventLog.Close()
 	}
 }
+
+// Bus is the event bus: end-to-end tests read how many subscribers it has.
+func (a *App) Bus() *events.Bus { return a.bus }
