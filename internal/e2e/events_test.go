@@ -242,7 +242,9 @@ func TestEventsResume(t *testing.T) {
 func waitInbound(t testing.TB, s *apptest.Server, sessionID string, n int) {
 	t.Helper()
 	for range 400 {
-		var page struct{ Events struct{ Edges []struct{ Cursor string } } }
+		var page struct {
+			Events struct{ Edges []struct{ Cursor string } }
+		}
 		s.MustGraphQL(t, apptest.AdminToken, `query($s: ID!) { events(sessionId: $s, kinds: [INBOUND_MESSAGE_UPSERT], first: 500) { edges { cursor } } }`,
 			map[string]any{"s": sessionID}, &page)
 		if len(page.Events.Edges) >= n {
