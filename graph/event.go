@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	entsession "github.com/wagraph/wagraph/ent/session"
@@ -161,7 +162,8 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 			case err == nil:
 				ev = toEvent(env)
 			case errors.As(err, &lag):
-				ev = &model.Event{End: laggedError(lag)}
+				// Data is set so that only End's error is reported.
+				ev = &model.Event{End: laggedError(lag), Data: model.JSON("null")}
 			default:
 				return // the subscriber left, its token was revoked, the session was deleted, the server stops
 			}
@@ -191,15 +193,19 @@ func laggedError(lag *events.LaggedError) error {
 }
 
 // eventID resolves Event.id; on the value that ends a subscription it
-// fails with the end's error, on the subscription field's path.
+// fails with the end's error, on the subscription field's path (a streamed
+// value is marshalled without its field's context, so the path is taken
+// from the operation).
 func eventID(ctx context.Context, ev *model.Event) (string, error) {
 	if ev.End == nil {
 		return ev.ID, nil
 	}
 	var gerr *gqlerror.Error
-	if errors.As(ev.End, &gerr) && gerr.Path == nil {
-		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Parent != nil {
-			gerr.Path = fc.Parent.Path()
+	if errors.As(ev.End, &gerr) && gerr.Path == nil && graphql.HasOperationContext(ctx) {
+		for _, sel := range graphql.GetOperationContext(ctx).Operation.SelectionSet {
+			if f, ok := sel.(*ast.Field); ok && f.Name == "events" {
+				gerr.Path = ast.Path{ast.PathName(f.Alias)}
+			}
 		}
 	}
 	return "", ev.End

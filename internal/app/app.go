@@ -49,6 +49,9 @@ type Options struct {
 	// Listener, when set, is where Run serves instead of listening on
 	// --addr: a test learns the address before the server has started.
 	Listener net.Listener
+	// EventBuffer is how many live events one subscriber may have waiting
+	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
+	EventBuffer int
 }
 
 // withDefaults fills what the process left unset.
@@ -86,6 +89,7 @@ type App struct {
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
 	eventLog *events.Log
 	bus      *events.Bus
+	eventBuf int // Options.EventBuffer
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -115,6 +119,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, restored: make(chan struct{})}
+	a.eventBuf = opts.EventBuffer
 
 	authSvc := auth.NewService(db, random, now, newID)
 	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {

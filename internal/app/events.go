@@ -12,7 +12,7 @@ import (
 // down.
 func (a *App) openEvents() *sessions.Sink {
 	a.eventLog = events.NewLog(a.db, events.LogOptions{Logger: a.log})
-	a.bus = events.NewBus(a.eventLog, events.BusOptions{})
+	a.bus = events.NewBus(a.eventLog, events.BusOptions{Buffer: a.eventBuf})
 	return sessions.NewSink(sessions.SinkOptions{Bus: a.bus, MediaPath: graph.MediaPath, Logger: a.log})
 }
 

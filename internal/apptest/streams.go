@@ -132,7 +132,13 @@ func (ws *wsStream) Read(t testing.TB, timeout time.Duration) Result {
 			return Result{Closed: true, Reason: err.Error()}
 		}
 		switch m.Type {
-		case "connection_ack", "ping", "pong", "ka":
+		case "ping":
+			// graphql-transport-ws: a ping unanswered closes the socket.
+			if err := ws.conn.WriteJSON(map[string]any{"type": "pong"}); err != nil {
+				return Result{Closed: true, Reason: err.Error()}
+			}
+			continue
+		case "connection_ack", "pong", "ka":
 			continue
 		case "next", "data":
 			var p struct {
