@@ -363,28 +363,3 @@ func TestBusEnds(t *testing.T) {
 		})
 	}
 }
-
-// TestLogBatchWithDeletedSession: an append whose session is gone fails
-// alone; the appends that shared its batch are stored.
-func TestLogBatchWithDeletedSession(t *testing.T) {
-	db := openDB(t, "s1")
-	l := newLog(t, db, LogOptions{MaxWait: 200 * time.Millisecond})
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i, s := range []string{"s1", "gone"} {
-		wg.Go(func() {
-			_, errs[i] = l.Append(context.Background(), s, []New{{Kind: MessagesUpdate}})
-		})
-	}
-	wg.Wait()
-	if errs[0] != nil {
-		t.Errorf("append of s1: %v", errs[0])
-	}
-	if errs[1] == nil {
-		t.Error("append of a session that does not exist succeeded")
-	}
-	stored, err := l.After(context.Background(), "s1", 0, nil, 10)
-	if err != nil || len(stored) != 1 {
-		t.Errorf("s1 holds %d events (%v), want 1", len(stored), err)
-	}
-}
