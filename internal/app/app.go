@@ -270,6 +270,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 		return err
 	}
 	defer a.Close()
+	defer context.AfterFunc(ctx, a.endStreams)()
 	front.set(a.handler)
 	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
 	return <-served

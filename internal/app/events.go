@@ -16,6 +16,15 @@ func (a *App) openEvents() *sessions.Sink {
 	return sessions.NewSink(sessions.SinkOptions{Bus: a.bus, MediaPath: graph.MediaPath, Logger: a.log})
 }
 
+// endStreams ends the event subscriptions when the server begins to stop:
+// a stream over SSE is a request in flight, which the shutdown would
+// otherwise wait for until its grace ran out.
+func (a *App) endStreams() {
+	if a.bus != nil {
+		a.bus.Close()
+	}
+}
+
 // closeEvents ends the subscriptions and commits what the log holds.
 func (a *App) closeEvents() {
 	if a.bus != nil {
