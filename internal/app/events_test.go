@@ -54,7 +54,9 @@ func TestShutdownEndsEventStreams(t *testing.T) {
 	}
 	res := post(map[string]any{"query": `mutation { createSession(name: "s") { session { id } } }`}, false)
 	var created struct {
-		Data struct{ CreateSession struct{ Session struct{ ID string } } }
+		Data struct {
+			CreateSession struct{ Session struct{ ID string } }
+		}
 	}
 	if err := json.NewDecoder(res.Body).Decode(&created); err != nil {
 		t.Fatal(err)
