@@ -11,13 +11,6 @@ import (
 	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
-// EventAppender stores events in a session's log, with the deliveries
-// they are owed, and returns them once committed: the event log, or the
-// bus that wraps it and hands them to subscribers.
-type EventAppender interface {
-	Append(ctx context.Context, sessionID string, evs []events.New) ([]events.Envelope, error)
-}
-
 // webhookTestMessage is the message of every webhook.test event.
 const webhookTestMessage = "This is a test event from wagraph: answer 2xx to acknowledge it."
 
@@ -36,7 +29,7 @@ func (r *Resolver) testWebhook(ctx context.Context, sessionID, id string) (*mode
 	if err != nil {
 		return nil, fmt.Errorf("encode the test event: %w", err)
 	}
-	envs, err := r.Events.Append(ctx, s.ID, []events.New{{Kind: events.WebhookTest, Data: data, Webhooks: []string{w.ID}}})
+	envs, err := r.Events.Publish(ctx, s.ID, []events.New{{Kind: events.WebhookTest, Data: data, Webhooks: []string{w.ID}}})
 	if err != nil {
 		return nil, fmt.Errorf("append the test event of webhook %s: %w", w.ID, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
@@ -27,10 +28,8 @@ type Resolver struct {
 	DB       *ent.Client
 	Auth     *auth.Service
 	Registry *webhook.Registry
-	// Deliveries is the webhooks' delivery log; Events the session event
-	// log testWebhook appends to.
+	// Deliveries is the webhooks' delivery log.
 	Deliveries *webhook.DeliveryLog
-	Events     EventAppender
 	Link       Linker
 	GroupAdmin GroupAdmin
 	Account    AccountAdmin
@@ -41,6 +40,9 @@ type Resolver struct {
 	Sandbox SandboxNetwork
 	Now     func() time.Time
 	NewID   func() string
+	// Events is the session event stream: the log the events query pages
+	// and testWebhook appends to, and the bus subscriptions follow.
+	Events *events.Bus
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -74,7 +74,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 		}
 		return resp
 	})
-	return srv
+	return sseDeadlines(srv)
 }
 
 // refusalStatus is the HTTP status of a request refused before GraphQL saw

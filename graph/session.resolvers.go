@@ -72,6 +72,9 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
 	r.Auth.Disconnect(tokenIDs...)
+	if r.Events != nil {
+		r.Events.EndSession(id) // its log went with the record
+	}
 	if err := r.Link.Delete(ctx, id); err != nil {
 		return false, err
 	}

@@ -165,6 +165,11 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{MessagesColumns[11], MessagesColumns[1]},
 			},
+			{
+				Name:    "message_session_id_chat",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[11], MessagesColumns[2]},
+			},
 		},
 	}
 	// ScheduledSendsColumns holds the columns for the "scheduled_sends" table.

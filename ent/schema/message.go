@@ -40,5 +40,10 @@ func (Message) Edges() []ent.Edge {
 }
 
 func (Message) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("session_id", "message_id").Unique()}
+	return []ent.Index{
+		index.Fields("session_id", "message_id").Unique(),
+		// A chat is known once it has a message: looked up for every
+		// message stored (chats.upsert).
+		index.Fields("session_id", "chat"),
+	}
 }

@@ -82,6 +82,17 @@ type DeliveryEdge struct {
 	Node   *Delivery `json:"node"`
 }
 
+type EventConnection struct {
+	Edges    []*EventEdge `json:"edges"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+type EventEdge struct {
+	// The event's id.
+	Cursor string `json:"cursor"`
+	Node   *Event `json:"node"`
+}
+
 type Group struct {
 	// The group JID (…@g.us).
 	ID                    string         `json:"id"`
@@ -126,8 +137,9 @@ type Mutation struct {
 
 // Where a page of a connection ends: pass endCursor as after for the next page.
 type PageInfo struct {
-	HasNextPage bool    `json:"hasNextPage"`
-	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge; null when there is none.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 type Participant struct {

@@ -29,9 +29,11 @@ import (
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
+	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
@@ -52,6 +54,9 @@ type Options struct {
 	// DebugListener, when set, is where Run serves /debug/pprof instead
 	// of listening on --debug-addr.
 	DebugListener net.Listener
+	// EventBuffer is how many live events one subscriber may have waiting
+	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
+	EventBuffer int
 }
 
 // withDefaults fills what the process left unset.
@@ -90,6 +95,10 @@ type App struct {
 	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
 	metrics  *metrics.Metrics   // what /metrics shows
 	debug    *debugServer       // /debug/pprof on --debug-addr; nil when unset
+	eventLog *events.Log
+	bus      *events.Bus
+	eventBuf int // Options.EventBuffer
+	sink     *sessions.Sink
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -119,23 +128,26 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, restored: make(chan struct{})}
+	a.eventBuf = opts.EventBuffer
 
 	authSvc := auth.NewService(db, random, now, newID)
 	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
 	}
+	a.metrics = newMetrics(db, a, a.log)
+	a.openEvents(now, random)
+	a.hooks = a.startWebhooks(now, random)
+	a.openSink()
 	if err := a.startWhatsApp(ctx); err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.hooks = a.startWebhooks(now, random)
 	resolver := &graph.Resolver{
 		DB:         db,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
 		Deliveries: a.hooks.deliveries,
-		Events:     a.hooks.log,
 		Link:       a.manager,
 		GroupAdmin: a.manager,
 		Account:    a.manager,
@@ -144,6 +156,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Sandbox:    a.sandbox,
 		Now:        now,
 		NewID:      newID,
+		Events:     a.bus,
 	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
 	a.handler = a.routes(resolver, authSvc, limiter)
@@ -232,6 +245,7 @@ func (a *App) Close() error {
 	if a.manager != nil {
 		a.manager.Close()
 	}
+	a.closeEvents()
 	var errs []error
 	if a.network != nil {
 		errs = append(errs, a.network.Close())
@@ -289,6 +303,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 	if debugLn != nil {
 		a.debug = serveDebug(debugLn, a.log)
 	}
+	defer context.AfterFunc(ctx, a.endStreams)()
 	front.set(a.handler)
 	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
 	return <-served

@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
@@ -13,7 +12,6 @@ import (
 // webhooks is the event log and the webhook outbox's dispatcher, which
 // runs in a goroutine the App owns from New until Close.
 type webhooks struct {
-	log        *events.Log
 	deliveries *webhook.DeliveryLog
 	dispatcher *webhook.Dispatcher
 	sender     *webhook.Sender
@@ -21,7 +19,7 @@ type webhooks struct {
 	done       chan struct{} // closed when the dispatcher's Run has returned
 }
 
-// startWebhooks builds the event log and the dispatcher and starts it.
+// startWebhooks builds the dispatcher over the event log and starts it.
 // Deliveries due from before a restart go out at once.
 func (a *App) startWebhooks(now func() time.Time, random io.Reader) *webhooks {
 	sender := webhook.NewSender(netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.cfg.WebhookTimeout, a.log)
@@ -30,7 +28,6 @@ func (a *App) startWebhooks(now func() time.Time, random io.Reader) *webhooks {
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	w := &webhooks{
-		log:        events.NewLog(a.db, events.LogOptions{Now: now, Random: random, Logger: a.log}),
 		deliveries: webhook.NewDeliveryLog(a.db, now, random, d),
 		dispatcher: d, sender: sender, stop: stop, done: make(chan struct{}),
 	}
@@ -42,11 +39,9 @@ func (a *App) startWebhooks(now func() time.Time, random io.Reader) *webhooks {
 }
 
 // close stops the dispatcher (attempts in flight are given back, due at
-// the next start), then the log, which commits what it has taken; the
-// database is still open.
+// the next start); the database is still open.
 func (w *webhooks) close() {
 	w.stop()
 	<-w.done
 	w.sender.Close()
-	w.log.Close()
 }

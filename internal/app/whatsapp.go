@@ -10,16 +10,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wagraph/wagraph/ent"
-	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/config"
-	"github.com/wagraph/wagraph/internal/events/payload"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
+	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
@@ -48,81 +47,6 @@ func openSandbox(ctx context.Context, cfg config.Config, log *slog.Logger, opts 
 	return nil, nil, nil
 }
 
-// statusStore keeps the manager's status records in the session table.
-type statusStore struct{ db *ent.Client }
-
-func (s statusStore) LoadStatus(ctx context.Context, id string) (whatsapp.StatusRecord, bool, error) {
-	row, err := s.db.Session.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return whatsapp.StatusRecord{}, false, nil
-	}
-	if err != nil {
-		return whatsapp.StatusRecord{}, false, fmt.Errorf("load session %s: %w", id, err)
-	}
-	rec := whatsapp.StatusRecord{Status: whatsapp.Status(row.Status)}
-	if row.Jid != nil {
-		rec.JID = *row.Jid
-	}
-	if row.PushName != nil {
-		rec.PushName = *row.PushName
-	}
-	if row.ConnectedAt != nil {
-		rec.ConnectedAt = *row.ConnectedAt
-	}
-	return rec, true, nil
-}
-
-func (s statusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.StatusRecord) error {
-	u := s.db.Session.UpdateOneID(id).SetStatus(entsession.Status(rec.Status))
-	if rec.JID != "" {
-		u.SetJid(rec.JID)
-	} else {
-		u.ClearJid()
-	}
-	if rec.PushName != "" {
-		u.SetPushName(rec.PushName)
-	} else {
-		u.ClearPushName()
-	}
-	if !rec.ConnectedAt.IsZero() {
-		u.SetConnectedAt(rec.ConnectedAt.UTC())
-	}
-	if err := u.Exec(ctx); err != nil {
-		return fmt.Errorf("save status of session %s: %w", id, err)
-	}
-	return nil
-}
-
-// linkedSessions lists the sessions with a device to log in at start.
-func linkedSessions(ctx context.Context, db *ent.Client) ([]string, error) {
-	ids, err := db.Session.Query().Where(entsession.JidNotNil()).IDs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list linked sessions: %w", err)
-	}
-	return ids, nil
-}
-
-// eventSink is the manager's Publisher: every event is recorded (the
-// message store) before it is acknowledged to WhatsApp; an error makes
-// WhatsApp send it again. The event log and its consumers (webhooks,
-// subscriptions) will hang here.
-type eventSink struct {
-	messages *messaging.Service
-	log      *slog.Logger
-}
-
-func (e *eventSink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	if d, ok := ev.Data.(*payload.Message); ok && ev.Message != nil && ev.Message.Media != nil {
-		// events.md: mediaUrl is this service's media route, never WhatsApp's.
-		d.MediaURL = payload.Text(graph.MediaPath(sessionID, ev.Message.ID))
-	}
-	if err := e.messages.Record(ctx, sessionID, ev); err != nil {
-		return err
-	}
-	e.log.DebugContext(ctx, "event", "session_id", sessionID, "kind", ev.Kind)
-	return nil
-}
-
 func whatsmeowStorePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "whatsmeow.db") }
 
 // startWhatsApp builds the WhatsApp side: the device store, the simulated
@@ -134,8 +58,8 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		return fmt.Errorf("open the WhatsApp device store: %w", err)
 	}
 	a.waStore = store
-	sink := &eventSink{log: a.log}
-	mopts := whatsapp.ManagerOptions{Store: store, Logger: a.log, Publisher: sink, Statuses: statusStore{a.db}}
+	sink := a.sink
+	mopts := whatsapp.ManagerOptions{Store: store, Logger: a.log, Publisher: sink, Statuses: sessions.NewStatusStore(a.db)}
 	a.sandbox, a.network, err = openSandbox(ctx, a.cfg, a.log, &mopts)
 	if err != nil {
 		return err
@@ -148,14 +72,13 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	}
 	mopts.Versions = a.versions
 	a.manager = whatsapp.NewManager(mopts)
-	a.metrics = newMetrics(a.db, a.manager, a.versions, a.log)
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
 	})
-	sink.messages = a.messages
+	sink.SetMessages(a.messages)
 	return nil
 }
 
@@ -203,6 +126,7 @@ func (a *App) startBackground(ctx context.Context) {
 			defer a.background.Done()
 			a.versions.Run(bg)
 		}()
+		a.background.Go(func() { a.eventLog.RunPrune(bg, a.cfg.EventRetention, events.PruneInterval) })
 		a.sessionsStarted.Store(a.restore(bg))
 		close(a.restored)
 		if bg.Err() == nil {
@@ -219,7 +143,7 @@ func (a *App) startBackground(ctx context.Context) {
 // whether the server did not stop first.
 func (a *App) restore(ctx context.Context) bool {
 	start := time.Now()
-	ids, err := linkedSessions(ctx, a.db)
+	ids, err := sessions.NewStatusStore(a.db).Linked(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			a.log.Error("restoring the linked sessions failed: none was started", "err", err)

@@ -49,6 +49,9 @@ type Config struct {
 	// DebugAddr is the loopback address serving /debug/pprof; "" serves
 	// none.
 	DebugAddr string
+	// EventRetention is how long stored events are kept (those with a
+	// delivery still pending are kept longer).
+	EventRetention time.Duration
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -92,6 +95,7 @@ func settings() []setting {
 		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "false", "let webhook and media URLs reach loopback and private addresses", false, boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
 		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5s,5m,30m,2h,5h,10h,10h", "delays before each webhook delivery attempt", false, parseRetry},
 		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15s", "one webhook delivery attempt's limit", false, parseWebhookTimeout},
+		{"event-retention", "WAGRAPH_EVENT_RETENTION", "720h", "how long stored events are kept for replay and redelivery", false, parseEventRetention},
 		{"max-body", "WAGRAPH_MAX_BODY", "64MiB", "largest REST request body and largest fetched media (GraphQL bodies: 1 MiB)", false, parseMaxBody},
 		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s", "longest time a request's whole body may take to arrive; slower bodies are cut", false, parseBodyTimeout},
 		{"graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "1000", "largest complexity of one GraphQL operation (each field 1, lists times their size)", false, intInto(func(c *Config) *int { return &c.GraphQLComplexity }, 10, 100_000)},
@@ -292,6 +296,21 @@ func parseWebhookTimeout(c *Config, v string) string {
 		return "must be between 1s and 5m"
 	}
 	c.WebhookTimeout = d
+	return ""
+}
+
+// MaxEventRetention bounds --event-retention: ten years.
+const MaxEventRetention = 10 * 365 * 24 * time.Hour
+
+func parseEventRetention(c *Config, v string) string {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "want a duration such as 720h"
+	}
+	if d < time.Hour || d > MaxEventRetention {
+		return "must be between 1h and 87600h"
+	}
+	c.EventRetention = d
 	return ""
 }
 

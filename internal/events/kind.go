@@ -1,8 +1,11 @@
 // Package events owns the session event stream: the table of event kinds, the
 // envelope every consumer sees (events.md), and the durable event log (Log),
 // which stores each event with its per-session seq and, in the same
-// transaction, one delivery row per webhook owed the event. The live fan-out
-// to subscriptions and the webhook dispatcher build on the log.
+// transaction, one delivery row per webhook owed the event, and the Bus,
+// which publishes through the log and, after each commit, hands the events
+// to live subscriptions (replay from the log, then live, without gap or
+// duplicate; bounded buffers, slow subscribers cut). The webhook dispatcher
+// builds on the log's delivery rows.
 //
 // The WhatsApp adapter spells the kinds it publishes as its own constants
 // (it must not import this package); a test here holds the two tables

@@ -101,6 +101,11 @@ type Log struct {
 	done    chan struct{} // closed when the batching goroutine returns
 
 	batches, events atomic.Int64
+
+	// committed, when set (by a Bus), is called by the batching goroutine
+	// with the envelopes of each append right after their commit, in commit
+	// order: the one place that sees every session's events in seq order.
+	committed atomic.Pointer[func([]Envelope)]
 }
 
 // request is one Append waiting for its batch.
@@ -275,6 +280,15 @@ func (l *Log) take(batch []*request, n int) ([]*request, int, bool) {
 // their envelopes, or the batch's error for all of them.
 func (l *Log) commit(batch []*request) {
 	envs, err := l.write(batch)
+	if err != nil && len(batch) > 1 && ent.IsConstraintError(err) {
+		// One append can fail a whole batch (its session was deleted
+		// meanwhile: the foreign key refuses its events); the others
+		// must not fail with it, so each goes again alone.
+		for _, r := range batch {
+			l.commit([]*request{r})
+		}
+		return
+	}
 	if err != nil {
 		l.log.Error("event log: batch not stored", "appends", len(batch), "error", err)
 		for _, r := range batch {
@@ -283,9 +297,13 @@ func (l *Log) commit(batch []*request) {
 		return
 	}
 	l.batches.Add(1)
+	committed := l.committed.Load()
 	total := 0
 	for i, r := range batch {
 		total += len(envs[i])
+		if committed != nil {
+			(*committed)(envs[i])
+		}
 		r.result <- result{envs: envs[i]}
 	}
 	l.events.Add(int64(total))

@@ -165,6 +165,18 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 	return nil
 }
 
+// ChatSeen reports whether the store holds a message of chat in the
+// session other than messageID: the first message of a chat makes it known
+// (chats.upsert), and the same message sent again by WhatsApp still does.
+func (s *Service) ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error) {
+	ok, err := s.db.Message.Query().
+		Where(entmessage.SessionID(sessionID), entmessage.Chat(chat), entmessage.MessageIDNEQ(messageID)).Exist(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look up chat %s: %w", chat, err)
+	}
+	return ok, nil
+}
+
 func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsapp.Message) error {
 	status := entmessage.StatusReceived
 	if m.FromMe {

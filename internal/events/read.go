@@ -1,0 +1,73 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wagraph/wagraph/ent"
+	entevent "github.com/wagraph/wagraph/ent/event"
+)
+
+// ErrNotFound is the error of Find for an id the session's log does not
+// hold (never stored, pruned, or another session's).
+var ErrNotFound = errors.New("event not found")
+
+// Find returns the stored event id of a session.
+func (l *Log) Find(ctx context.Context, sessionID, id string) (Envelope, error) {
+	row, err := l.db.Event.Query().Where(entevent.ID(id), entevent.SessionID(sessionID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Envelope{}, fmt.Errorf("event %s of session %s: %w", id, sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return Envelope{}, fmt.Errorf("read event %s of session %s: %w", id, sessionID, err)
+	}
+	return envelopeOf(row), nil
+}
+
+// Last returns the session's latest stored event; found is false when its
+// log is empty.
+func (l *Log) Last(ctx context.Context, sessionID string) (env Envelope, found bool, err error) {
+	row, err := l.db.Event.Query().Where(entevent.SessionID(sessionID)).
+		Order(ent.Desc(entevent.FieldSeq)).First(ctx)
+	if ent.IsNotFound(err) {
+		return Envelope{}, false, nil
+	}
+	if err != nil {
+		return Envelope{}, false, fmt.Errorf("read the last event of session %s: %w", sessionID, err)
+	}
+	return envelopeOf(row), true, nil
+}
+
+// PruneInterval is how often RunPrune prunes.
+const PruneInterval = time.Hour
+
+// RunPrune prunes the events older than retention at once and then every
+// interval (PruneInterval when 0), until ctx ends. A failed prune is logged
+// and tried again at the next tick: retention is housekeeping, never a
+// reason to stop.
+func (l *Log) RunPrune(ctx context.Context, retention, interval time.Duration) {
+	if interval <= 0 {
+		interval = PruneInterval
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		start := time.Now()
+		n, err := l.Prune(ctx, l.now().Add(-retention))
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			l.log.Error("event log: prune failed", "retention", retention, "pruned", n, "err", err)
+		case n > 0:
+			l.log.Info("event log: pruned", "events", n, "retention", retention, "took", time.Since(start).Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

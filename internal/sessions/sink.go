@@ -1,0 +1,166 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/events/payload"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// Bus stores a session's events and fans them out after the commit
+// (events.Bus).
+type Bus interface {
+	Publish(ctx context.Context, sessionID string, evs []events.New) ([]events.Envelope, error)
+}
+
+// MessageStore is the message store (messaging.Service): what an event says
+// about messages is recorded there before the event is stored.
+type MessageStore interface {
+	// Record keeps the message or status an event carries; recording the
+	// same event twice changes nothing.
+	Record(ctx context.Context, sessionID string, ev whatsapp.Event) error
+	// ChatSeen reports whether the store holds a message of chat other
+	// than messageID.
+	ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error)
+}
+
+// Waker learns that events were committed (the webhook dispatcher: new
+// delivery rows may be due).
+type Waker interface{ Wake() }
+
+// StoredObserver counts the events committed, by kind (metrics).
+type StoredObserver interface{ EventStored(kind string) }
+
+// SinkOptions are the parts a Sink hands events to. Bus is required; the
+// message store may be given later (SetMessages), the rest may be nil.
+type SinkOptions struct {
+	Bus      Bus
+	Messages MessageStore
+	// MediaPath is this service's media route of a message (mediaUrl);
+	// nil leaves mediaUrl as the adapter set it.
+	MediaPath func(sessionID, messageID string) string
+	Waker     Waker
+	Stored    StoredObserver
+	Logger    *slog.Logger
+}
+
+// Sink is the session manager's Publisher (and the messaging service's):
+// every event of a session passes through it, in order, before WhatsApp's
+// stanza is acknowledged. It completes the event (mediaUrl), records it in
+// the message store, derives the events it implies (chats.upsert for the
+// first message of a chat), stores them all in one transaction through the
+// bus, and only then tells the observers. An error means the event is not
+// stored: the adapter does not acknowledge it and WhatsApp sends it again,
+// which every step here tolerates (the store keeps the first record; a
+// chat is new until a message other than the resent one is stored).
+type Sink struct {
+	bus       Bus
+	messages  MessageStore
+	mediaPath func(sessionID, messageID string) string
+	waker     Waker
+	stored    StoredObserver
+	log       *slog.Logger
+}
+
+// NewSink returns a sink over opts.
+func NewSink(opts SinkOptions) *Sink {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
+		waker: opts.Waker, stored: opts.Stored, log: opts.Logger}
+}
+
+// SetMessages gives the sink its message store, which is built after the
+// session manager the sink serves (the store sends through it). Call it
+// before any session starts.
+func (s *Sink) SetMessages(m MessageStore) { s.messages = m }
+
+// Publish stores ev of a session with what it implies, and returns once it
+// is committed (whatsapp.Publisher).
+func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	if d, ok := ev.Data.(*payload.Message); ok && ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
+		// events.md: mediaUrl is this service's media route, never WhatsApp's.
+		d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+	}
+	var evs []events.New
+	if s.messages != nil {
+		chat, err := s.newChat(ctx, sessionID, ev)
+		if err != nil {
+			return err
+		}
+		if chat != nil {
+			b, err := json.Marshal(chat)
+			if err != nil {
+				return fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
+			}
+			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b})
+		}
+		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
+			return err
+		}
+	}
+	data, err := encodeData(ev.Data)
+	if err != nil {
+		return fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	evs = append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data})
+	envs, err := s.bus.Publish(ctx, sessionID, evs)
+	if err != nil {
+		return fmt.Errorf("store %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	if s.waker != nil {
+		s.waker.Wake()
+	}
+	for _, e := range envs {
+		if s.stored != nil {
+			s.stored.EventStored(string(e.Kind))
+		}
+		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
+	}
+	return nil
+}
+
+// newChat returns the chats.upsert data of a message in a chat the store
+// has no other message of (the first one; also when it is sent again),
+// or nil.
+func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event) (*payload.Chat, error) {
+	m := ev.Message
+	if m == nil || m.Chat == "" || m.Type == "revoke" { // a revoke is not stored as a message of its chat
+		return nil, nil
+	}
+	seen, err := s.messages.ChatSeen(ctx, sessionID, m.Chat, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	if seen {
+		return nil, nil
+	}
+	c := &payload.Chat{ID: m.Chat, LastMessageAt: payload.At(m.Timestamp)}
+	if d, ok := ev.Data.(*payload.Message); ok {
+		if !m.FromMe && !d.IsGroup {
+			// In a direct chat the sender is the chat: its push name names it.
+			c.Name = d.PushName
+		}
+	}
+	return c, nil
+}
+
+// encodeData is an event's data as stored: a JSON object ({} for none).
+func encodeData(d payload.Data) (json.RawMessage, error) {
+	if d == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" { // a nil pointer of a payload type
+		return nil, nil
+	}
+	return b, nil
+}

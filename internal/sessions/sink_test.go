@@ -1,0 +1,304 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/ent/enttest"
+	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/events/payload"
+	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// env is a sink over a real event log and message store on a fresh
+// SQLite file.
+type env struct {
+	db     *ent.Client
+	log    *events.Log
+	bus    *flakyBus
+	sink   *Sink
+	waker  *countingWaker
+	stored *kindCounter
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	db := enttest.Open(t, "sqlite3", ent.SQLiteDSN(filepath.Join(t.TempDir(), "t.db")))
+	t.Cleanup(func() { db.Close() })
+	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	l := events.NewLog(db, events.LogOptions{})
+	t.Cleanup(func() { l.Close() })
+	e := &env{db: db, log: l, bus: &flakyBus{bus: events.NewBus(l, events.BusOptions{})},
+		waker: &countingWaker{}, stored: &kindCounter{}}
+	e.sink = NewSink(SinkOptions{Bus: e.bus, Messages: messaging.New(messaging.Options{DB: db}),
+		MediaPath: func(s, m string) string { return "/api/v1/session/" + s + "/message/" + m + "/media" },
+		Waker:     e.waker, Stored: e.stored})
+	return e
+}
+
+// flakyBus refuses appends while fail is set, as a database that cannot
+// commit would.
+type flakyBus struct {
+	mu   sync.Mutex
+	fail bool
+	bus  *events.Bus
+}
+
+func (b *flakyBus) setFail(v bool) { b.mu.Lock(); b.fail = v; b.mu.Unlock() }
+
+func (b *flakyBus) Publish(ctx context.Context, id string, evs []events.New) ([]events.Envelope, error) {
+	b.mu.Lock()
+	fail := b.fail
+	b.mu.Unlock()
+	if fail {
+		return nil, errors.New("database is locked")
+	}
+	return b.bus.Publish(ctx, id, evs)
+}
+
+type countingWaker struct{ n int }
+
+func (w *countingWaker) Wake() { w.n++ }
+
+type kindCounter struct{ kinds []string }
+
+func (k *kindCounter) EventStored(kind string) { k.kinds = append(k.kinds, kind) }
+
+// stored returns the session's log.
+func (e *env) storedEvents(t *testing.T) []events.Envelope {
+	t.Helper()
+	envs, err := e.log.After(context.Background(), "s1", 0, nil, events.MaxPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envs
+}
+
+func kinds(envs []events.Envelope) []events.Kind {
+	out := make([]events.Kind, len(envs))
+	for i, e := range envs {
+		out[i] = e.Kind
+	}
+	return out
+}
+
+// message is a message event as the adapter hands it over.
+func message(kind, id, chat string, fromMe bool, pushName string, media *whatsapp.MediaRef) whatsapp.Event {
+	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	sender := chat
+	if fromMe {
+		sender = "4915550000000@s.whatsapp.net"
+	}
+	group := len(chat) > 5 && chat[len(chat)-5:] == "@g.us"
+	if group && !fromMe {
+		sender = "4915550000009@s.whatsapp.net"
+	}
+	return whatsapp.Event{Kind: kind,
+		Data: &payload.Message{ID: id, Chat: chat, Sender: sender, FromMe: fromMe, PushName: payload.Text(pushName),
+			Timestamp: payload.At(ts), Type: "text", Text: "hi", IsGroup: group},
+		Message: &whatsapp.Message{ID: id, Chat: chat, Sender: sender, FromMe: fromMe, Type: "text", Text: "hi", Timestamp: ts, Media: media}}
+}
+
+// TestSinkChatsUpsert: the first message of a chat the store never saw
+// comes with chats.upsert before it, in the same commit; later messages of
+// the chat do not; the chat's name is the sender's push name in a direct
+// chat, unknown otherwise.
+func TestSinkChatsUpsert(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const alice, bob, group = "4915550000001@s.whatsapp.net", "4915550000002@s.whatsapp.net", "120363000000000001@g.us"
+	steps := []struct {
+		name  string
+		ev    whatsapp.Event
+		kinds []events.Kind
+		chat  *payload.Chat // of the chats.upsert
+	}{
+		{"first from alice", message(whatsapp.KindInboundMessage, "A1", alice, false, "Alice", nil),
+			[]events.Kind{events.ChatsUpsert, events.InboundMessageUpsert},
+			&payload.Chat{ID: alice, Name: "Alice"}},
+		{"second from alice", message(whatsapp.KindInboundMessage, "A2", alice, false, "Alice", nil),
+			[]events.Kind{events.InboundMessageUpsert}, nil},
+		{"reply to alice", message(whatsapp.KindOutboundMessage, "O1", alice, true, "", nil),
+			[]events.Kind{events.OutboundMessageUpsert}, nil},
+		{"first to bob", message(whatsapp.KindOutboundMessage, "O2", bob, true, "Me", nil),
+			[]events.Kind{events.ChatsUpsert, events.OutboundMessageUpsert},
+			&payload.Chat{ID: bob}},
+		{"first in a group", message(whatsapp.KindInboundMessage, "G1", group, false, "Carol", nil),
+			[]events.Kind{events.ChatsUpsert, events.InboundMessageUpsert},
+			&payload.Chat{ID: group}},
+		{"a status event", whatsapp.Event{Kind: whatsapp.KindMessagesUpdate, Data: &payload.MessageStatus{ID: "O2", Chat: bob, Status: "read"}},
+			[]events.Kind{events.MessagesUpdate}, nil},
+	}
+	seen := 0
+	for _, st := range steps {
+		if err := e.sink.Publish(ctx, "s1", st.ev); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		all := e.storedEvents(t)
+		got := all[seen:]
+		seen = len(all)
+		if !slices.Equal(kinds(got), st.kinds) {
+			t.Errorf("%s: stored %v, want %v", st.name, kinds(got), st.kinds)
+			continue
+		}
+		if st.chat == nil {
+			continue
+		}
+		if got[0].Seq+1 != got[1].Seq || !got[0].Timestamp.Equal(got[1].Timestamp) {
+			t.Errorf("%s: chats.upsert (seq %d) and the message (seq %d) not one commit", st.name, got[0].Seq, got[1].Seq)
+		}
+		var c payload.Chat
+		if err := json.Unmarshal(got[0].Data, &c); err != nil {
+			t.Fatal(err)
+		}
+		want := *st.chat
+		want.LastMessageAt = payload.At(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+		if c != want {
+			t.Errorf("%s: chat %+v, want %+v", st.name, c, want)
+		}
+		var raw map[string]any
+		_ = json.Unmarshal(got[0].Data, &raw)
+		for _, k := range []string{"id", "name", "isGroup", "timestamp"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("%s: chats.upsert data %s lacks %q", st.name, got[0].Data, k)
+			}
+		}
+	}
+	if e.waker.n != len(steps) {
+		t.Errorf("waker woken %d times, want once per publish (%d)", e.waker.n, len(steps))
+	}
+	if len(e.stored.kinds) != seen {
+		t.Errorf("observer counted %d events, %d stored", len(e.stored.kinds), seen)
+	}
+}
+
+// TestSinkStoreBeforeAck: when the event cannot be stored Publish fails
+// (WhatsApp is not acknowledged and sends it again), no observer hears of
+// it; the resent message is then stored with its chats.upsert (the failed
+// attempt recorded the message, which must not make the chat known), and
+// the message store holds one record however often it is sent.
+func TestSinkStoreBeforeAck(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ev := func() whatsapp.Event {
+		return message(whatsapp.KindInboundMessage, "M1", "4915550000003@s.whatsapp.net", false, "Dave", nil)
+	}
+	e.bus.setFail(true)
+	if err := e.sink.Publish(ctx, "s1", ev()); err == nil {
+		t.Fatal("publish succeeded while the log could not commit")
+	}
+	if n := len(e.storedEvents(t)); n != 0 {
+		t.Fatalf("%d events stored by a failed publish", n)
+	}
+	if e.waker.n != 0 || len(e.stored.kinds) != 0 {
+		t.Errorf("observers told of a failed publish: %d wakes, %v", e.waker.n, e.stored.kinds)
+	}
+	e.bus.setFail(false)
+	for range 2 { // WhatsApp's resend, and a second resend after a lost ack
+		if err := e.sink.Publish(ctx, "s1", ev()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := kinds(e.storedEvents(t))
+	// At least once: a resend of a stored event is stored again, as it was
+	// the first time (the chat has no other message yet).
+	want := []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert, events.ChatsUpsert, events.InboundMessageUpsert}
+	if !slices.Equal(got, want) {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+	if n := e.db.Message.Query().Where(entmessage.MessageID("M1")).CountX(ctx); n != 1 {
+		t.Errorf("message store holds %d records of M1, want 1", n)
+	}
+}
+
+// TestSinkMediaURL: a message event with media gets mediaUrl pointing at
+// this service's media route and its record keeps the media reference; a
+// message without media keeps mediaUrl null.
+func TestSinkMediaURL(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ref := &whatsapp.MediaRef{DirectPath: "/v/t62/abc_n.enc?ccb=11-4", MediaKey: bytes.Repeat([]byte{1}, 32),
+		FileLength: 3, Mimetype: "image/png", MediaType: "image"}
+	tests := []struct {
+		id    string
+		media *whatsapp.MediaRef
+		want  payload.Text
+	}{
+		{"IMG1", ref, "/api/v1/session/s1/message/IMG1/media"},
+		{"TXT1", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			ev := message(whatsapp.KindInboundMessage, tt.id, "4915550000004@s.whatsapp.net", false, "", tt.media)
+			if err := e.sink.Publish(ctx, "s1", ev); err != nil {
+				t.Fatal(err)
+			}
+			if got := ev.Data.(*payload.Message).MediaURL; got != tt.want {
+				t.Errorf("mediaUrl %q, want %q", got, tt.want)
+			}
+			all := e.storedEvents(t)
+			var stored payload.Message
+			if err := json.Unmarshal(all[len(all)-1].Data, &stored); err != nil {
+				t.Fatal(err)
+			}
+			if stored.MediaURL != tt.want {
+				t.Errorf("stored mediaUrl %q, want %q", stored.MediaURL, tt.want)
+			}
+			rec := e.db.Message.Query().Where(entmessage.MessageID(tt.id)).OnlyX(ctx)
+			var got *whatsapp.MediaRef
+			if len(rec.Media) > 0 {
+				got = &whatsapp.MediaRef{}
+				if err := json.Unmarshal(rec.Media, got); err != nil {
+					t.Fatalf("stored media reference: %v", err)
+				}
+			}
+			if (got == nil) != (tt.media == nil) || (got != nil && (got.DirectPath != ref.DirectPath ||
+				!bytes.Equal(got.MediaKey, ref.MediaKey) || got.MediaType != "image")) {
+				t.Errorf("stored media %+v, want %+v", got, tt.media)
+			}
+		})
+	}
+}
+
+// TestStatusStore: a status record saved is loaded back; a session that
+// does not exist is not found; Linked lists the sessions with a device.
+func TestStatusStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	s := NewStatusStore(e.db)
+	if _, found, err := s.LoadStatus(ctx, "nope"); found || err != nil {
+		t.Errorf("missing session: found %v, %v", found, err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := whatsapp.StatusRecord{Status: whatsapp.StatusConnected, JID: "4915550000000:3@s.whatsapp.net", PushName: "Me", ConnectedAt: at}
+	if err := s.SaveStatus(ctx, "s1", rec); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := s.LoadStatus(ctx, "s1")
+	if err != nil || !found || got.Status != rec.Status || got.JID != rec.JID || got.PushName != rec.PushName || !got.ConnectedAt.Equal(at) {
+		t.Errorf("loaded %+v (%v, %v), want %+v", got, found, err, rec)
+	}
+	if ids, err := s.Linked(ctx); err != nil || !slices.Equal(ids, []string{"s1"}) {
+		t.Errorf("linked %v, %v", ids, err)
+	}
+	if err := s.SaveStatus(ctx, "s1", whatsapp.StatusRecord{Status: whatsapp.StatusLoggedOut}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := s.Linked(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("linked after logout %v, %v", ids, err)
+	}
+}

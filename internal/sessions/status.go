@@ -1,0 +1,76 @@
+// Package sessions is the service around a session's life outside the
+// WhatsApp adapter: the status store the session manager persists into,
+// and the event sink every session event passes through on its way to the
+// event log (Sink: the message store, derived events, the bus, and what
+// must learn of a commit).
+package sessions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wagraph/wagraph/ent"
+	entsession "github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/whatsapp"
+)
+
+// StatusStore keeps the manager's status records in the session table
+// (whatsapp.StatusStore).
+type StatusStore struct{ db *ent.Client }
+
+// NewStatusStore returns the status store over db.
+func NewStatusStore(db *ent.Client) StatusStore { return StatusStore{db: db} }
+
+// LoadStatus reads a session's status record; found is false when the
+// session does not exist.
+func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.StatusRecord, bool, error) {
+	row, err := s.db.Session.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return whatsapp.StatusRecord{}, false, nil
+	}
+	if err != nil {
+		return whatsapp.StatusRecord{}, false, fmt.Errorf("load session %s: %w", id, err)
+	}
+	rec := whatsapp.StatusRecord{Status: whatsapp.Status(row.Status)}
+	if row.Jid != nil {
+		rec.JID = *row.Jid
+	}
+	if row.PushName != nil {
+		rec.PushName = *row.PushName
+	}
+	if row.ConnectedAt != nil {
+		rec.ConnectedAt = *row.ConnectedAt
+	}
+	return rec, true, nil
+}
+
+// SaveStatus writes a session's status record.
+func (s StatusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.StatusRecord) error {
+	u := s.db.Session.UpdateOneID(id).SetStatus(entsession.Status(rec.Status))
+	if rec.JID != "" {
+		u.SetJid(rec.JID)
+	} else {
+		u.ClearJid()
+	}
+	if rec.PushName != "" {
+		u.SetPushName(rec.PushName)
+	} else {
+		u.ClearPushName()
+	}
+	if !rec.ConnectedAt.IsZero() {
+		u.SetConnectedAt(rec.ConnectedAt.UTC())
+	}
+	if err := u.Exec(ctx); err != nil {
+		return fmt.Errorf("save status of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// Linked lists the sessions with a linked device, to log in at start.
+func (s StatusStore) Linked(ctx context.Context) ([]string, error) {
+	ids, err := s.db.Session.Query().Where(entsession.JidNotNil()).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list linked sessions: %w", err)
+	}
+	return ids, nil
+}
