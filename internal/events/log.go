@@ -300,9 +300,12 @@ func (l *Log) commit(batch []*request) {
 	committed := l.committed.Load()
 	total := 0
 	for i, r := range batch {
-		total += len(envs[i])
-		if committed != nil {
-			(*committed)(envs[i])
+		// An envelope found under its key was handed out when it was
+		// stored: only the new ones go to the subscribers.
+		fresh := slices.DeleteFunc(slices.Clone(envs[i]), func(e Envelope) bool { return e.Existing })
+		total += len(fresh)
+		if committed != nil && len(fresh) > 0 {
+			(*committed)(fresh)
 		}
 		r.result <- result{envs: envs[i]}
 	}

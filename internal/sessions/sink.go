@@ -98,7 +98,13 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 			if err != nil {
 				return fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
 			}
-			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b})
+			// Keyed by the message that made the chat known: the
+			// message sent again is the same pair of events.
+			key := ""
+			if ev.Key != "" {
+				key = string(events.ChatsUpsert) + "/" + ev.Key
+			}
+			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
 		}
 		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
 			return err
@@ -108,7 +114,7 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 	if err != nil {
 		return fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
 	}
-	evs = append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data})
+	evs = append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key})
 	envs, err := s.bus.Publish(ctx, sessionID, evs)
 	if err != nil {
 		return fmt.Errorf("store %s of session %s: %w", ev.Kind, sessionID, err)
@@ -117,6 +123,10 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 		s.waker.Wake()
 	}
 	for _, e := range envs {
+		if e.Existing {
+			s.log.DebugContext(ctx, "event already stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
+			continue
+		}
 		if s.stored != nil {
 			s.stored.EventStored(string(e.Kind))
 		}
