@@ -141,6 +141,14 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 	// deleteSession deletes the record, then ends the session's
 	// subscriptions: one registered after that finds the record gone here.
 	exists, err := r.DB.Session.Query().Where(entsession.ID(sessionID)).Exist(ctx)
+	if ctx.Err() != nil {
+		// The token was revoked (or the subscriber left) while the stream
+		// was being set up: it ends as it would have a moment later.
+		sub.Close()
+		ch := make(chan *model.Event)
+		close(ch)
+		return ch, nil
+	}
 	if err != nil || !exists {
 		sub.Close()
 		if err != nil {

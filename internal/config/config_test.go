@@ -407,8 +407,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 20 {
-		t.Errorf("Usage has %d lines, want one per setting (20)", got)
+	if got := strings.Count(out, "\n"); got != 21 {
+		t.Errorf("Usage has %d lines, want one per setting (21)", got)
 	}
 }
 

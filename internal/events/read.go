@@ -43,10 +43,12 @@ func (l *Log) Last(ctx context.Context, sessionID string) (env Envelope, found b
 // PruneInterval is how often RunPrune prunes.
 const PruneInterval = time.Hour
 
-// RunPrune prunes the events older than retention at once and then every
-// interval (PruneInterval when 0), until ctx ends. A failed prune is logged
-// and tried again at the next tick: retention is housekeeping, never a
-// reason to stop.
+// RunPrune prunes the events older than retention every interval
+// (PruneInterval when 0), until ctx ends. A failed prune is logged and tried
+// again at the next tick: retention is housekeeping, never a reason to stop.
+// The first prune waits one interval: a start is busy enough (sessions
+// reconnecting, the offline queue replaying), and the log's clock is read
+// only by what stores events until then.
 func (l *Log) RunPrune(ctx context.Context, retention, interval time.Duration) {
 	if interval <= 0 {
 		interval = PruneInterval
@@ -54,6 +56,11 @@ func (l *Log) RunPrune(ctx context.Context, retention, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 		start := time.Now()
 		n, err := l.Prune(ctx, l.now().Add(-retention))
 		switch {
@@ -63,11 +70,6 @@ func (l *Log) RunPrune(ctx context.Context, retention, interval time.Duration) {
 			l.log.Error("event log: prune failed", "retention", retention, "pruned", n, "err", err)
 		case n > 0:
 			l.log.Info("event log: pruned", "events", n, "retention", retention, "took", time.Since(start).Round(time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }

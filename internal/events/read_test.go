@@ -37,8 +37,8 @@ func TestFindAndLast(t *testing.T) {
 	}
 }
 
-// TestRunPrune: the prune loop prunes at once what is older than the
-// retention (the latest event of a session stays, as Prune keeps it) and
+// TestRunPrune: the prune loop prunes, after its first interval, what is
+// older than the retention (the latest event of a session stays, as Prune keeps it) and
 // returns when its context ends.
 func TestRunPrune(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +55,7 @@ func TestRunPrune(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.RunPrune(ctx, 24*time.Hour, time.Hour)
+		l.RunPrune(ctx, 24*time.Hour, 20*time.Millisecond)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for db.Event.Query().CountX(ctx) != 1 {
