@@ -214,9 +214,9 @@ func (p probe) measure(t testing.TB, prefix string, n int) latencies {
 // do not hold up another session.
 func TestIsolation(t *testing.T) {
 	const (
-		burst   = 1000
+		burst   = 2000
 		texts   = 20
-		spacing = 100 * time.Millisecond
+		spacing = 50 * time.Millisecond
 		// The bound of every one of B's latencies, under -race on a
 		// loaded machine; unloaded, they are tens of milliseconds.
 		bound = 2 * time.Second
