@@ -17,13 +17,13 @@ import (
 // from the log, and the sink wakes it after each commit.
 func (a *App) openEvents(now func() time.Time, random io.Reader) {
 	a.eventLog = events.NewLog(a.db, events.LogOptions{Now: now, Random: random, Logger: a.log})
-	a.bus = events.NewBus(a.eventLog, events.BusOptions{Buffer: a.eventBuf, Observer: a.metrics})
+	a.bus = events.NewBus(a.eventLog, events.BusOptions{Buffer: a.eventBuf, Observer: a.metrics, Stored: a.metrics})
 }
 
 // openSink builds the sink, once the dispatcher it wakes exists.
 func (a *App) openSink() {
 	a.sink = sessions.NewSink(sessions.SinkOptions{
-		Bus: a.bus, MediaPath: graph.MediaPath, Waker: a.hooks.dispatcher, Stored: a.metrics, Logger: a.log,
+		Bus: a.bus, MediaPath: graph.MediaPath, Waker: a.hooks.dispatcher, Logger: a.log,
 	})
 }
 

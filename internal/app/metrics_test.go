@@ -63,10 +63,31 @@ next:
 	return 0, false
 }
 
+// waitMetric scrapes until the series of family with exactly labels has
+// value want (a histogram: its count); it fails the test after 10 s.
+// Counters and gauges move just after what they count is visible (an
+// attempt is recorded, then counted; a subscription is registered, then
+// counted), so a test waits for them as a scraper would.
+func waitMetric(t *testing.T, s *apptest.Server, family string, labels map[string]string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, ok := metricValue(scrapeMetrics(t, s, apptest.AdminToken), family, labels)
+		if ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v = %v (present %v) after 10 s, want %v", family, labels, got, ok, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestMetrics (issue 10): after sends through REST and GraphQL on a
-// connected sandbox session, /metrics carries every family operations.md
-// lists, with the values these requests add up to; only an admin token
-// reads it; /debug/pprof is not on the API address.
+// connected sandbox session, an inbound message delivered to a webhook and
+// a subscription opened and closed, /metrics carries every family
+// operations.md lists, with the values these add up to; only an admin
+// token reads it; /debug/pprof is not on the API address.
 func TestMetrics(t *testing.T) {
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550101001")
@@ -117,6 +138,36 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("GET %s on the API address: %d, want 404", path, res.Status)
 		}
 	}
+
+	// An inbound message, delivered to a webhook answering 200; the
+	// delivery is recorded before it is counted, so the count is waited
+	// for as a scraper sees it.
+	rc := apptest.NewReceiver(t)
+	var hook struct {
+		CreateWebhook struct{ Webhook struct{ ID string } }
+	}
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $u: String) { createWebhook(sessionId: $s, input: {url: $u, events: [INBOUND_MESSAGE_UPSERT]}) { webhook { id } } }`,
+		map[string]any{"s": sess.ID, "u": rc.URL}, &hook)
+	if _, err := s.Network(t).SendText(to, sess.Phone, "inbound"); err != nil {
+		t.Fatalf("the contact's text: %v", err)
+	}
+	if r := rc.Next(t); !strings.Contains(string(r.Body), `"inbound"`) {
+		t.Fatalf("the webhook got %s, want the inbound text", r.Body)
+	}
+	// testWebhook stores a webhook.test event (not through the session's
+	// sink: it is counted all the same) and delivers it.
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $w: ID!) { testWebhook(sessionId: $s, id: $w) { id } }`,
+		map[string]any{"s": sess.ID, "w": hook.CreateWebhook.Webhook.ID}, nil)
+	if r := rc.Next(t); !strings.Contains(string(r.Body), `"webhook.test"`) {
+		t.Fatalf("the webhook got %s, want the test event", r.Body)
+	}
+	s.WaitDeliveries(t, sess.ID, hook.CreateWebhook.Webhook.ID)
+	waitMetric(t, s, "wagraph_webhook_deliveries_total", map[string]string{"outcome": "delivered"}, 2)
+	// Subscribers: one open is 1, closed again 0.
+	sub := s.Subscribe(t, apptest.AdminToken, `subscription($s: ID!) { events(sessionId: $s) { id } }`, map[string]any{"s": sess.ID})
+	waitMetric(t, s, "wagraph_subscribers", map[string]string{}, 1)
+	sub.Close()
+	waitMetric(t, s, "wagraph_subscribers", map[string]string{}, 0)
 
 	fams := scrapeMetrics(t, s, apptest.AdminToken)
 	for _, name := range []string{
@@ -184,23 +235,35 @@ func TestMetrics(t *testing.T) {
 	if !regexp.MustCompile(`^2\.\d+\.\d+$`).MatchString(want) {
 		t.Errorf("version %q is not 2.x.y", want)
 	}
-	// Events and subscribers: not fed yet (their hooks are wired with the
-	// event bus); deliveries are (TestDeliveryMetrics), none here. Their
-	// series are there at 0.
+	// Events stored by kind: the two sends' outbound messages and their
+	// messages.send (sent), the messages.send (failed) of the send on the
+	// session never connected, the contact's inbound message, the test
+	// event; every kind has its series from the start (call at 0 here).
 	for _, tc := range []struct {
-		family string
-		labels map[string]string
+		kind string
+		want float64
 	}{
-		{"wagraph_events_stored_total", map[string]string{"kind": "inbound-message.upsert"}},
-		{"wagraph_events_stored_total", map[string]string{"kind": "webhook.test"}},
-		{"wagraph_webhook_deliveries_total", map[string]string{"outcome": "delivered"}},
-		{"wagraph_webhook_deliveries_total", map[string]string{"outcome": "gone"}},
-		{"wagraph_webhook_delivery_duration_seconds", map[string]string{"outcome": "retry"}},
-		{"wagraph_subscribers", map[string]string{}},
+		{"outbound-message.upsert", 2},
+		{"messages.send", 3},
+		{"inbound-message.upsert", 1},
+		{"webhook.test", 1},
+		{"call", 0},
 	} {
-		if _, ok := metricValue(fams, tc.family, tc.labels); !ok {
-			t.Errorf("no series %s%v", tc.family, tc.labels)
+		if got, ok := metricValue(fams, "wagraph_events_stored_total", map[string]string{"kind": tc.kind}); !ok || got != tc.want {
+			t.Errorf("wagraph_events_stored_total{kind=%q} = %v (present %v), want %v", tc.kind, got, ok, tc.want)
 		}
+	}
+	// Deliveries: the two to the receiver answering 200, with their
+	// latency; the other outcomes' series at 0.
+	for outcome, want := range map[string]float64{"delivered": 2, "retry": 0, "failed": 0, "gone": 0} {
+		for _, family := range []string{"wagraph_webhook_deliveries_total", "wagraph_webhook_delivery_duration_seconds"} {
+			if got, ok := metricValue(fams, family, map[string]string{"outcome": outcome}); !ok || got != want {
+				t.Errorf("%s{outcome=%q} = %v (present %v), want %v", family, outcome, got, ok, want)
+			}
+		}
+	}
+	if got, ok := metricValue(fams, "wagraph_subscribers", map[string]string{}); !ok || got != 0 {
+		t.Errorf("wagraph_subscribers = %v (present %v) after the subscription closed, want 0", got, ok)
 	}
 	if got := len(fams["wagraph_events_stored_total"].GetMetric()); got != 28 {
 		t.Errorf("wagraph_events_stored_total has %d series, want the 27 kinds and webhook.test", got)

@@ -13,6 +13,7 @@ import (
 type Received struct {
 	Header http.Header
 	Body   []byte
+	At     time.Time // when its body had been read: latency measurements end here
 }
 
 // Receiver is a webhook endpoint on loopback (the server needs
@@ -46,7 +47,7 @@ func NewReceiver(t testing.TB, codes ...int) *Receiver {
 
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	req := Received{Header: r.Header.Clone(), Body: body}
+	req := Received{Header: r.Header.Clone(), Body: body, At: time.Now()}
 	rc.mu.Lock()
 	rc.got = append(rc.got, req)
 	code := rc.codes[0]

@@ -50,12 +50,19 @@ type SubscriberObserver interface {
 	SubscriberEnded()
 }
 
+// StoredObserver learns of every event committed, by kind (metrics).
+type StoredObserver interface{ EventStored(kind string) }
+
 // BusOptions are the bounds and observers of a Bus.
 type BusOptions struct {
 	// Buffer is how many live events one subscriber may have waiting;
 	// 0 means DefaultBuffer.
 	Buffer   int
 	Observer SubscriberObserver // nil: none
+	// Stored is told the kind of every event the log commits, whoever
+	// published it (the session sink, testWebhook), once: an event found
+	// already stored under its key is not told again. nil: none.
+	Stored StoredObserver
 }
 
 // Bus is the session event stream: Publish stores events in the Log and,
@@ -70,6 +77,7 @@ type Bus struct {
 	log      *Log
 	buffer   int
 	observer SubscriberObserver
+	stored   StoredObserver
 
 	mu     sync.Mutex
 	subs   map[string]map[*Subscription]struct{} // by session
@@ -79,7 +87,7 @@ type Bus struct {
 
 // NewBus returns the bus over log; one log has one bus.
 func NewBus(log *Log, opts BusOptions) *Bus {
-	b := &Bus{log: log, buffer: opts.Buffer, observer: opts.Observer, subs: map[string]map[*Subscription]struct{}{}}
+	b := &Bus{log: log, buffer: opts.Buffer, observer: opts.Observer, stored: opts.Stored, subs: map[string]map[*Subscription]struct{}{}}
 	if b.buffer <= 0 {
 		b.buffer = DefaultBuffer
 	}
@@ -102,10 +110,16 @@ func (b *Bus) Publish(ctx context.Context, sessionID string, evs []New) ([]Envel
 func (b *Bus) Subscribers() int { return int(b.count.Load()) }
 
 // fanOut hands the envelopes of one committed append (one session, seq
-// order) to that session's subscribers.
+// order, none found already stored) to that session's subscribers, and
+// counts them: every append passes here, whichever publisher made it.
 func (b *Bus) fanOut(envs []Envelope) {
 	if len(envs) == 0 {
 		return
+	}
+	if b.stored != nil {
+		for _, e := range envs {
+			b.stored.EventStored(string(e.Kind))
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -363,3 +363,50 @@ func TestBusEnds(t *testing.T) {
 		})
 	}
 }
+
+// kindCounter counts the events committed by kind, as metrics would.
+type kindCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *kindCounter) EventStored(kind string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]int{}
+	}
+	c.counts[kind]++
+}
+
+// TestBusCountsStored: the Stored observer is told every event committed,
+// by kind, whatever published it and in whichever session, and told an
+// event found already stored under its key once, when it was stored.
+func TestBusCountsStored(t *testing.T) {
+	ctx := context.Background()
+	stored := &kindCounter{}
+	b := newBus(t, []string{"s1", "s2"}, BusOptions{Stored: stored})
+	msg := func(key string) New {
+		return New{Kind: InboundMessageUpsert, Data: data(`{"id":"` + key + `"}`), Key: "in/" + key}
+	}
+	appends := []struct {
+		session string
+		evs     []New
+	}{
+		{"s1", []New{msg("A"), {Kind: ChatsUpsert}}},
+		{"s1", []New{msg("A"), msg("B"), msg("B")}}, // A stored already, B once
+		{"s2", []New{msg("A")}},                     // the same key in another session
+		{"s1", []New{{Kind: WebhookTest, Webhooks: []string{}}}},
+	}
+	for _, a := range appends {
+		if _, err := b.Publish(ctx, a.session, a.evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]int{string(InboundMessageUpsert): 3, string(ChatsUpsert): 1, string(WebhookTest): 1}
+	stored.mu.Lock()
+	defer stored.mu.Unlock()
+	if fmt.Sprint(stored.counts) != fmt.Sprint(want) {
+		t.Errorf("told %v, want %v", stored.counts, want)
+	}
+}

@@ -32,9 +32,6 @@ type MessageStore interface {
 // delivery rows may be due).
 type Waker interface{ Wake() }
 
-// StoredObserver counts the events committed, by kind (metrics).
-type StoredObserver interface{ EventStored(kind string) }
-
 // SinkOptions are the parts a Sink hands events to. Bus is required; the
 // message store may be given later (SetMessages), the rest may be nil.
 type SinkOptions struct {
@@ -44,7 +41,6 @@ type SinkOptions struct {
 	// nil leaves mediaUrl as the adapter set it.
 	MediaPath func(sessionID, messageID string) string
 	Waker     Waker
-	Stored    StoredObserver
 	Logger    *slog.Logger
 }
 
@@ -53,7 +49,7 @@ type SinkOptions struct {
 // stanza is acknowledged. It completes the event (mediaUrl), records it in
 // the message store, derives the events it implies (chats.upsert for the
 // first message of a chat), stores them all in one transaction through the
-// bus, and only then tells the observers. An error means the event is not
+// bus, and only then wakes the dispatcher. An error means the event is not
 // stored: the adapter does not acknowledge it and WhatsApp sends it again,
 // which every step here tolerates (the store keeps the first record; a
 // chat is new until a message other than the resent one is stored).
@@ -62,7 +58,6 @@ type Sink struct {
 	messages  MessageStore
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
-	stored    StoredObserver
 	log       *slog.Logger
 }
 
@@ -72,7 +67,7 @@ func NewSink(opts SinkOptions) *Sink {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
-		waker: opts.Waker, stored: opts.Stored, log: opts.Logger}
+		waker: opts.Waker, log: opts.Logger}
 }
 
 // SetMessages gives the sink its message store, which is built after the
@@ -126,9 +121,6 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 		if e.Existing {
 			s.log.DebugContext(ctx, "event already stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
 			continue
-		}
-		if s.stored != nil {
-			s.stored.EventStored(string(e.Kind))
 		}
 		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
 	}
