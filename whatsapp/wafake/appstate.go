@@ -140,6 +140,10 @@ func (n *Network) handleAppStateSync(c *conn, node *waBinary.Node) ([]waBinary.N
 		n.mu.Lock()
 		all := c.dev.acct.appState.collections[name]
 		patches := patchesAfter(all, from)
+		if c.dev.fetched == nil {
+			c.dev.fetched = map[string]bool{}
+		}
+		c.dev.fetched[name] = true
 		n.mu.Unlock()
 		out = append(out, waBinary.Node{Tag: "collection", Attrs: waBinary.Attrs{"name": name, "version": len(all)},
 			Content: []waBinary.Node{{Tag: "patches", Content: patches}}})
@@ -250,4 +254,27 @@ func (n *Network) AppStateVersion(phone, name string) uint64 {
 		return uint64(len(a.appState.collections[name]))
 	}
 	return 0
+}
+
+// AppStateSynced reports whether the linked device has fetched every app
+// state collection the simulated phone writes to (chat flags, stars,
+// labels, the address book) at least once. A device's first fetch of a
+// collection is a full sync, which whatsmeow applies without events; what
+// the phone writes after that fetch was served reaches the device as a
+// change with its event (whatsmeow serialises its fetches of a collection,
+// so the change is fetched after the full sync was applied). Tests wait
+// for it before the phone writes.
+func (n *Network) AppStateSynced(device types.JID) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := n.companionLocked(device.User, device.Device)
+	if c == nil {
+		return false
+	}
+	for _, name := range seededCollections {
+		if !c.fetched[string(name)] {
+			return false
+		}
+	}
+	return true
 }

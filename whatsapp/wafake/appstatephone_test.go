@@ -170,3 +170,31 @@ func TestPhoneAppStateWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestAppStateSynced: once the network says a device synced the phone's
+// collections, what the phone writes next is an event on the device (not
+// folded silently into the device's first full sync); before linking
+// there is no such device.
+func TestAppStateSynced(t *testing.T) {
+	const phone, contact = "491701234581", "4915155509881"
+	n := startNetwork(t)
+	if n.AppStateSynced(types.JID{User: phone, Device: 1, Server: types.DefaultUserServer}) {
+		t.Fatal("a device synced before it was linked")
+	}
+	cli, ps := linkSettled(t, n, phone)
+	archived := eventsOf[*events.Archive](cli)
+	labels := eventsOf[*events.LabelEdit](cli)
+	waitUntil(t, func() bool { return n.AppStateSynced(ps.ID) })
+	if err := n.ArchiveChat(phone, pn(contact), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.EditLabel(phone, "3", "Leads", 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if e := nextEvent(t, archived); e.JID != pn(contact) || !e.Action.GetArchived() {
+		t.Errorf("Archive %+v", e)
+	}
+	if e := nextEvent(t, labels); e.LabelID != "3" {
+		t.Errorf("LabelEdit %+v", e)
+	}
+}

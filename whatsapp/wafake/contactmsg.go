@@ -30,6 +30,17 @@ func (n *Network) SendMessageByLID(from, to string, msg *waE2E.Message) (string,
 	}, nil)
 }
 
+// SharePhoneNumber has the phone of account from, writing to to under its
+// LID, share its phone number in their chat: the protocol message WhatsApp
+// sends when a contact whose number was hidden reveals it (whatsmeow: a
+// message with ProtocolMessage SHARE_PHONE_NUMBER, from the LID with the
+// number in sender_pn). It returns the message id.
+func (n *Network) SharePhoneNumber(from, to string) (string, error) {
+	return n.SendMessageByLID(from, to, &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
+		Type: waE2E.ProtocolMessage_SHARE_PHONE_NUMBER.Enum(),
+	}})
+}
+
 // SendUndecryptable has the phone of account from send to the linked
 // devices of to a message whose ciphertext no device can decrypt, as after
 // a lost Signal session (whatsmeow: events.UndecryptableMessage, and a

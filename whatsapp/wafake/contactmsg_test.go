@@ -198,3 +198,25 @@ func TestOfflinePreview(t *testing.T) {
 		t.Errorf("completed %+v, want 3", c)
 	}
 }
+
+// TestSharePhoneNumber: a contact writing under its LID shares its number:
+// a protocol message SHARE_PHONE_NUMBER from its LID, its number alongside.
+func TestSharePhoneNumber(t *testing.T) {
+	const me, contact = "491702220026", "491702220027"
+	n := startNetwork(t)
+	cli, _ := linkSettled(t, n, me)
+	msgs := contactMessages(cli)
+	id, err := n.SharePhoneNumber(contact, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, _ := n.Account(contact)
+	m := nextEvent(t, msgs)
+	if m.Info.ID != id || m.Info.Sender != acct.LID || m.Info.SenderAlt != pn(contact) ||
+		m.Message.GetProtocolMessage().GetType() != waE2E.ProtocolMessage_SHARE_PHONE_NUMBER {
+		t.Errorf("share %+v %v", m.Info, m.Message)
+	}
+	if _, err := n.SharePhoneNumber(contact, "491702220028"); err == nil {
+		t.Error("a share reached an account without linked devices")
+	}
+}

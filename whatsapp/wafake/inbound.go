@@ -133,20 +133,9 @@ func (n *Network) SendReceipt(from string, to types.JID, messageIDs []string, ty
 		"id": messageIDs[0], "from": types.NewJID(from, types.DefaultUserServer),
 		"t": strconv.FormatInt(time.Now().Unix(), 10),
 	}
-	switch typ {
-	case "delivered": // whatsmeow's ReceiptTypeDelivered is no type at all
-	case "read", "played":
-		attrs["type"] = typ
-	default:
-		return &ValueError{What: "a receipt type", Value: typ}
-	}
-	node := waBinary.Node{Tag: "receipt", Attrs: attrs}
-	if len(messageIDs) > 1 {
-		items := make([]waBinary.Node, len(messageIDs)-1)
-		for i, id := range messageIDs[1:] {
-			items[i] = waBinary.Node{Tag: "item", Attrs: waBinary.Attrs{"id": id}}
-		}
-		node.Content = []waBinary.Node{{Tag: "list", Content: items}}
+	node, err := receiptNode(attrs, messageIDs, typ)
+	if err != nil {
+		return err
 	}
 	n.mu.Lock()
 	comps, err := n.targetsLocked(from, to)
@@ -160,6 +149,66 @@ func (n *Network) SendReceipt(from string, to types.JID, messageIDs []string, ty
 		n.queue(comp, messageIDs[0], node)
 	}
 	return nil
+}
+
+// SendGroupReceipt has the phone of member from send a receipt
+// ("delivered", "read" or "played") for messages account to sent in group,
+// as WhatsApp relays a member's receipt to the sender: from the group, with
+// the member as participant (whatsmeow: events.Receipt with IsGroup). to is
+// the account (every linked device) or one device.
+func (n *Network) SendGroupReceipt(from string, group types.JID, to types.JID, messageIDs []string, typ string) error {
+	if len(messageIDs) == 0 {
+		return errors.New("wafake: a receipt names at least one message")
+	}
+	node, err := receiptNode(waBinary.Attrs{
+		"id": messageIDs[0], "from": group, "participant": pnJID(from),
+		"t": strconv.FormatInt(time.Now().Unix(), 10),
+	}, messageIDs, typ)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	g := n.groups.byID[group.User]
+	var comps []*companion
+	switch {
+	case g == nil || group.Server != types.GroupServer:
+		err = fmt.Errorf("wafake: no group %s", group)
+	case g.role(from) == "":
+		err = fmt.Errorf("wafake: %s is not a member of %s", from, group)
+	case g.role(to.User) == "":
+		err = fmt.Errorf("wafake: %s is not a member of %s", to.User, group)
+	default:
+		comps, err = n.targetsLocked(from, to)
+	}
+	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, comp := range comps {
+		n.queue(comp, messageIDs[0], node)
+	}
+	return nil
+}
+
+// receiptNode is a <receipt> with attrs, of type typ, for messageIDs: the
+// first is the receipt's id, the others are listed.
+func receiptNode(attrs waBinary.Attrs, messageIDs []string, typ string) (waBinary.Node, error) {
+	switch typ {
+	case "delivered": // whatsmeow's ReceiptTypeDelivered is no type at all
+	case "read", "played":
+		attrs["type"] = typ
+	default:
+		return waBinary.Node{}, &ValueError{What: "a receipt type", Value: typ}
+	}
+	node := waBinary.Node{Tag: "receipt", Attrs: attrs}
+	if len(messageIDs) > 1 {
+		items := make([]waBinary.Node, len(messageIDs)-1)
+		for i, id := range messageIDs[1:] {
+			items[i] = waBinary.Node{Tag: "item", Attrs: waBinary.Attrs{"id": id}}
+		}
+		node.Content = []waBinary.Node{{Tag: "list", Content: items}}
+	}
+	return node, nil
 }
 
 // SendPresence has account from show a presence to to: "available" and

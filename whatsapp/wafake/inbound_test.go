@@ -247,3 +247,38 @@ func TestReadReceiptsRecorded(t *testing.T) {
 	}
 	read(types.ReceiptTypeReadSelf)
 }
+
+// TestGroupReceipt: a member's receipt for the account's message in a group
+// reaches the account's devices from the group, naming the member; a
+// non-member's, or one for an account not in the group, is refused.
+func TestGroupReceipt(t *testing.T) {
+	const me, member, outsider = "491702220031", "491702220032", "491702220033"
+	n := startNetwork(t)
+	cli, ps := linkSettled(t, n, me)
+	receipts := eventsOf[*events.Receipt](cli)
+	g, err := n.CreateGroup(member, "Receipts", me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SendGroupReceipt(member, g, ps.ID.ToNonAD(), []string{"3EB0G1", "3EB0G2"}, "read"); err != nil {
+		t.Fatal(err)
+	}
+	e := nextEvent(t, receipts)
+	if e.Type != types.ReceiptTypeRead || !slices.Equal(e.MessageIDs, []string{"3EB0G1", "3EB0G2"}) || e.Chat != g || !e.IsGroup ||
+		e.Sender.ToNonAD() != types.NewJID(member, types.DefaultUserServer) || e.IsFromMe {
+		t.Errorf("group receipt %+v", e)
+	}
+	if err := n.SendGroupReceipt(outsider, g, ps.ID.ToNonAD(), []string{"3EB0G1"}, "read"); err == nil {
+		t.Error("a non-member's receipt was sent")
+	}
+	other, err := n.CreateGroup(member, "Without me", outsider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SendGroupReceipt(member, other, ps.ID.ToNonAD(), []string{"3EB0G1"}, "read"); err == nil {
+		t.Error("a receipt reached an account outside the group")
+	}
+	if err := n.SendGroupReceipt(member, g, ps.ID.ToNonAD(), []string{"3EB0G1"}, "seen"); err == nil {
+		t.Error("an unknown receipt type was sent")
+	}
+}

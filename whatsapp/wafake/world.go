@@ -42,6 +42,9 @@ type companion struct {
 	unacked   []queued
 	queued    uint64 // how many stanzas were ever queued: the seq of the last
 	keyShared bool   // the phone has given it the app state key
+	// fetched holds the app state collections the device has fetched at
+	// least once (AppStateSynced).
+	fetched map[string]bool
 }
 
 type queued struct {
