@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/apptest"
@@ -113,17 +115,13 @@ func messageRows() []kindRow {
 				}, "chat", "all"),
 			)
 		}},
-		{kind: "messages.media-update", notEndToEnd: true, run: func(t *testing.T, k *kindsEnv) {
-			// Not end to end. The kind is the phone's answer to a media
-			// retry request (whatsapp.Manager.RequestMediaRetry), and
-			// nothing in the service sends one: no route or mutation asks
-			// the phone to upload expired media again (events.md says so).
-			// The stanza and its event are proven at the adapter by
-			// whatsapp.TestMediaRetry (go test -run TestMediaRetry
-			// ./whatsapp/). What is true end to end: media the media
-			// host deleted is not served, and the media route says why.
+		{kind: "messages.media-update", run: func(t *testing.T, k *kindsEnv) {
+			// Media the media host deleted: the media route asks the
+			// phone to upload it again; the phone's answer is stored, and
+			// the route serves the media from its new location.
 			const from = "4915550030106"
-			id, err := k.n.SendImage(from, kindsPhone, pngImage(t, 8, 8), "image/png", "")
+			img := pngImage(t, 8, 8)
+			id, err := k.n.SendImage(from, kindsPhone, img, "image/png", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,9 +129,17 @@ func messageRows() []kindRow {
 			if err := k.n.ExpireMedia(id, false); err != nil {
 				t.Fatal(err)
 			}
-			res := k.s.REST(t, http.MethodGet, "/session/"+k.sess.ID+"/message/"+id+"/media", apptest.AdminToken, "")
-			if want := "media of message " + id + " is no longer on WhatsApp's servers"; res.Status != http.StatusNotFound || res.Message(t) != want {
-				t.Errorf("media after it expired: %d %s, want 404 %q", res.Status, res.Body, want)
+			route := "/session/" + k.sess.ID + "/message/" + id + "/media"
+			res := k.s.REST(t, http.MethodGet, route, apptest.AdminToken, "")
+			if want := "media of message " + id + " is no longer on WhatsApp's servers: the phone was asked to upload it again"; res.Status != http.StatusNotFound || !strings.HasPrefix(res.Message(t), want) {
+				t.Errorf("media after it expired: %d %s, want 404 %q…", res.Status, res.Body, want)
+			}
+			k.stored(t, ev("messages.media-update", map[string]any{
+				"id": id, "chat": userJID(from), "fromMe": false, "mediaUrl": "/api/v1" + route, "error": nil, "timestamp": recent,
+			}, "id"))
+			res = k.s.REST(t, http.MethodGet, route, apptest.AdminToken, "")
+			if res.Status != http.StatusOK || !bytes.Equal(res.Body, img) {
+				t.Errorf("media after the phone uploaded it again: %d, %d bytes, want 200 and the %d bytes sent", res.Status, len(res.Body), len(img))
 			}
 		}},
 		{kind: "messages.update", run: func(t *testing.T, k *kindsEnv) {

@@ -28,6 +28,7 @@ type Sender interface {
 	Send(ctx context.Context, sessionID string, out whatsapp.Outgoing) (whatsapp.Sent, error)
 	Revoke(ctx context.Context, sessionID string, chat whatsapp.JID, messageID string) (whatsapp.Sent, error)
 	Download(ctx context.Context, sessionID string, ref whatsapp.MediaRef) ([]byte, error)
+	RequestMediaRetry(ctx context.Context, sessionID string, msg whatsapp.Message) error
 }
 
 // Publisher receives the events this package makes (messages.update of
@@ -152,6 +153,9 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 // becomes sent), and revokes. It is called before the event is
 // acknowledged to WhatsApp, so an error here makes WhatsApp send it again.
 func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	if m := ev.Message; m != nil && ev.Kind == whatsapp.KindMediaUpdate {
+		return s.replaceMedia(ctx, sessionID, m)
+	}
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
@@ -175,6 +179,20 @@ func (s *Service) ChatSeen(ctx context.Context, sessionID, chat, messageID strin
 		return false, fmt.Errorf("look up chat %s: %w", chat, err)
 	}
 	return ok, nil
+}
+
+// replaceMedia stores the new location of a message's media, which the
+// phone uploaded again (messages.media-update).
+func (s *Service) replaceMedia(ctx context.Context, sessionID string, m *whatsapp.Message) error {
+	ref, err := encodeMediaRef(m.Media)
+	if err != nil || ref == nil {
+		return err
+	}
+	_, err = s.db.Message.Update().Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID)).SetMedia(ref).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("store the new media location of message %s: %w", m.ID, err)
+	}
+	return nil
 }
 
 func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsapp.Message) error {
@@ -235,7 +253,7 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 	}
 	data, err = s.wa.Download(ctx, sessionID, ref)
 	if isNotFound(err) {
-		return nil, "", "", fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers", messageID)
+		return nil, "", "", s.askAgain(ctx, sessionID, m, ref)
 	}
 	if err != nil {
 		return nil, "", "", err
@@ -245,6 +263,21 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 		mimetype = http.DetectContentType(data)
 	}
 	return data, mimetype, ref.FileName, nil
+}
+
+// askAgain asks the account's phone to upload the media of m again, which
+// WhatsApp's media hosts deleted (they keep a blob for a few weeks), and
+// returns the NOT_FOUND the caller gets meanwhile. The phone's answer comes
+// as messages.media-update; on success Record stores the new location and
+// the media route serves it again.
+func (s *Service) askAgain(ctx context.Context, sessionID string, m *ent.Message, ref whatsapp.MediaRef) error {
+	msg := whatsapp.Message{ID: m.MessageID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Timestamp: m.Timestamp, Media: &ref}
+	if err := s.wa.RequestMediaRetry(ctx, sessionID, msg); err != nil {
+		s.log.WarnContext(ctx, "could not ask the phone for expired media again", "session_id", sessionID, "message_id", m.MessageID, "err", err)
+		return fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers", m.MessageID)
+	}
+	return fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers: the phone was asked to upload it again; "+
+		"a messages.media-update event says when this route serves it", m.MessageID)
 }
 
 // encodeMediaRef is the stored form of a message's media reference.

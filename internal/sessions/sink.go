@@ -78,9 +78,14 @@ func (s *Sink) SetMessages(m MessageStore) { s.messages = m }
 // Publish stores ev of a session with what it implies, and returns once it
 // is committed (whatsapp.Publisher).
 func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	if d, ok := ev.Data.(*payload.Message); ok && ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
+	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
-		d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		switch d := ev.Data.(type) {
+		case *payload.Message:
+			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		case *payload.MediaUpdate: // the phone uploaded it again: the route serves it
+			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		}
 	}
 	var evs []events.New
 	if s.messages != nil {
@@ -132,6 +137,9 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 // or nil.
 func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event) (*payload.Chat, error) {
 	m := ev.Message
+	if ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage {
+		return nil, nil // a media update is about a message the store has
+	}
 	if m == nil || m.Chat == "" || m.Type == "revoke" { // a revoke is not stored as a message of its chat
 		return nil, nil
 	}
