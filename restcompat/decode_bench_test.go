@@ -57,8 +57,8 @@ func BenchmarkEncodeWebhookList(b *testing.B) {
 		for i := range items {
 			items[i] = &model.Webhook{
 				ID: fmt.Sprintf("whk_%026d", i), URL: "https://hooks.example.com/wagraph", DisplayName: "CRM", Enabled: true,
-				Events:  []model.EventKind{model.EventKind(kinds[0].Enum()), model.EventKind(kinds[1].Enum()), model.EventKind(kinds[5].Enum())},
-				Headers: []*model.Header{{Name: "Authorization", Value: "Bearer abc123"}, {Name: "X-Tenant", Value: "acme"}},
+				Events:    []model.EventKind{model.EventKind(kinds[0].Enum()), model.EventKind(kinds[1].Enum()), model.EventKind(kinds[5].Enum())},
+				Headers:   []*model.Header{{Name: "Authorization", Value: "Bearer abc123"}, {Name: "X-Tenant", Value: "acme"}},
 				CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), SessionID: "ses_01JGZ8Q6ZK3VY5R0M8T2W4N6P9",
 			}
 		}
