@@ -35,7 +35,9 @@ func (f failingSender) Download(context.Context, string, whatsapp.MediaRef) ([]b
 	return nil, f.err
 }
 
-func (f failingSender) RequestMediaRetry(context.Context, string, whatsapp.Message) error { return f.err }
+func (f failingSender) RequestMediaRetry(context.Context, string, whatsapp.Message) error {
+	return f.err
+}
 
 // events keeps what the scheduler publishes.
 type events struct {
