@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func FuzzMessageEvent(f *testing.F) {
 		{AudioMessage: &waE2E.AudioMessage{PTT: proto.Bool(true)}},
 		{DocumentMessage: &waE2E.DocumentMessage{FileName: proto.String("a.pdf")}},
 		{LocationMessage: &waE2E.LocationMessage{DegreesLatitude: &lat, DegreesLongitude: &lng, Name: proto.String("Berlin")}},
+		{LiveLocationMessage: &waE2E.LiveLocationMessage{DegreesLatitude: proto.Float64(math.Inf(1)), DegreesLongitude: &lng}},
 		{ContactsArrayMessage: &waE2E.ContactsArrayMessage{Contacts: []*waE2E.ContactMessage{{Vcard: proto.String("BEGIN:VCARD")}}}},
 		{PollCreationMessageV3: &waE2E.PollCreationMessage{Name: proto.String("p"), Options: []*waE2E.PollCreationMessage_Option{{OptionName: proto.String("a")}}}},
 		{ReactionMessage: &waE2E.ReactionMessage{Text: proto.String("👍")}},
