@@ -57,3 +57,15 @@ deps:
 
 clean:
 	rm -rf bin
+
+# Each fuzz target in turn, FUZZTIME each (docs/fuzzing.md); what they find
+# is replayed by `make test` once kept under testdata/fuzz.
+FUZZTIME ?= 2m
+FUZZ_TARGETS := restcompat:FuzzDecodeBody graph:FuzzDocumentGuard whatsapp:FuzzParseRecipient \
+	internal/webhook:FuzzValidateHeaders whatsapp:FuzzMessageEvent
+.PHONY: fuzz
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $$t"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
+	done

@@ -68,6 +68,8 @@ func TestBadInput(t *testing.T) {
 		{"header_name_space", "POST", create, `{"url":"https://a.com","headers":{"Bad Header":"1"}}`, "", 400, `header name "Bad Header"`},
 		{"header_reserved", "POST", create, `{"url":"https://a.com","headers":{"Content-Type":"text/plain"}}`, "", 400, "header Content-Type is set by the delivery itself"},
 		{"header_signature_reserved", "POST", create, `{"url":"https://a.com","headers":{"webhook-signature":"v1,x"}}`, "", 400, "header webhook-signature is set by the delivery itself"},
+		{"header_hop_te", "POST", create, `{"url":"https://a.com","headers":{"TE":"gzip"}}`, "", 400, "header TE belongs to the connection, not the request"},
+		{"header_hop_trailer", "POST", create, `{"url":"https://a.com","headers":{"Trailer":"X-A"}}`, "", 400, "header Trailer belongs to the connection"},
 		{"header_value_newline", "POST", create, `{"url":"https://a.com","headers":{"X-A":"a\r\nX-Evil: 1"}}`, "", 400, "header X-A value must not contain control characters"},
 		{"header_value_huge", "POST", create, `{"url":"https://a.com","headers":{"X-A":"` + strings.Repeat("v", 5000) + `"}}`, "", 400, "header X-A value must be at most 4096 bytes"},
 		{"headers_too_many", "POST", create, `{"url":"https://a.com","headers":{` + strings.Join(manyHeaders, ",") + `}}`, "", 400, "headers must have at most 32 entries"},

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -95,12 +96,12 @@ func contentOf(msg *waE2E.Message) content {
 		media("sticker", "", st, st.GetContextInfo())
 	case msg.LocationMessage != nil:
 		l := msg.GetLocationMessage()
-		lat, lng := l.GetDegreesLatitude(), l.GetDegreesLongitude()
-		c.typ, c.lat, c.lng, c.name, c.address, ci = "location", &lat, &lng, l.GetName(), l.GetAddress(), l.GetContextInfo()
+		c.lat, c.lng = position(l.GetDegreesLatitude(), l.GetDegreesLongitude())
+		c.typ, c.name, c.address, ci = "location", l.GetName(), l.GetAddress(), l.GetContextInfo()
 	case msg.LiveLocationMessage != nil:
 		l := msg.GetLiveLocationMessage()
-		lat, lng := l.GetDegreesLatitude(), l.GetDegreesLongitude()
-		c.typ, c.lat, c.lng, c.caption, ci = "location", &lat, &lng, l.GetCaption(), l.GetContextInfo()
+		c.lat, c.lng = position(l.GetDegreesLatitude(), l.GetDegreesLongitude())
+		c.typ, c.caption, ci = "location", l.GetCaption(), l.GetContextInfo()
 	case msg.ContactMessage != nil:
 		k := msg.GetContactMessage()
 		c.typ, c.name, c.vcard, ci = "contact", k.GetDisplayName(), k.GetVcard(), k.GetContextInfo()
@@ -146,6 +147,17 @@ func contentOf(msg *waE2E.Message) content {
 		c.mentions = ci.GetMentionedJID()
 	}
 	return c
+}
+
+// position is a location's coordinates, or none when either is NaN or
+// infinite: a peer's double can be anything, JSON has no such number, and
+// an event that cannot be encoded would never be stored (FuzzMessageEvent
+// found it).
+func position(lat, lng float64) (*float64, *float64) {
+	if math.IsNaN(lat) || math.IsInf(lat, 0) || math.IsNaN(lng) || math.IsInf(lng, 0) {
+		return nil, nil
+	}
+	return &lat, &lng
 }
 
 func pollOf(msg *waE2E.Message) *waE2E.PollCreationMessage {

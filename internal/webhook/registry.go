@@ -44,6 +44,13 @@ var reservedHeaders = []string{
 	"webhook-id", "webhook-timestamp", "webhook-signature",
 }
 
+// hopHeaders describe one connection, not the request (RFC 9110 7.6.1):
+// net/http never sends Trailer as a header, its HTTP/2 client (used for
+// https) drops Upgrade, Keep-Alive and Proxy-Connection and refuses any TE
+// but "trailers", which would fail every delivery. Found by
+// FuzzValidateHeaders.
+var hopHeaders = []string{"te", "trailer", "upgrade", "keep-alive", "proxy-connection"}
+
 // Spec is the caller's wish for a webhook. A nil field is "not given": on
 // creation it takes its default, on update it keeps its value.
 type Spec struct {
@@ -304,6 +311,9 @@ func validateHeaders(hs []Header) error {
 		lower := strings.ToLower(h.Name)
 		if slices.Contains(reservedHeaders, lower) {
 			return fault.InvalidField(field, "header %s is set by the delivery itself and cannot be overridden", h.Name)
+		}
+		if slices.Contains(hopHeaders, lower) {
+			return fault.InvalidField(field, "header %s belongs to the connection, not the request, and cannot be set", h.Name)
 		}
 		if seen[lower] {
 			return fault.InvalidField(field, "header %s is given twice (header names are case-insensitive)", h.Name)

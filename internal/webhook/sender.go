@@ -181,7 +181,7 @@ func (s *Sender) send(ctx context.Context, t Target, eventID string, body []byte
 func (s *Sender) setCustom(ctx context.Context, dst http.Header, custom map[string]string, host string) {
 	for name, value := range custom {
 		switch {
-		case slices.Contains(reservedHeaders, strings.ToLower(name)):
+		case slices.Contains(reservedHeaders, strings.ToLower(name)) || slices.Contains(hopHeaders, strings.ToLower(name)):
 			s.log.WarnContext(ctx, "webhook custom header skipped: the delivery sets it", "host", host, "header", name)
 		case !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value):
 			s.log.WarnContext(ctx, "webhook custom header skipped: not a valid HTTP header", "host", host, "header", fmt.Sprintf("%q", fault.Clip(name, MaxHeaderNameLen)))
