@@ -135,7 +135,7 @@ func (l *DeliveryLog) Redeliver(ctx context.Context, sessionID, webhookID, deliv
 	if webhookID != "" {
 		q.Where(entdelivery.WebhookID(webhookID))
 	}
-	src, err := q.WithWebhook().Only(ctx)
+	src, err := q.WithWebhook().WithEvent(func(q *ent.EventQuery) { q.Select(entevent.FieldID, entevent.FieldKind) }).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, DeliveryNotFound(deliveryID)
 	}
@@ -150,8 +150,8 @@ func (l *DeliveryLog) Redeliver(ctx context.Context, sessionID, webhookID, deliv
 	if err != nil {
 		return nil, err
 	}
-	err = l.db.Delivery.Create().SetID(id).SetEventID(src.EventID).SetWebhookID(src.WebhookID).
-		SetStatus(entdelivery.StatusPENDING).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
+	d, err := l.db.Delivery.Create().SetID(id).SetEventID(src.EventID).SetWebhookID(src.WebhookID).
+		SetStatus(entdelivery.StatusPENDING).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 	if ent.IsConstraintError(err) {
 		// The event or the webhook was deleted since the read.
 		return nil, DeliveryNotFound(deliveryID)
@@ -159,8 +159,11 @@ func (l *DeliveryLog) Redeliver(ctx context.Context, sessionID, webhookID, deliv
 	if err != nil {
 		return nil, fmt.Errorf("redeliver delivery %s: %w", deliveryID, err)
 	}
+	// The answer is the delivery as created, not read again: the
+	// dispatcher may already be attempting it.
+	d.Edges.Event, d.Edges.AttemptLog = src.Edges.Event, []*ent.Attempt{}
 	l.Wake()
-	return l.Get(ctx, sessionID, id)
+	return d, nil
 }
 
 // withDetails loads what a client sees of a delivery: its event's kind and
