@@ -55,8 +55,11 @@ func (s *Service) Bind(ctx context.Context, p *Principal) (context.Context, erro
 	return ctx, nil
 }
 
-// Disconnect ends every connection bound to the given tokens.
+// Disconnect ends every connection bound to the given tokens and forgets
+// their cached checks: every revocation (revokeToken, deleteSession) calls
+// it, so a revoked token is refused from then on.
 func (s *Service) Disconnect(tokenIDs ...string) {
+	s.cache.drop(tokenIDs...)
 	s.live.mu.Lock()
 	var cancels []context.CancelCauseFunc
 	for _, id := range tokenIDs {

@@ -20,6 +20,7 @@ type Service struct {
 	now   func() time.Time
 	newID func() string
 	live  live
+	cache tokenCache
 }
 
 // NewService returns a Service storing tokens in db. rand feeds token secrets,
@@ -28,13 +29,23 @@ func NewService(db *ent.Client, rand io.Reader, now func() time.Time, newID func
 	return &Service{db: db, rand: rand, now: now, newID: newID}
 }
 
-// Authenticate returns the principal of a raw token.
+// Authenticate returns the principal of a raw token. A valid token's check
+// is reused for a few seconds (tokenCacheTTL); revoking it here ends that at
+// once.
 func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, error) {
 	if raw == "" {
 		return nil, errMissing
 	}
+	hash := Hash(raw)
+	// The wall clock, not s.now: the cache's freshness is the process's
+	// own business, whatever clock the records are stamped with.
+	now := time.Now()
+	if p, ok := s.cache.get(string(hash), now); ok {
+		return &p, nil
+	}
+	gen := s.cache.generation()
 	t, err := s.db.Token.Query().
-		Where(token.Hash(Hash(raw)), token.RevokedAtIsNil()).
+		Where(token.Hash(hash), token.RevokedAtIsNil()).
 		WithUser().
 		Only(ctx)
 	if ent.IsNotFound(err) {
@@ -48,6 +59,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, err
 		p.SessionID = *t.SessionID
 		p.Admin = false
 	}
+	s.cache.put(string(hash), *p, gen, now)
 	return p, nil
 }
 
