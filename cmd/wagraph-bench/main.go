@@ -29,6 +29,7 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.Conns, "conns", 64, "concurrent keep-alive connections")
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
+	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

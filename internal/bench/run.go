@@ -20,6 +20,9 @@ type Options struct {
 	Conns    int
 	Warmup   time.Duration
 	Duration time.Duration
+	// DebugAddr, when set, is wagraph's --debug-addr: profile it while
+	// the load runs.
+	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
 }
@@ -51,7 +54,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	srv, err := startWagraph(opts.Wagraph, dir, token)
+	srv, err := startWagraph(opts.Wagraph, dir, token, opts.DebugAddr)
 	if err != nil {
 		return err
 	}

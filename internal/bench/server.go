@@ -25,13 +25,16 @@ type wagraphServer struct {
 // startWagraph starts bin as a sandbox server on a loopback port of its
 // choosing, in dir, and waits until it is ready. The rate limit is lifted
 // out of the way: the load program measures the request path, not the
-// limiter's refusals.
-func startWagraph(bin, dir, token string) (*wagraphServer, error) {
+// limiter's refusals. debugAddr, when set, serves /debug/pprof there.
+func startWagraph(bin, dir, token, debugAddr string) (*wagraphServer, error) {
 	dataDir := filepath.Join(dir, "data")
-	c, err := startChild("wagraph", bin, filepath.Join(dir, "wagraph.log"),
-		"serve", "--sandbox", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
+	args := []string{"serve", "--sandbox", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
 		"--admin-token", token, "--allow-private-urls", "--rate", "1000000/s,1000000",
-		"--log-format", "json")
+		"--log-format", "json"}
+	if debugAddr != "" {
+		args = append(args, "--debug-addr", debugAddr)
+	}
+	c, err := startChild("wagraph", bin, filepath.Join(dir, "wagraph.log"), args...)
 	if err != nil {
 		return nil, err
 	}
