@@ -6,7 +6,7 @@ BIN     := bin/wagraph
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export CGO_ENABLED := 1
 
-.PHONY: build run sandbox test generate check-generated deps bench clean
+.PHONY: build run sandbox test generate check-generated deps bench load clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/wagraph
@@ -29,8 +29,21 @@ test:
 BENCHTIME ?= 1s
 BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./restcompat ./graph
 
-bench:
+bench: build bin/wagraph-bench
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 1 $(BENCH_PKGS)
+	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s
+
+# The load program (cmd/wagraph-bench, BENCHMARKS.md): a built wagraph and a
+# bare net/http reference as child processes, measured over loopback in
+# interleaved rounds. `make bench` runs it short; this is the longer run.
+LOAD_ROUNDS   ?= 7
+LOAD_DURATION ?= 10s
+load: build bin/wagraph-bench
+	./bin/wagraph-bench -wagraph $(BIN) -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
+
+.PHONY: bin/wagraph-bench
+bin/wagraph-bench:
+	$(GO) build -o bin/wagraph-bench ./cmd/wagraph-bench
 
 generate:
 	$(GO) generate ./ent

@@ -1,0 +1,55 @@
+// Command wagraph-bench is issue 11's load program: it starts a built
+// wagraph (and a bare net/http reference) as child processes and measures
+// them over loopback; see internal/bench and BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context) int {
+	var opts bench.Options
+	flag.StringVar(&opts.Wagraph, "wagraph", "bin/wagraph", "the built wagraph binary to measure")
+	flag.IntVar(&opts.Rounds, "rounds", 5, "rounds; each measures every target once")
+	flag.IntVar(&opts.Conns, "conns", 64, "concurrent keep-alive connections")
+	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
+	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
+	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
+	flag.Parse()
+
+	if *serveBare != "" {
+		if err := bench.ServeBare(ctx, *serveBare); err != nil {
+			fmt.Fprintln(os.Stderr, "wagraph-bench:", err)
+			return 1
+		}
+		return 0
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wagraph-bench:", err)
+		return 1
+	}
+	opts.Self = self
+	opts.Progress = os.Stderr
+	if err := bench.Run(ctx, opts, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "wagraph-bench:", err)
+		return 1
+	}
+	return 0
+}
