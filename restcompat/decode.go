@@ -151,9 +151,9 @@ func article(kind string) string {
 	return "a"
 }
 
-// queryInt reads an optional integer query parameter, given at most once.
-// Its range is the resolver's to check, so that GraphQL agrees.
-func queryInt(r *http.Request, name string) (*int, error) {
+// queryString returns a query parameter given at most once (nil: absent or
+// empty).
+func queryString(r *http.Request, name string) (*string, error) {
 	vs := r.URL.Query()[name]
 	switch {
 	case len(vs) == 0 || len(vs) == 1 && vs[0] == "":
@@ -161,12 +161,22 @@ func queryInt(r *http.Request, name string) (*int, error) {
 	case len(vs) > 1:
 		return nil, fault.InvalidField(name, "%s is given %d times; give it once", name, len(vs))
 	}
-	n, err := strconv.Atoi(vs[0])
+	return &vs[0], nil
+}
+
+// queryInt reads an optional integer query parameter, given at most once.
+// Its range is the resolver's to check, so that GraphQL agrees.
+func queryInt(r *http.Request, name string) (*int, error) {
+	v, err := queryString(r, name)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(*v)
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return nil, fault.InvalidField(name, "%s is out of range (got %q)", name, fault.Clip(vs[0], fault.QuoteLen))
+		return nil, fault.InvalidField(name, "%s is out of range (got %q)", name, fault.Clip(*v, fault.QuoteLen))
 	case err != nil:
-		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, fault.Clip(vs[0], fault.QuoteLen))
+		return nil, fault.InvalidField(name, "%s must be a whole number (got %q)", name, fault.Clip(*v, fault.QuoteLen))
 	}
 	return &n, nil
 }

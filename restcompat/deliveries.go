@@ -7,7 +7,6 @@ import (
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/events"
-	"github.com/wagraph/wagraph/internal/fault"
 )
 
 // redeliverer is the resolver of the REST redeliver path, which names the
@@ -108,17 +107,4 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok(w, http.StatusOK, toDeliveryJSON(res))
-}
-
-// queryString returns a query parameter given at most once (nil: absent or
-// empty).
-func queryString(r *http.Request, name string) (*string, error) {
-	vs := r.URL.Query()[name]
-	switch {
-	case len(vs) == 0 || len(vs) == 1 && vs[0] == "":
-		return nil, nil
-	case len(vs) > 1:
-		return nil, fault.InvalidField(name, "%s is given %d times; give it once", name, len(vs))
-	}
-	return &vs[0], nil
 }
