@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ func main() {
 
 func run(ctx context.Context) int {
 	var opts bench.Options
+	goals := flag.String("goals", strings.Join(bench.GoalNames(), ","), "the goals to measure, comma-separated, in order")
 	flag.StringVar(&opts.Wagraph, "wagraph", "bin/wagraph", "the built wagraph binary to measure")
 	flag.IntVar(&opts.Rounds, "rounds", 5, "rounds; each measures every target once")
 	flag.IntVar(&opts.Conns, "conns", 64, "concurrent keep-alive connections")
@@ -46,6 +48,7 @@ func run(ctx context.Context) int {
 		return 1
 	}
 	opts.Self = self
+	opts.Goals = strings.Split(*goals, ",")
 	opts.Progress = os.Stderr
 	if err := bench.Run(ctx, opts, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "wagraph-bench:", err)

@@ -6,16 +6,20 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
 
 // Options are the load program's settings.
 type Options struct {
-	Wagraph  string // the built wagraph binary
-	Self     string // this program, re-executed as the reference server
+	Wagraph string // the built wagraph binary
+	Self    string // this program, re-executed as the reference server
+	// Goals are the goals to measure, in order (names of the goals
+	// table); empty is every goal.
+	Goals    []string
 	Rounds   int
 	Conns    int
 	Warmup   time.Duration
@@ -27,16 +31,61 @@ type Options struct {
 	Progress io.Writer
 }
 
-// graphqlViewer is the GraphQL target's body.
-const graphqlViewer = `{"query":"{ viewer { user { id } } }"}`
+// goal is one of issue 11's goals as the load program measures it: it
+// starts what it needs in dir (a fresh directory of its own) and writes
+// its section of the report to out.
+type goal struct {
+	name string
+	run  func(ctx context.Context, env *env, out io.Writer) error
+}
 
-// Run measures goal 1 of issue 11 (API overhead) and writes its table to
-// out. The children run in a temporary directory removed at the end
-// (their logs with it, unless Run fails: then the directory is kept and
+// goals is every goal, in the order of issue 11.
+var goals = []goal{
+	{"overhead", runOverhead},
+}
+
+// GoalNames are the goals the load program knows, in order.
+func GoalNames() []string {
+	names := make([]string, len(goals))
+	for i, g := range goals {
+		names[i] = g.name
+	}
+	return names
+}
+
+// env is what a goal runs with: the options, its own directory and a fresh
+// admin token.
+type env struct {
+	Options
+	dir   string
+	token string
+}
+
+// progress writes one line to the progress writer, if any.
+func (e *env) progress(format string, a ...any) {
+	if e.Progress != nil {
+		fmt.Fprintf(e.Progress, format+"\n", a...)
+	}
+}
+
+// Run measures the chosen goals of issue 11 in turn and writes each one's
+// section to out. The children run in a temporary directory removed at the
+// end (their logs with it, unless Run fails: then the directory is kept and
 // named in the error).
 func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if opts.Rounds < 1 || opts.Conns < 1 || opts.Duration <= 0 || opts.Warmup < 0 {
 		return fmt.Errorf("rounds and conns must be at least 1 and the duration above 0")
+	}
+	chosen := goals
+	if len(opts.Goals) > 0 {
+		chosen = nil
+		for _, name := range opts.Goals {
+			i := slices.IndexFunc(goals, func(g goal) bool { return g.name == name })
+			if i < 0 {
+				return fmt.Errorf("goal %q: unknown; the goals are %s", name, strings.Join(GoalNames(), ", "))
+			}
+			chosen = append(chosen, goals[i])
+		}
 	}
 	dir, err := os.MkdirTemp("", "wagraph-bench-")
 	if err != nil {
@@ -49,75 +98,22 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 			err = fmt.Errorf("%w (logs kept in %s)", err, dir)
 		}
 	}()
-
-	token, err := randomToken()
-	if err != nil {
-		return err
-	}
-	srv, err := startWagraph(opts.Wagraph, dir, token, opts.DebugAddr)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
-	restBody, err := srv.prepare(ctx)
-	if err != nil {
-		return err
-	}
-	bare, bareBase, err := startBare(opts.Self, dir, restBody)
-	if err != nil {
-		return err
-	}
-	defer bare.stop()
-
-	client := newClient(opts.Conns)
-	defer client.CloseIdleConnections()
-	targets := []target{
-		{name: "bare", cpu: bare.cpu, want: restBody, request: func(ctx context.Context) (*http.Request, error) {
-			return http.NewRequestWithContext(ctx, http.MethodGet, bareBase+"/api/v1/session/"+srv.session+"/webhook", nil)
-		}},
-		{name: "REST", cpu: srv.cpu, want: restBody, request: srv.restRequest},
-		{name: "GraphQL", cpu: srv.cpu, request: func(ctx context.Context) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/graphql", strings.NewReader(graphqlViewer))
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+token)
-			return req, nil
-		}},
-	}
-	// The GraphQL answer does not change between requests: the first one is
-	// what every other must be.
-	if targets[2].want, err = fetch(ctx, client, targets[2]); err != nil {
-		return err
-	}
-	if got, err := fetch(ctx, client, targets[0]); err != nil {
-		return err
-	} else if string(got) != string(restBody) {
-		return fmt.Errorf("the reference answers %q, not the REST bytes", got)
-	}
-
-	lopts := loadOptions{Conns: opts.Conns, Warmup: opts.Warmup, Duration: opts.Duration}
-	rounds := make([]round, opts.Rounds)
-	for r := range rounds {
-		rounds[r].by = map[string]measurement{}
-		// Each round starts with another target, so that none is always
-		// measured right after the same one.
-		for i := range targets {
-			t := targets[(r+i)%len(targets)]
-			m, err := measure(ctx, client, t, lopts)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
-			}
-			rounds[r].by[t.name] = m
-			if opts.Progress != nil {
-				fmt.Fprintf(opts.Progress, "round %d %-8s %9.0f req/s  p50 %-9s p99 %-9s %6.1f µs CPU/req  %d errors\n",
-					r+1, t.name, m.PerSecond(), m.P50.Round(time.Microsecond), m.P99.Round(time.Microsecond),
-					float64(m.CPUPerRequest().Nanoseconds())/1e3, m.Errors)
-			}
+	for _, g := range chosen {
+		token, err := randomToken()
+		if err != nil {
+			return err
 		}
+		e := &env{Options: opts, dir: filepath.Join(dir, g.name), token: token}
+		if err := os.Mkdir(e.dir, 0o700); err != nil {
+			return err
+		}
+		e.progress("== goal %s", g.name)
+		if err := g.run(ctx, e, out); err != nil {
+			return fmt.Errorf("goal %s: %w", g.name, err)
+		}
+		fmt.Fprintln(out)
 	}
-	return writeReport(out, rounds, opts)
+	return nil
 }
 
 func randomToken() (string, error) {

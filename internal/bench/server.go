@@ -22,23 +22,25 @@ type wagraphServer struct {
 	http    *http.Client
 }
 
-// startWagraph starts bin as a sandbox server on a loopback port of its
-// choosing, in dir, and waits until it is ready. The rate limit is lifted
-// out of the way: the load program measures the request path, not the
-// limiter's refusals. debugAddr, when set, serves /debug/pprof there.
-func startWagraph(bin, dir, token, debugAddr string) (*wagraphServer, error) {
-	dataDir := filepath.Join(dir, "data")
-	args := []string{"serve", "--sandbox", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--admin-token", token, "--allow-private-urls", "--rate", "1000000/s,1000000",
-		"--log-format", "json"}
-	if debugAddr != "" {
-		args = append(args, "--debug-addr", debugAddr)
+// startWagraph starts the built wagraph as a server on a loopback port of
+// its choosing, in e's directory, and waits until it is ready. network is
+// "--sandbox" (the simulated network inside the server) or
+// "--sandbox-network", <control address> (a network process, see
+// startNetwork); extra are further flags. The rate limit is lifted out of
+// the way: the load program measures the request path, not the limiter's
+// refusals.
+func startWagraph(e *env, network ...string) (*wagraphServer, error) {
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(e.dir, "data"),
+		"--admin-token", e.token, "--allow-private-urls", "--rate", "1000000/s,1000000",
+		"--log-format", "json"}, network...)
+	if e.DebugAddr != "" {
+		args = append(args, "--debug-addr", e.DebugAddr)
 	}
-	c, err := startChild("wagraph", bin, filepath.Join(dir, "wagraph.log"), args...)
+	c, err := startChild("wagraph", e.Wagraph, filepath.Join(e.dir, "wagraph.log"), args...)
 	if err != nil {
 		return nil, err
 	}
-	s := &wagraphServer{child: c, token: token, http: &http.Client{Timeout: time.Minute}}
+	s := &wagraphServer{child: c, token: e.token, http: &http.Client{Timeout: time.Minute}}
 	addr, err := c.logged("wagraph listening", time.Minute)
 	if err != nil {
 		c.stop()
