@@ -25,13 +25,22 @@ func main() {
 
 func run(ctx context.Context) int {
 	var opts bench.Options
-	goals := flag.String("goals", strings.Join(bench.GoalNames(), ","), "the goals to measure, comma-separated, in order")
+	goals := flag.String("goals", strings.Join(bench.DefaultGoals(), ","), "the goals to measure, comma-separated, in order (of "+strings.Join(bench.GoalNames(), ", ")+")")
 	flag.StringVar(&opts.Wagraph, "wagraph", "bin/wagraph", "the built wagraph binary to measure")
 	flag.IntVar(&opts.Rounds, "rounds", 5, "rounds; each measures every target once")
 	flag.IntVar(&opts.Conns, "conns", 64, "concurrent keep-alive connections")
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	// Goals 3 and 6 (inbound, soak).
+	flag.IntVar(&opts.InboundSessions, "inbound-sessions", 100, "goals 3 and 6: sessions linked, each with a webhook to the load program's receiver")
+	flag.IntVar(&opts.InboundRate, "inbound-rate", 2000, "goal 3: texts offered per second over all sessions (the soak offers half)")
+	flag.IntVar(&opts.InboundBurst, "inbound-burst", 5, "goals 3 and 6: texts per request to the network's control API (to one session)")
+	flag.DurationVar(&opts.InboundDuration, "inbound-duration", time.Minute, "goal 3: each measured window (-rounds windows)")
+	flag.DurationVar(&opts.InboundDrain, "inbound-drain", 30*time.Second, "goals 3 and 6: the longest wait for the last texts after a window")
+	flag.DurationVar(&opts.SoakDuration, "soak-duration", 30*time.Minute, "goal 6: the soak's length")
+	flag.DurationVar(&opts.SoakMark, "soak-mark", 5*time.Minute, "goal 6: growth is measured from this point of the soak")
+	flag.DurationVar(&opts.SoakSample, "soak-sample", 10*time.Second, "goal 6: how often the server's RSS and goroutines are read")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

@@ -29,6 +29,21 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+
+	// Goals 3 and 6 (inbound, soak): the sessions linked, the texts
+	// offered each second over all of them (the soak offers half), the
+	// texts per control request, each measured window of goal 3 (Rounds
+	// windows) and the longest wait for the stragglers after it; the
+	// soak's length, the mark growth is measured from, and how often the
+	// server is read.
+	InboundSessions int
+	InboundRate     int
+	InboundBurst    int
+	InboundDuration time.Duration
+	InboundDrain    time.Duration
+	SoakDuration    time.Duration
+	SoakMark        time.Duration
+	SoakSample      time.Duration
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -42,6 +57,8 @@ type goal struct {
 // goals is every goal, in the order of issue 11.
 var goals = []goal{
 	{"overhead", runOverhead},
+	{"inbound", runInbound},
+	{"soak", runSoak}, // separate (make soak): not in DefaultGoals
 }
 
 // GoalNames are the goals the load program knows, in order.
