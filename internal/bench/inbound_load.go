@@ -163,7 +163,8 @@ type offerOptions struct {
 // requests to be answered. A batch's send time is when it was due (the
 // tick), so a sender or network that falls behind shows as latency, not as
 // a lower offered rate. It returns once every request is answered, with
-// the first error of a request, if any.
+// the first error of a request, if any: the texts of a failed request are
+// counted as failed sends (tally.Failed) and the load goes on.
 func offer(ctx context.Context, c *burstClient, sessions []inboundSession, t *tracker, opts offerOptions) error {
 	var wg sync.WaitGroup
 	var firstErr error
@@ -197,8 +198,8 @@ func offer(ctx context.Context, c *burstClient, sessions []inboundSession, t *tr
 		}
 	}
 	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return firstErr
 }

@@ -30,10 +30,14 @@ const (
 // deleted, or the lease ran out and another claimer recorded first).
 var errNotClaimed = errors.New("the delivery is no longer this attempt's")
 
-// attempt makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) attempt(ctx context.Context, claimed *ent.Delivery) {
+// attempt makes one attempt of a claimed delivery and records it through
+// records (Run's recorder).
+func (d *Dispatcher) attempt(ctx context.Context, claimed *ent.Delivery, records chan<- *recordReq) {
 	log := d.log.With("delivery_id", claimed.ID, "event_id", claimed.EventID, "webhook_id", claimed.WebhookID)
-	dlv, err := d.db.Delivery.Query().Where(entdelivery.ID(claimed.ID)).WithEvent().WithWebhook().Only(ctx)
+	dlv, err := claimed, error(nil)
+	if claimed.Edges.Event == nil || claimed.Edges.Webhook == nil {
+		dlv, err = d.db.Delivery.Query().Where(entdelivery.ID(claimed.ID)).WithEvent().WithWebhook().Only(ctx)
+	}
 	switch {
 	case ent.IsNotFound(err):
 		log.Debug("webhook delivery deleted before its attempt")
@@ -69,9 +73,7 @@ func (d *Dispatcher) attempt(ctx context.Context, claimed *ent.Delivery) {
 	// The duration is read on the dispatcher's clock, like the attempt's
 	// time, so both follow one clock (a test's pinned clock included).
 	took := end.Sub(start)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	res, err := d.record(rctx, claimed, hook.ID, out, start, end)
+	res, err := d.submit(records, claimed, hook.ID, out, start, end)
 	attrs := []any{"attempt", claimed.Attempts + 1, "status_code", out.StatusCode, "duration", took, "outcome", res.outcome}
 	if out.Err != "" {
 		attrs = append(attrs, "error", out.Err)
@@ -102,64 +104,177 @@ type recorded struct {
 	next    time.Time // the next attempt, for OutcomeRetry
 }
 
+// recordReq is one attempt to record: the claimed delivery, what the
+// receiver answered and when; res and err are filled in by the write.
+type recordReq struct {
+	dlv        *ent.Delivery
+	webhookID  string
+	out        Outcome
+	start, end time.Time
+	res        recorded
+	err        error
+	done       chan struct{} // closed once res and err are set (recorder only)
+}
+
+// maxRecordBatch bounds the attempts recorded in one transaction.
+const maxRecordBatch = 64
+
 // record stores the attempt and the delivery's next state in one
 // transaction: 2xx delivered; 410 failed and the webhook disabled; anything
 // else the next attempt of the schedule, or failed after the last.
 func (d *Dispatcher) record(ctx context.Context, dlv *ent.Delivery, webhookID string, out Outcome, start, end time.Time) (recorded, error) {
-	n := dlv.Attempts + 1
-	ms := end.Sub(start).Milliseconds()
+	r := &recordReq{dlv: dlv, webhookID: webhookID, out: out, start: start, end: end}
+	d.recordBatch(ctx, []*recordReq{r})
+	return r.res, r.err
+}
+
+// submit records an attempt through the recorder of Run (records), which
+// writes the attempts that finish together in one transaction: one
+// SQLite write lock for many deliveries, where one transaction each made
+// the attempts queue on the lock against the event log's writer. It
+// returns once the attempt is committed (or failed to be).
+func (d *Dispatcher) submit(records chan<- *recordReq, dlv *ent.Delivery, webhookID string, out Outcome, start, end time.Time) (recorded, error) {
+	r := &recordReq{dlv: dlv, webhookID: webhookID, out: out, start: start, end: end, done: make(chan struct{})}
+	records <- r
+	<-r.done
+	return r.res, r.err
+}
+
+// recordLoop is Run's recorder: it takes what attempts are waiting (up to
+// maxRecordBatch) and records them in one transaction, until records is
+// closed (after every attempt ended). A write goes on when the dispatcher
+// is stopping: what the receivers answered is kept.
+func (d *Dispatcher) recordLoop(ctx context.Context, records <-chan *recordReq) {
+	ctx = context.WithoutCancel(ctx)
+	for r := range records {
+		batch := []*recordReq{r}
+	more:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-records:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, recordTimeout)
+		d.recordBatch(rctx, batch)
+		cancel()
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+// recordBatch writes the attempts of batch in one transaction and sets
+// each one's result. When the transaction fails, each is written again on
+// its own, so one bad row does not leave the others unrecorded (due again
+// at the end of their claims: delivered twice).
+func (d *Dispatcher) recordBatch(ctx context.Context, batch []*recordReq) {
+	for _, r := range batch {
+		r.res = d.outcomeOf(r)
+	}
+	err := d.writeRecords(ctx, batch)
+	if err == nil {
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].err = err
+		return
+	}
+	for _, r := range batch {
+		if err := d.writeRecords(ctx, []*recordReq{r}); err != nil {
+			r.err = err
+		}
+	}
+}
+
+// outcomeOf is what the answer makes of the delivery.
+func (d *Dispatcher) outcomeOf(r *recordReq) recorded {
 	var res recorded
-	msg := out.Err
-	switch out.Status {
+	switch r.out.Status {
 	case Delivered:
 		res.outcome = OutcomeDelivered
 	case Gone:
-		res.outcome, msg = OutcomeGone, msgGone
+		res.outcome = OutcomeGone
 	default:
-		if next, ok := NextAttempt(d.schedule, n+1, end, d.jitter); ok {
+		if next, ok := NextAttempt(d.schedule, r.dlv.Attempts+2, r.end, d.jitter); ok {
 			res.outcome, res.next = OutcomeRetry, next.UTC()
 		} else {
 			res.outcome = OutcomeFailed
 		}
 	}
-	err := ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
-		a := tx.Attempt.Create().SetDeliveryID(dlv.ID).SetN(n).SetDurationMs(ms).SetError(msg).SetAt(start.UTC())
-		u := tx.Delivery.Update().
-			Where(entdelivery.ID(dlv.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.Attempts(dlv.Attempts)).
-			SetAttempts(n).SetLastDurationMs(ms).SetLastError(msg).SetUpdatedAt(end.UTC())
-		if out.StatusCode != 0 {
-			a.SetStatusCode(out.StatusCode)
-			u.SetLastStatusCode(out.StatusCode)
-		} else {
-			u.ClearLastStatusCode()
-		}
-		switch res.outcome {
-		case OutcomeDelivered:
-			u.SetStatus(entdelivery.StatusDELIVERED)
-		case OutcomeGone:
-			u.SetStatus(entdelivery.StatusFAILED)
-			if err := tx.Webhook.Update().Where(entwebhook.ID(webhookID)).
-				SetEnabled(false).SetUpdatedAt(end.UTC()).Exec(ctx); err != nil {
-				return fmt.Errorf("disable webhook %s: %w", webhookID, err)
+	return res
+}
+
+// writeRecords records the attempts of batch in one transaction; one whose
+// delivery changed under it (errNotClaimed) is left out and told so, the
+// others are written. An error of the transaction is returned and none is
+// written.
+func (d *Dispatcher) writeRecords(ctx context.Context, batch []*recordReq) error {
+	return ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
+		for _, r := range batch {
+			r.err = nil
+			err := writeRecord(ctx, tx, r)
+			if errors.Is(err, errNotClaimed) {
+				r.err = err
+				continue
 			}
-		case OutcomeRetry:
-			u.SetNextAttemptAt(res.next)
-		case OutcomeFailed:
-			u.SetStatus(entdelivery.StatusFAILED)
-		}
-		changed, err := u.Save(ctx)
-		if err != nil {
-			return fmt.Errorf("update delivery %s: %w", dlv.ID, err)
-		}
-		if changed == 0 {
-			return errNotClaimed
-		}
-		if err := a.Exec(ctx); err != nil {
-			return fmt.Errorf("store attempt %d of delivery %s: %w", n, dlv.ID, err)
+			if err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return res, err
+}
+
+// writeRecord stores one attempt and its delivery's next state in tx.
+func writeRecord(ctx context.Context, tx *ent.Tx, r *recordReq) error {
+	dlv, out, res := r.dlv, r.out, r.res
+	n := dlv.Attempts + 1
+	ms := r.end.Sub(r.start).Milliseconds()
+	msg := out.Err
+	if res.outcome == OutcomeGone {
+		msg = msgGone
+	}
+	a := tx.Attempt.Create().SetDeliveryID(dlv.ID).SetN(n).SetDurationMs(ms).SetError(msg).SetAt(r.start.UTC())
+	u := tx.Delivery.Update().
+		Where(entdelivery.ID(dlv.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.Attempts(dlv.Attempts)).
+		SetAttempts(n).SetLastDurationMs(ms).SetLastError(msg).SetUpdatedAt(r.end.UTC())
+	if out.StatusCode != 0 {
+		a.SetStatusCode(out.StatusCode)
+		u.SetLastStatusCode(out.StatusCode)
+	} else {
+		u.ClearLastStatusCode()
+	}
+	switch res.outcome {
+	case OutcomeDelivered:
+		u.SetStatus(entdelivery.StatusDELIVERED)
+	case OutcomeGone:
+		u.SetStatus(entdelivery.StatusFAILED)
+		if err := tx.Webhook.Update().Where(entwebhook.ID(r.webhookID)).
+			SetEnabled(false).SetUpdatedAt(r.end.UTC()).Exec(ctx); err != nil {
+			return fmt.Errorf("disable webhook %s: %w", r.webhookID, err)
+		}
+	case OutcomeRetry:
+		u.SetNextAttemptAt(res.next)
+	case OutcomeFailed:
+		u.SetStatus(entdelivery.StatusFAILED)
+	}
+	changed, err := u.Save(ctx)
+	if err != nil {
+		return fmt.Errorf("update delivery %s: %w", dlv.ID, err)
+	}
+	if changed == 0 {
+		return errNotClaimed
+	}
+	if err := a.Exec(ctx); err != nil {
+		return fmt.Errorf("store attempt %d of delivery %s: %w", n, dlv.ID, err)
+	}
+	return nil
 }
 
 // endDisabled ends a delivery whose webhook is disabled, without an

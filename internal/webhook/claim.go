@@ -39,7 +39,8 @@ func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next tim
 }
 
 // claim takes up to limit deliveries due at now, earliest first, skipping
-// those of webhooks that allow refuses, and calls took for each one won.
+// those of webhooks with no room left (room: the attempts each may still
+// start), and calls took for each one won, once the claims are committed.
 //
 // A claim is a conditional UPDATE that pushes next_attempt_at past the
 // lease, so two claimers (goroutines or processes) cannot both win a row,
@@ -48,32 +49,48 @@ func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next tim
 // candidates' SELECT is to take FOR UPDATE SKIP LOCKED, so claimers do not
 // queue on each other's rows; this is the one place to change.
 func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy, full []string, limit int,
-	allow func(webhookID string) bool, took func(id, webhookID string)) ([]*ent.Delivery, error) {
+	room func(webhookID string) int, took func(id, webhookID string)) ([]*ent.Delivery, error) {
 	now = now.UTC()
-	candidates, err := d.db.Delivery.Query().
-		Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now))...).
-		Order(ent.Asc(entdelivery.FieldNextAttemptAt), ent.Asc(entdelivery.FieldID)).
-		Limit(limit).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read due deliveries: %w", err)
-	}
 	until := now.Add(d.lease)
 	var won []*ent.Delivery
-	for _, c := range candidates {
-		if !allow(c.WebhookID) {
-			continue
-		}
-		n, err := d.db.Delivery.Update().
-			Where(entdelivery.ID(c.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAtLTE(now)).
-			SetNextAttemptAt(until).Save(ctx)
+	// One transaction for the read and every claim: one SQLite write lock
+	// for the lot, where an UPDATE each made the dispatcher queue on the
+	// lock against the event log's writer once per delivery. The event
+	// and the webhook are read with the candidates: the attempt needs
+	// them, and reading them now saves two queries per attempt.
+	err := ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
+		won = nil
+		candidates, err := tx.Delivery.Query().
+			Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now))...).
+			Order(ent.Asc(entdelivery.FieldNextAttemptAt), ent.Asc(entdelivery.FieldID)).
+			Limit(limit).WithEvent().WithWebhook().All(ctx)
 		if err != nil {
-			return won, fmt.Errorf("claim delivery %s: %w", c.ID, err)
+			return fmt.Errorf("read due deliveries: %w", err)
 		}
-		if n == 1 {
-			c.NextAttemptAt = until
-			won = append(won, c)
-			took(c.ID, c.WebhookID)
+		taken := map[string]int{}
+		for _, c := range candidates {
+			if taken[c.WebhookID] >= room(c.WebhookID) {
+				continue
+			}
+			n, err := tx.Delivery.Update().
+				Where(entdelivery.ID(c.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAtLTE(now)).
+				SetNextAttemptAt(until).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("claim delivery %s: %w", c.ID, err)
+			}
+			if n == 1 {
+				c.NextAttemptAt = until
+				won = append(won, c)
+				taken[c.WebhookID]++
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err // rolled back: nothing was claimed
+	}
+	for _, c := range won {
+		took(c.ID, c.WebhookID)
 	}
 	return won, nil
 }

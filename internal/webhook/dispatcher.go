@@ -186,6 +186,13 @@ func (f *flight) remove(id string) {
 // claims are given back: due at once for the next run) and returns when
 // every goroutine it started has ended. Run is called once.
 func (d *Dispatcher) Run(ctx context.Context) {
+	// The recorder outlives the attempts: it ends when records is closed,
+	// after every attempt has ended (defers run last first).
+	records := make(chan *recordReq, d.concurrency)
+	var recorder sync.WaitGroup
+	recorder.Go(func() { d.recordLoop(ctx, records) })
+	defer recorder.Wait()
+	defer close(records)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	// An attempt ends by sending its delivery id; the buffer holds one per
@@ -198,7 +205,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		for _, dlv := range d.fill(ctx, f, timer) {
 			wg.Go(func() {
 				defer func() { finished <- dlv.ID }()
-				d.attempt(ctx, dlv)
+				d.attempt(ctx, dlv, records)
 			})
 		}
 		select {
@@ -244,10 +251,10 @@ func (d *Dispatcher) fill(ctx context.Context, f *flight, timer *time.Timer) []*
 			timer.Reset(min(wait, d.pollInterval))
 			return started
 		}
-		won, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), func(hook string) bool {
-			return f.hooks[hook] < d.perWebhook
+		won, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), func(hook string) int {
+			return d.perWebhook - f.hooks[hook]
 		}, f.add)
-		started = append(started, won...) // those won before an error too: they are counted in f
+		started = append(started, won...) // counted in f; none on an error (rolled back)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.log.Error("webhook deliveries could not be claimed", "err", err)
