@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -67,6 +68,15 @@ type Service struct {
 	log    *slog.Logger
 	obs    Observer      // nil: nobody is told
 	wake   chan struct{} // a new scheduled send: the scheduler looks again
+
+	// recordMu lets one Record write at a time. Every session's events
+	// pass through Record on the session's own goroutine: with a hundred
+	// sessions, a hundred writers asked SQLite for its one write lock at
+	// once, and a writer that finds it taken sleeps in the busy handler
+	// (1, 2, 5 … 100 ms) however soon the lock is free, so the event
+	// log's writer and the webhook dispatcher waited behind them. Queued
+	// here, they take the lock in turn without sleeping.
+	recordMu sync.Mutex
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -153,6 +163,8 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 // becomes sent), and revokes. It is called before the event is
 // acknowledged to WhatsApp, so an error here makes WhatsApp send it again.
 func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	s.recordMu.Lock()
+	defer s.recordMu.Unlock()
 	if m := ev.Message; m != nil && ev.Kind == whatsapp.KindMediaUpdate {
 		return s.replaceMedia(ctx, sessionID, m)
 	}
