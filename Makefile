@@ -31,7 +31,7 @@ BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./
 
 bench: build bin/wagraph-bench
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 1 $(BENCH_PKGS)
-	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s
+	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s $(BENCH_INBOUND)
 
 # The load program (cmd/wagraph-bench, BENCHMARKS.md): a built wagraph and a
 # bare net/http reference as child processes, measured over loopback in
@@ -40,6 +40,18 @@ LOAD_ROUNDS   ?= 7
 LOAD_DURATION ?= 10s
 load: build bin/wagraph-bench
 	./bin/wagraph-bench -wagraph $(BIN) -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
+
+# Goal 3 (inbound) in make bench: short windows (about 2 minutes with the
+# linking of its 100 sessions); make load takes the goal's 60 s windows.
+BENCH_INBOUND ?= -inbound-duration 8s -inbound-drain 10s
+
+# Goal 6, the soak, runs apart from the other goals: half of goal 3's rate
+# over 100 sessions for SOAK_DURATION, growth measured from SOAK_MARK.
+SOAK_DURATION ?= 30m
+SOAK_MARK     ?= 5m
+.PHONY: soak
+soak: build bin/wagraph-bench
+	./bin/wagraph-bench -wagraph $(BIN) -goals soak -soak-duration $(SOAK_DURATION) -soak-mark $(SOAK_MARK)
 
 .PHONY: bin/wagraph-bench
 bin/wagraph-bench:
