@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -170,9 +171,21 @@ const (
 
 var errClosed = errors.New("whatsapp: the session manager is closed")
 
+// Idle connections of the whatsmeow store's pool. database/sql keeps 2 by
+// default: with many sessions decrypting at once the others were closed on
+// release and opened again, once per message (an SQLite open reads the
+// schema and runs the DSN's pragmas; each connection's cached statements
+// went with it) — a tenth of the server's CPU under goal 3's inbound load.
+// Past a burst they close after storeIdleTime.
+const (
+	storeIdleConns = 32
+	storeIdleTime  = time.Minute
+)
+
 // OpenStore opens (and creates or upgrades) the whatsmeow device store in the
 // SQLite file at path: WAL, a busy timeout, immediate transactions and
-// foreign keys, so that many clients can write at once.
+// foreign keys, so that many clients can write at once; a statement cache
+// per connection (whatsmeow runs the same few queries for every message).
 func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Container, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("whatsmeow store path %q: '?' and '#' are not allowed", path)
@@ -180,9 +193,16 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Co
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	dsn := "file:" + path + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
-	c, err := sqlstore.New(ctx, "sqlite3", dsn, newWALogger(log, "sqlstore"))
+	dsn := "file:" + path + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_stmt_cache_size=64"
+	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
+		return nil, fmt.Errorf("open whatsmeow store %s: %w", path, err)
+	}
+	db.SetMaxIdleConns(storeIdleConns)
+	db.SetConnMaxIdleTime(storeIdleTime)
+	c := sqlstore.NewWithDB(db, "sqlite3", newWALogger(log, "sqlstore"))
+	if err := c.Upgrade(ctx); err != nil {
+		_ = c.Close()
 		return nil, fmt.Errorf("open whatsmeow store %s: %w", path, err)
 	}
 	return c, nil
