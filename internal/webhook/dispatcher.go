@@ -214,6 +214,17 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-d.wake:
 		case id := <-finished:
 			f.remove(id)
+			// Attempts recorded in one batch end together: take every one
+			// that has ended before claiming again, so that one claim
+			// pass (one transaction) fills their slots, not one pass each.
+			for more := true; more; {
+				select {
+				case id := <-finished:
+					f.remove(id)
+				default:
+					more = false
+				}
+			}
 		case <-timer.C:
 		}
 	}
