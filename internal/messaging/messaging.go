@@ -77,6 +77,8 @@ type Service struct {
 	// log's writer and the webhook dispatcher waited behind them. Queued
 	// here, they take the lock in turn without sleeping.
 	recordMu sync.Mutex
+	// chats spares ChatSeen's query for chats with a message stored.
+	chats knownChats
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -185,6 +187,9 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 // session other than messageID: the first message of a chat makes it known
 // (chats.upsert), and the same message sent again by WhatsApp still does.
 func (s *Service) ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error) {
+	if s.chats.other(sessionID, chat, messageID) {
+		return true, nil
+	}
 	ok, err := s.db.Message.Query().
 		Where(entmessage.SessionID(sessionID), entmessage.Chat(chat), entmessage.MessageIDNEQ(messageID)).Exist(ctx)
 	if err != nil {
@@ -230,6 +235,7 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
 	}
+	s.chats.stored(sessionID, m.Chat, m.ID)
 	if m.FromMe {
 		// A scheduled send that went out: the reserved record is now sent,
 		// with the media it was sent with.
