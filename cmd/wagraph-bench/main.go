@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +33,8 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	sendSessions := flag.String("send-sessions", "1,50", "goal sends: the session counts to send from, comma-separated")
+	flag.IntVar(&opts.SendWorkers, "send-workers", 16, "goal sends: concurrent senders of each case, on each side")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 
@@ -49,6 +52,14 @@ func run(ctx context.Context) int {
 	}
 	opts.Self = self
 	opts.Goals = strings.Split(*goals, ",")
+	for _, n := range strings.Split(*sendSessions, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "wagraph-bench: -send-sessions: %q is not a count of sessions\n", n)
+			return 2
+		}
+		opts.SendSessions = append(opts.SendSessions, v)
+	}
 	opts.Progress = os.Stderr
 	if err := bench.Run(ctx, opts, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "wagraph-bench:", err)

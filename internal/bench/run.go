@@ -29,6 +29,10 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+	// Goal 2 (sends): the session counts to send from (empty: 1 and 50)
+	// and the concurrent senders of each case (0: 16).
+	SendSessions []int
+	SendWorkers  int
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -42,6 +46,7 @@ type goal struct {
 // goals is every goal, in the order of issue 11.
 var goals = []goal{
 	{"overhead", runOverhead},
+	{"sends", runSends},
 }
 
 // GoalNames are the goals the load program knows, in order.
