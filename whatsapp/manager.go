@@ -76,6 +76,14 @@ type Publisher interface {
 	Publish(ctx context.Context, sessionID string, ev Event) error
 }
 
+// BatchPublisher is a Publisher that also stores several events of a
+// session at once, in order, all or none. The manager uses it where one
+// operation has several events (a send: outbound-message.upsert and
+// messages.send), so that they cost one commit and not one each.
+type BatchPublisher interface {
+	PublishAll(ctx context.Context, sessionID string, evs []Event) error
+}
+
 // StatusRecord is what the manager persists about a session.
 type StatusRecord struct {
 	Status      Status

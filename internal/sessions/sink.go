@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -78,6 +79,42 @@ func (s *Sink) SetMessages(m MessageStore) { s.messages = m }
 // Publish stores ev of a session with what it implies, and returns once it
 // is committed (whatsapp.Publisher).
 func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+	return s.PublishAll(ctx, sessionID, []whatsapp.Event{ev})
+}
+
+// PublishAll is Publish of several events of a session, stored in order in
+// one transaction (whatsapp.BatchPublisher): a send's two events cost one
+// commit. Each event is recorded in the message store before the next one
+// is looked at, as if they came one by one.
+func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.Event) error {
+	var news []events.New
+	for _, ev := range evs {
+		n, err := s.prepare(ctx, sessionID, ev)
+		if err != nil {
+			return err
+		}
+		news = append(news, n...)
+	}
+	envs, err := s.bus.Publish(ctx, sessionID, news)
+	if err != nil {
+		return fmt.Errorf("store %s of session %s: %w", kindsOf(evs), sessionID, err)
+	}
+	if s.waker != nil {
+		s.waker.Wake()
+	}
+	for _, e := range envs {
+		if e.Existing {
+			s.log.DebugContext(ctx, "event already stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
+			continue
+		}
+		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
+	}
+	return nil
+}
+
+// prepare completes ev, records it in the message store and returns the
+// events to store for it: the chats.upsert it implies, if any, then ev.
+func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
 	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
 		switch d := ev.Data.(type) {
@@ -91,12 +128,12 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 	if s.messages != nil {
 		chat, err := s.newChat(ctx, sessionID, ev)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if chat != nil {
 			b, err := json.Marshal(chat)
 			if err != nil {
-				return fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
+				return nil, fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
 			}
 			// Keyed by the message that made the chat known: the
 			// message sent again is the same pair of events.
@@ -107,29 +144,23 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
 		}
 		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	data, err := encodeData(ev.Data)
 	if err != nil {
-		return fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+		return nil, fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
 	}
-	evs = append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key})
-	envs, err := s.bus.Publish(ctx, sessionID, evs)
-	if err != nil {
-		return fmt.Errorf("store %s of session %s: %w", ev.Kind, sessionID, err)
+	return append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key}), nil
+}
+
+// kindsOf names the kinds of evs, for errors.
+func kindsOf(evs []whatsapp.Event) string {
+	kinds := make([]string, len(evs))
+	for i, ev := range evs {
+		kinds[i] = ev.Kind
 	}
-	if s.waker != nil {
-		s.waker.Wake()
-	}
-	for _, e := range envs {
-		if e.Existing {
-			s.log.DebugContext(ctx, "event already stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
-			continue
-		}
-		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
-	}
-	return nil
+	return strings.Join(kinds, ", ")
 }
 
 // newChat returns the chats.upsert data of a message in a chat the store

@@ -189,6 +189,46 @@ func TestSinkChatsUpsert(t *testing.T) {
 	}
 }
 
+// TestSinkPublishAll: a send's events handed over together (the first
+// message to a chat, then its status) are stored in order in one commit,
+// with the chats.upsert the message implies, the message recorded, and the
+// dispatcher woken once; a failed store stores none of them.
+func TestSinkPublishAll(t *testing.T) {
+	var _ whatsapp.BatchPublisher = (*Sink)(nil)
+	e := newEnv(t)
+	ctx := context.Background()
+	const bob = "4915550000002@s.whatsapp.net"
+	status := whatsapp.Event{Kind: whatsapp.KindMessagesSend, Data: &payload.MessageStatus{ID: "O1", Chat: bob, Status: "sent"}}
+
+	e.bus.setFail(true)
+	if err := e.sink.PublishAll(ctx, "s1", []whatsapp.Event{message(whatsapp.KindOutboundMessage, "O1", bob, true, "Me", nil), status}); err == nil {
+		t.Fatal("PublishAll succeeded while the bus fails")
+	}
+	if got := e.storedEvents(t); len(got) != 0 {
+		t.Fatalf("a failed PublishAll stored %v", kinds(got))
+	}
+	e.bus.setFail(false)
+	if err := e.sink.PublishAll(ctx, "s1", []whatsapp.Event{message(whatsapp.KindOutboundMessage, "O1", bob, true, "Me", nil), status}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.storedEvents(t)
+	want := []events.Kind{events.ChatsUpsert, events.OutboundMessageUpsert, events.MessagesSend}
+	if !slices.Equal(kinds(got), want) {
+		t.Fatalf("stored %v, want %v", kinds(got), want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq != got[0].Seq+int64(i) || !got[i].Timestamp.Equal(got[0].Timestamp) {
+			t.Errorf("event %d (seq %d, %s) not in the commit of event 0 (seq %d, %s)", i, got[i].Seq, got[i].Timestamp, got[0].Seq, got[0].Timestamp)
+		}
+	}
+	if n := e.db.Message.Query().Where(entmessage.SessionID("s1"), entmessage.MessageID("O1"), entmessage.StatusEQ(entmessage.StatusSent)).CountX(ctx); n != 1 {
+		t.Errorf("%d sent records of O1, want 1", n)
+	}
+	if e.waker.n != 1 {
+		t.Errorf("waker woken %d times, want once for the stored batch", e.waker.n)
+	}
+}
+
 // TestSinkStoreBeforeAck: when the event cannot be stored Publish fails
 // (WhatsApp is not acknowledged and sends it again), no observer hears of
 // it; the resent message is then stored with its chats.upsert (the failed
