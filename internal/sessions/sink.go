@@ -60,6 +60,7 @@ type Sink struct {
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
 	log       *slog.Logger
+	chats     chatMemory
 }
 
 // NewSink returns a sink over opts.
@@ -98,6 +99,11 @@ func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.
 	envs, err := s.bus.Publish(ctx, sessionID, news)
 	if err != nil {
 		return fmt.Errorf("store %s of session %s: %w", kindsOf(evs), sessionID, err)
+	}
+	for _, ev := range evs {
+		if isChatMessage(ev) {
+			s.chats.remember(sessionID, ev.Message.Chat, ev.Message.ID)
+		}
 	}
 	if s.waker != nil {
 		s.waker.Wake()
@@ -167,12 +173,12 @@ func kindsOf(evs []whatsapp.Event) string {
 // has no other message of (the first one; also when it is sent again),
 // or nil.
 func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event) (*payload.Chat, error) {
-	m := ev.Message
-	if ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage {
-		return nil, nil // a media update is about a message the store has
-	}
-	if m == nil || m.Chat == "" || m.Type == "revoke" { // a revoke is not stored as a message of its chat
+	if !isChatMessage(ev) {
 		return nil, nil
+	}
+	m := ev.Message
+	if id, ok := s.chats.lookup(sessionID, m.Chat); ok && id != m.ID {
+		return nil, nil // the store holds another message of the chat
 	}
 	seen, err := s.messages.ChatSeen(ctx, sessionID, m.Chat, m.ID)
 	if err != nil {
@@ -189,6 +195,17 @@ func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event)
 		}
 	}
 	return c, nil
+}
+
+// isChatMessage is whether ev is a message the store records as a message
+// of its chat: a media update is about a message the store has, and a
+// revoke is not stored as a message of its chat.
+func isChatMessage(ev whatsapp.Event) bool {
+	if ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage {
+		return false
+	}
+	m := ev.Message
+	return m != nil && m.Chat != "" && m.Type != "revoke"
 }
 
 // encodeData is an event's data as stored: a JSON object ({} for none).

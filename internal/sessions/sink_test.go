@@ -350,3 +350,56 @@ func TestStatusStore(t *testing.T) {
 		t.Errorf("linked after logout %v, %v", ids, err)
 	}
 }
+
+// countingStore counts the ChatSeen queries that reach the message store.
+type countingStore struct {
+	MessageStore
+	chatSeen int
+}
+
+func (c *countingStore) ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error) {
+	c.chatSeen++
+	return c.MessageStore.ChatSeen(ctx, sessionID, chat, messageID)
+}
+
+// TestSinkChatMemory: once a message of a chat is stored, the chat's next
+// messages are known without asking the store; the same message sent
+// again still asks (it alone does not make the chat known: without a key it
+// comes with chats.upsert again, as before the memory), and a message
+// whose event was not stored is not remembered.
+func TestSinkChatMemory(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	counting := &countingStore{MessageStore: e.sink.messages}
+	e.sink.SetMessages(counting)
+	const alice = "4915550000001@s.whatsapp.net"
+	steps := []struct {
+		name     string
+		id       string
+		fail     bool
+		kinds    []events.Kind
+		chatSeen int // queries so far
+	}{
+		{"first, not stored", "A1", true, nil, 1},
+		{"first again", "A1", false, []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert}, 2},
+		{"first once more", "A1", false, []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert}, 3},
+		{"second", "A2", false, []events.Kind{events.InboundMessageUpsert}, 3},
+		{"third", "A3", false, []events.Kind{events.InboundMessageUpsert}, 3},
+	}
+	seen := 0
+	for _, st := range steps {
+		e.bus.setFail(st.fail)
+		err := e.sink.Publish(ctx, "s1", message(whatsapp.KindInboundMessage, st.id, alice, false, "Alice", nil))
+		if (err != nil) != st.fail {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		all := e.storedEvents(t)
+		if got := kinds(all[seen:]); !slices.Equal(got, st.kinds) {
+			t.Errorf("%s: stored %v, want %v", st.name, got, st.kinds)
+		}
+		seen = len(all)
+		if counting.chatSeen != st.chatSeen {
+			t.Errorf("%s: %d ChatSeen queries so far, want %d", st.name, counting.chatSeen, st.chatSeen)
+		}
+	}
+}
