@@ -31,7 +31,7 @@ BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./
 
 bench: build bin/wagraph-bench
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 1 $(BENCH_PKGS)
-	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s
+	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s -send-duration 1s -send-warmup 500ms
 
 # The load program (cmd/wagraph-bench, BENCHMARKS.md): a built wagraph and a
 # bare net/http reference as child processes, measured over loopback in

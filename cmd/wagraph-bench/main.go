@@ -35,6 +35,8 @@ func run(ctx context.Context) int {
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
 	sendSessions := flag.String("send-sessions", "1,50", "goal sends: the session counts to send from, comma-separated")
 	flag.IntVar(&opts.SendWorkers, "send-workers", 16, "goal sends: concurrent senders of each case, on each side")
+	flag.DurationVar(&opts.SendDuration, "send-duration", 0, "goal sends: measured time of each side of each case (0: -duration)")
+	flag.DurationVar(&opts.SendWarmup, "send-warmup", 0, "goal sends: load before each measured window (0: -warmup)")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

@@ -29,10 +29,14 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
-	// Goal 2 (sends): the session counts to send from (empty: 1 and 50)
-	// and the concurrent senders of each case (0: 16).
+	// Goal 2 (sends): the session counts to send from (empty: 1 and 50),
+	// the concurrent senders of each case (0: 16), and each measurement's
+	// window and warm-up (0: Duration and Warmup; goal 2 measures 8 times a
+	// round, so a short run shortens them).
 	SendSessions []int
 	SendWorkers  int
+	SendDuration time.Duration
+	SendWarmup   time.Duration
 }
 
 // goal is one of issue 11's goals as the load program measures it: it

@@ -303,6 +303,13 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		workers = 16
 	}
 	most := slices.Max(sessionCounts)
+	duration, warmup := e.SendDuration, e.SendWarmup
+	if duration <= 0 {
+		duration = e.Duration
+	}
+	if warmup <= 0 {
+		warmup = e.Warmup
+	}
 	net, err := startNetwork(e)
 	if err != nil {
 		return err
@@ -387,7 +394,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 				order = []string{sideWagraph, sideRaw}
 			}
 			for _, side := range order {
-				m, err := measureSends(ctx, workers, e.Warmup, e.Duration, cpus, sides.send(side, c, workers))
+				m, err := measureSends(ctx, workers, warmup, duration, cpus, sides.send(side, c, workers))
 				if err != nil {
 					return fmt.Errorf("round %d, %s, %s: %w", r+1, c, side, err)
 				}
@@ -398,7 +405,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 			}
 		}
 	}
-	return writeSendsReport(out, rounds, cases, workers, e.Options)
+	return writeSendsReport(out, rounds, cases, workers, warmup, duration)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -117,7 +117,7 @@ func TestSendsReportVerdicts(t *testing.T) {
 				rounds[i][image] = r[image]
 			}
 			var buf bytes.Buffer
-			if err := writeSendsReport(&buf, rounds, []sendCase{text, image}, 16, Options{Duration: time.Second, Warmup: time.Second}); err != nil {
+			if err := writeSendsReport(&buf, rounds, []sendCase{text, image}, 16, time.Second, time.Second); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range c.want {

@@ -66,11 +66,11 @@ func (f sendFigures) met() bool { return f.Ratio.med >= goalSends && f.Errors ==
 
 // writeSendsReport writes goal 2's section: a table of each case's figures
 // (median, min, max over the rounds) and whether each case meets the goal.
-func writeSendsReport(w io.Writer, rounds []sendRound, cases []sendCase, workers int, opts Options) error {
+func writeSendsReport(w io.Writer, rounds []sendRound, cases []sendCase, workers int, warmup, duration time.Duration) error {
 	figs := sendFiguresOf(rounds, cases)
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("Goal 2, sends: %d rounds; in each, every case is measured on both sides (raw whatsmeow clients in the load program, then wagraph's REST, or the other way round every other round) for %s after a %s warm-up, %d concurrent senders (closed loop) taking the sessions in turn, writing to %d network contacts.\n\n",
-		len(rounds), opts.Duration, opts.Warmup, workers, sendRecipients)
+		len(rounds), duration, warmup, workers, sendRecipients)
 	p("| Case | Figure | raw | wagraph |\n|---|---|---|---|\n")
 	cell := func(s spread, format string) string {
 		return fmt.Sprintf(format+" ("+format+"-"+format+")", s.med, s.lo, s.hi)
