@@ -7,12 +7,15 @@ package messaging
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
@@ -214,23 +217,31 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 	if ref != nil {
 		create.SetMedia(ref)
 	}
-	err = create.OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).Ignore().Exec(ctx)
+	conflict := []entsql.ConflictOption{entsql.ConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID)}
+	if m.FromMe {
+		// A scheduled send that went out: the reserved record becomes sent,
+		// with the media it was sent with. One statement, not an insert
+		// then an update: this runs for every message sent.
+		conflict = append(conflict,
+			entsql.ResolveWith(func(u *entsql.UpdateSet) {
+				u.SetExcluded(entmessage.FieldStatus)
+				u.SetExcluded(entmessage.FieldTimestamp)
+				if ref != nil {
+					u.SetExcluded(entmessage.FieldMedia)
+				}
+			}),
+			entsql.UpdateWhere(entsql.EQ(entmessage.FieldStatus, string(entmessage.StatusScheduled))))
+	} else {
+		conflict = append(conflict, entsql.ResolveWithIgnore())
+	}
+	err = create.OnConflict(conflict...).Exec(ctx)
+	if m.FromMe && errors.Is(err, sql.ErrNoRows) {
+		// The record exists and is not scheduled: the update's WHERE kept
+		// it as it was, so the statement returned no row.
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
-	}
-	if m.FromMe {
-		// A scheduled send that went out: the reserved record is now sent,
-		// with the media it was sent with.
-		upd := s.db.Message.Update().
-			Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID), entmessage.StatusEQ(entmessage.StatusScheduled)).
-			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC())
-		if ref != nil {
-			upd.SetMedia(ref)
-		}
-		_, err = upd.Save(ctx)
-		if err != nil {
-			return fmt.Errorf("record message %s: %w", m.ID, err)
-		}
 	}
 	return nil
 }
