@@ -84,7 +84,9 @@ func TestSessionReachIsPerCaller(t *testing.T) {
 // its id from the principal.
 func TestViewerOfSessionToken(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	var me struct{ Viewer struct{ User struct{ ID string } } }
+	var me struct {
+		Viewer struct{ User struct{ ID string } }
+	}
 	srv.MustGraphQL(t, apptest.AdminToken, `{ viewer { user { id } } }`, nil, &me)
 	var created struct{ CreateSession struct{ Token string } }
 	srv.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "a") { token } }`, nil, &created)
@@ -103,7 +105,9 @@ func TestViewerOfSessionToken(t *testing.T) {
 	if u := full.Viewer.User; u.ID != me.Viewer.User.ID || u.Name != "admin" || !u.Admin {
 		t.Errorf("session token's viewer.user = %+v, want id %s, name admin, admin true", u, me.Viewer.User.ID)
 	}
-	var idOnly struct{ Viewer struct{ User struct{ ID string } } }
+	var idOnly struct {
+		Viewer struct{ User struct{ ID string } }
+	}
 	srv.MustGraphQL(t, tok, `{ viewer { user { id } } }`, nil, &idOnly)
 	if idOnly.Viewer.User.ID != me.Viewer.User.ID {
 		t.Errorf("session token's viewer.user.id = %s, want %s", idOnly.Viewer.User.ID, me.Viewer.User.ID)
