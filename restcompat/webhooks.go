@@ -197,6 +197,11 @@ func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	for i, m := range res.Items {
 		out.Data[i] = toWebhookJSON(m)
 	}
+	writeWebhookPage(w, out)
+}
+
+// writeWebhookPage writes the list's answer as writeJSON would, by hand.
+func writeWebhookPage(w http.ResponseWriter, out webhookPage) {
 	body := out.appendJSON(make([]byte, 0, 1024*(1+len(out.Data))))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
