@@ -64,7 +64,7 @@ func toEvent(e events.Envelope) *model.Event {
 
 // eventsPage answers the events query.
 func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	n := DefaultEventsPage
