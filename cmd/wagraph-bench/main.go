@@ -32,6 +32,9 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	flag.IntVar(&opts.Sessions, "sessions", 1000, "memory goal: linked idle sessions")
+	flag.IntVar(&opts.LinkParallel, "link-parallel", 16, "memory goal: sessions linked at once")
+	flag.IntVar(&opts.Restarts, "restarts", 5, "memory goal: server restarts to time")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

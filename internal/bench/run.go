@@ -29,6 +29,12 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+
+	// Goal 5 (memory): how many sessions to link, how many at once, and
+	// how many restarts to time.
+	Sessions     int
+	LinkParallel int
+	Restarts     int
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -42,6 +48,7 @@ type goal struct {
 // goals is every goal, in the order of issue 11.
 var goals = []goal{
 	{"overhead", runOverhead},
+	{"memory", runMemory},
 }
 
 // GoalNames are the goals the load program knows, in order.
