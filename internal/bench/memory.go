@@ -117,6 +117,10 @@ func runMemory(ctx context.Context, e *env, out io.Writer) error {
 		if err := keepLog(e.dir, i); err != nil {
 			return err
 		}
+		netAt, err := net.cpu()
+		if err != nil {
+			return err
+		}
 		startAt := time.Now()
 		srv, err = startWagraph(e, net.serverArgs()...)
 		if err != nil {
@@ -126,11 +130,19 @@ func runMemory(ctx context.Context, e *env, out io.Writer) error {
 			return fmt.Errorf("restart %d: %w", i, err)
 		}
 		startup := time.Since(startAt)
+		srvCPU, err := srv.cpu()
+		if err != nil {
+			return err
+		}
+		netCPU, err := net.cpu()
+		if err != nil {
+			return err
+		}
 		held, err := settle(ctx, srv)
 		if err != nil {
 			return fmt.Errorf("restart %d: %w", i, err)
 		}
-		m := memoryRound{ref: ref, held: held, stop: stopTook, startup: startup}
+		m := memoryRound{ref: ref, held: held, stop: stopTook, startup: startup, startupCPU: srvCPU, startupNetCPU: netCPU - netAt}
 		r.rounds = append(r.rounds, m)
 		e.progress("restart %d: stopped in %s, all %d CONNECTED %s after start; RSS %.1f MiB, %.3f MiB/session (settled %v)",
 			i, stopTook.Round(time.Millisecond), e.Sessions, startup.Round(time.Millisecond), mib(held.mem.RSS), m.perSession(e.Sessions), held.settled)

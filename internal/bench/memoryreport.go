@@ -13,6 +13,9 @@ type memoryRound struct {
 	ref, held idleFigures
 	stop      time.Duration // SIGTERM to exit of the server before (restarts)
 	startup   time.Duration // process start to every session CONNECTED (restarts)
+	// The CPU the server and the network used in that time: what the
+	// start-up costs whatever else the machine runs.
+	startupCPU, startupNetCPU time.Duration
 }
 
 // perSession is the RSS one session adds, in MiB: the server's less the
@@ -76,6 +79,8 @@ func (r memoryRun) write(w io.Writer, opts Options) {
 	row("goroutines per session over the empty server", "%.1f", func(m memoryRound) float64 { return (m.held.goroutines - m.ref.goroutines) / n })
 	row("server threads", "%.0f", func(m memoryRound) float64 { return float64(m.held.mem.Threads) })
 	rowRestart("**start-up to all CONNECTED (s)**", "%.2f", func(m memoryRound) float64 { return m.startup.Seconds() })
+	rowRestart("server CPU during start-up (s)", "%.2f", func(m memoryRound) float64 { return m.startupCPU.Seconds() })
+	rowRestart("network CPU during start-up (s)", "%.2f", func(m memoryRound) float64 { return m.startupNetCPU.Seconds() })
 	rowRestart("stop, SIGTERM to exit (s)", "%.2f", func(m memoryRound) float64 { return m.stop.Seconds() })
 	p("\nThe network process at the end: RSS %.1f MiB (%.3f MiB per session), %d threads; CPU %s over the whole goal; "+
 		"its log: %d errors, %d warnings. The server's logs: %d errors, %d warnings.\n\n",

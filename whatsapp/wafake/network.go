@@ -140,12 +140,22 @@ func ClientFor(addr string) *http.Client { return redirectedClient(addr) }
 // TCP: returning them from DialTLSContext makes net/http treat them as
 // already secured, so wss:// and https:// URLs of WhatsApp's hosts work.
 func redirectedClient(addr string) *http.Client {
+	return &http.Client{Transport: TransportTo(addr)}
+}
+
+// TransportTo is an HTTP transport whose every connection, plain or TLS,
+// goes to a network listening at addr, in plain TCP: what Point gives a
+// client, for a program that sets up its clients' HTTP itself.
+func TransportTo(addr string) *http.Transport {
 	d := &net.Dialer{}
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, "tcp", addr)
 	}
-	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
+	return &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}
 }
+
+// Transport is TransportTo the network's address.
+func (n *Network) Transport() *http.Transport { return TransportTo(n.Addr()) }
 
 // Point makes cli connect to the network instead of WhatsApp. Call it before
 // cli.Connect, and never call cli.SetProxy afterwards (it would replace the
