@@ -140,18 +140,18 @@ func ClientFor(addr string) *http.Client { return redirectedClient(addr) }
 // TCP: returning them from DialTLSContext makes net/http treat them as
 // already secured, so wss:// and https:// URLs of WhatsApp's hosts work.
 func redirectedClient(addr string) *http.Client {
-	return &http.Client{Transport: TransportTo(addr)}
-}
-
-// TransportTo is an HTTP transport whose every connection, plain or TLS,
-// goes to a network listening at addr, in plain TCP: what Point gives a
-// client, for a program that sets up its clients' HTTP itself.
-func TransportTo(addr string) *http.Transport {
 	d := &net.Dialer{}
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, "tcp", addr)
 	}
-	return &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}
+	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
+}
+
+// TransportTo is the transport of ClientFor(addr): every connection, plain
+// or TLS, goes to a network listening at addr in plain TCP. For a program
+// that sets up its clients' HTTP itself (Point replaces a client's).
+func TransportTo(addr string) *http.Transport {
+	return redirectedClient(addr).Transport.(*http.Transport)
 }
 
 // Transport is TransportTo the network's address.
