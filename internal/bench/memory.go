@@ -18,6 +18,7 @@ import (
 const (
 	goalSessionRSS = 0.25             // MiB of RSS per connected idle session
 	goalStartup    = 10 * time.Second // from process start to every session CONNECTED
+	goalSessions   = 1000             // the sessions both figures are set at
 )
 
 // memorySettle is when a server counts as idle: five RSS samples a second
