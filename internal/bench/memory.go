@@ -90,7 +90,11 @@ func runMemory(ctx context.Context, e *env, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() { srv.stop() }()
+	defer func() {
+		if srv != nil { // a failed restart leaves none
+			srv.stop()
+		}
+	}()
 	start := time.Now()
 	if err := linkSessions(ctx, e, srv); err != nil {
 		return err
