@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,8 +125,13 @@ type ManagerOptions struct {
 	Logger    *slog.Logger        // nil discards
 	Publisher Publisher           // nil: events are dropped
 	Statuses  StatusStore         // required
-	// Point, when set, is called on every new client before it connects:
-	// tests and the sandbox redirect clients to a wafake network with it.
+	// Transport carries every client's connections: the chat websocket,
+	// the pre-login one and media. The sandbox and tests give a wafake
+	// network's (wafake.TransportTo). nil is a clone of
+	// http.DefaultTransport: WhatsApp itself.
+	Transport http.RoundTripper
+	// Point, when set, is called on every new client before it connects,
+	// after the manager set its transports up.
 	Point func(*whatsmeow.Client)
 	// Versions, when set, is the version every client announces; the
 	// sessions it refused as outdated reconnect when it learns a newer
@@ -147,6 +153,7 @@ type Manager struct {
 	pub      Publisher
 	statuses StatusStore
 	point    func(*whatsmeow.Client)
+	http     clientHTTP
 	versions *Versions
 
 	// ctx is the context of every client: whatsmeow connects, reconnects
@@ -206,6 +213,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{},
 	}
+	m.http = newClientHTTP(opts.Transport)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

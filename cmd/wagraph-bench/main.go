@@ -37,6 +37,9 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.SendWorkers, "send-workers", 16, "goal sends: concurrent senders of each case, on each side")
 	flag.DurationVar(&opts.SendDuration, "send-duration", 0, "goal sends: measured time of each side of each case (0: -duration)")
 	flag.DurationVar(&opts.SendWarmup, "send-warmup", 0, "goal sends: load before each measured window (0: -warmup)")
+	flag.IntVar(&opts.Sessions, "memory-sessions", 1000, "memory goal: linked idle sessions")
+	flag.IntVar(&opts.LinkParallel, "memory-link-parallel", 16, "memory goal: sessions linked at once")
+	flag.IntVar(&opts.Restarts, "memory-restarts", 5, "memory goal: server restarts to time")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

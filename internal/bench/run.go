@@ -37,6 +37,12 @@ type Options struct {
 	SendWorkers  int
 	SendDuration time.Duration
 	SendWarmup   time.Duration
+
+	// Goal 5 (memory): how many sessions to link, how many at once, and
+	// how many restarts to time.
+	Sessions     int
+	LinkParallel int
+	Restarts     int
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -51,6 +57,7 @@ type goal struct {
 var goals = []goal{
 	{"overhead", runOverhead},
 	{"sends", runSends},
+	{"memory", runMemory},
 }
 
 // GoalNames are the goals the load program knows, in order.

@@ -410,20 +410,6 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// loadAverage is the first three fields of /proc/loadavg ("?" when it
-// cannot be read).
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	var a, b5, c string
-	if _, err := fmt.Sscan(string(b), &a, &b5, &c); err != nil {
-		return "?"
-	}
-	return a + " " + b5 + " " + c
-}
-
 // inParallel runs fn for 0..n-1, at most limit at once, and returns the
 // first error (the others are then cancelled).
 func inParallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
