@@ -153,7 +153,7 @@ type Manager struct {
 	pub      Publisher
 	statuses StatusStore
 	point    func(*whatsmeow.Client)
-	http     clientHTTP
+	http     ClientHTTP
 	versions *Versions
 
 	// ctx is the context of every client: whatsmeow connects, reconnects
@@ -213,7 +213,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{},
 	}
-	m.http = newClientHTTP(opts.Transport)
+	m.http = NewClientHTTP(opts.Transport)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

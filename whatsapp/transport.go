@@ -6,27 +6,30 @@ import (
 	"go.mau.fi/whatsmeow"
 )
 
-// clientHTTP is the HTTP of a manager's clients: one transport for all of
+// ClientHTTP is the HTTP of a manager's clients: one transport for all of
 // them (whatsmeow's NewClient clones http.DefaultTransport for each, with
 // its own pool of idle connections), the websockets without compression.
-type clientHTTP struct {
+// The load program's raw clients (whatsapp/rawclient) use it too.
+type ClientHTTP struct {
 	media, websocket *http.Client
 }
 
-func newClientHTTP(base http.RoundTripper) clientHTTP {
+// NewClientHTTP makes clients' HTTP over base (nil: a clone of
+// http.DefaultTransport).
+func NewClientHTTP(base http.RoundTripper) ClientHTTP {
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	return clientHTTP{
+	return ClientHTTP{
 		media:     &http.Client{Transport: base},
 		websocket: &http.Client{Transport: withoutDeflate{base}},
 	}
 }
 
-// use gives cli the manager's HTTP clients. whatsmeow keeps the pointers;
+// Use gives cli these HTTP clients. whatsmeow keeps the pointers;
 // it never changes the clients themselves (only SetProxy would, and the
 // manager never calls it).
-func (h clientHTTP) use(cli *whatsmeow.Client) {
+func (h ClientHTTP) Use(cli *whatsmeow.Client) {
 	cli.SetMediaHTTPClient(h.media)
 	cli.SetWebsocketHTTPClient(h.websocket)
 	cli.SetPreLoginHTTPClient(h.websocket)

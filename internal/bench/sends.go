@@ -325,7 +325,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		return err
 	}
 	defer remote.Close()
-	st, err := rawclient.OpenStore(ctx, filepath.Join(e.dir, "raw.db"))
+	st, err := rawclient.OpenStore(ctx, filepath.Join(e.dir, "raw.db"), remote)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 			return fmt.Errorf("wagraph session %d: %w", i, err)
 		}
 		sides.sessions[i] = id
-		c, err := rawclient.Link(ctx, st, remote, accountNumber(rawAccounts, i))
+		c, err := rawclient.Link(ctx, st, accountNumber(rawAccounts, i))
 		if err != nil {
 			return fmt.Errorf("raw client %d: %w", i, err)
 		}

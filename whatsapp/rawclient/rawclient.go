@@ -9,11 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"net/http"
 	"sync"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the device store
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store/sqlstore"
@@ -21,34 +20,37 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	waLog "go.mau.fi/whatsmeow/util/log"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Network is the sandbox network the clients link to: sandbox.Local or
 // sandbox.Remote.
 type Network interface {
-	Point(cli *whatsmeow.Client)
+	// Transport reaches the network's addresses.
+	Transport() *http.Transport
 	LinkDevice(ctx context.Context, qrCode, phone string) error
 }
 
-// Store holds the device stores of the clients: one SQLite file, opened
-// as the gateway opens its own (whatsapp.OpenStore: WAL, busy timeout,
-// immediate transactions), so that both sides pay the same for Signal
-// sessions and keys.
+// Store holds the device stores of the clients and the HTTP they share.
+// Both are what the gateway's manager gives its own clients
+// (whatsapp.OpenStore, whatsapp.ClientHTTP: the same SQLite settings, one
+// transport, websockets without compression), so that a difference in the
+// send benchmark is the gateway's own work, not a setting.
 type Store struct {
-	c *sqlstore.Container
+	c    *sqlstore.Container
+	http whatsapp.ClientHTTP
+	net  Network
 }
 
-// OpenStore opens (creating) the device store in the SQLite file at path.
-func OpenStore(ctx context.Context, path string) (*Store, error) {
-	if strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("rawclient: store path %q: '?' and '#' are not allowed", path)
-	}
-	dsn := "file:" + path + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
-	c, err := sqlstore.New(ctx, "sqlite3", dsn, waLog.Noop)
+// OpenStore opens (creating) the device store in the SQLite file at path,
+// for clients of net.
+func OpenStore(ctx context.Context, path string, net Network) (*Store, error) {
+	c, err := whatsapp.OpenStore(ctx, path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("rawclient: open the store %s: %w", path, err)
+		return nil, fmt.Errorf("rawclient: %w", err)
 	}
-	return &Store{c: c}, nil
+	return &Store{c: c, http: whatsapp.NewClientHTTP(net.Transport()), net: net}, nil
 }
 
 // Close closes the store; close the clients first.
@@ -63,14 +65,14 @@ type Client struct {
 // each generate and store 812 prekeys.
 const linkTimeout = 2 * time.Minute
 
-// Link makes a new device in st, connects it to net and has the phone of
-// the account phone scan its QR code; it returns once the device is
-// paired and logged in.
-func Link(ctx context.Context, st *Store, net Network, phone string) (*Client, error) {
+// Link makes a new device in st, connects it to st's network and has the
+// phone of the account phone scan its QR code; it returns once the device
+// is paired and logged in.
+func Link(ctx context.Context, st *Store, phone string) (*Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, linkTimeout)
 	defer cancel()
 	cli := whatsmeow.NewClient(st.c.NewDevice(), waLog.Noop)
-	net.Point(cli)
+	st.http.Use(cli)
 	var once sync.Once
 	connected := make(chan struct{})
 	cli.AddEventHandler(func(evt any) {
@@ -100,7 +102,7 @@ func Link(ctx context.Context, st *Store, net Network, phone string) (*Client, e
 	case <-ctx.Done():
 		return fail(fmt.Errorf("no QR code: %w", ctx.Err()))
 	}
-	if err := net.LinkDevice(ctx, code, phone); err != nil {
+	if err := st.net.LinkDevice(ctx, code, phone); err != nil {
 		return fail(fmt.Errorf("link: %w", err))
 	}
 	select {

@@ -28,13 +28,13 @@ func TestLinkAndSend(t *testing.T) {
 	t.Cleanup(func() { net.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := rawclient.OpenStore(ctx, filepath.Join(t.TempDir(), "raw.db"))
+	st, err := rawclient.OpenStore(ctx, filepath.Join(t.TempDir(), "raw.db"), net)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	const sender, recipient = "491700000001", "491700000002"
-	cli, err := rawclient.Link(ctx, st, net, sender)
+	cli, err := rawclient.Link(ctx, st, sender)
 	if err != nil {
 		t.Fatal(err)
 	}
