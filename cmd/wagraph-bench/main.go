@@ -32,6 +32,11 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	flag.IntVar(&opts.FanoutSubscribers, "fanout-subscribers", 1000, "fanout: websocket subscribers of the one session")
+	flag.Float64Var(&opts.FanoutRate, "fanout-rate", 60, "fanout: texts per second sent to the session in each round")
+	flag.DurationVar(&opts.FanoutWindow, "fanout-window", 20*time.Second, "fanout: measured window of each round")
+	flag.DurationVar(&opts.FanoutStepWindow, "fanout-step-window", 10*time.Second, "fanout: window of each rate of the step-up (run when the goal is not met)")
+	flag.BoolVar(&opts.FanoutCeiling, "fanout-ceiling", false, "fanout: run the step-up to the highest rate kept up even when the goal is met")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

@@ -29,6 +29,15 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+
+	// Goal 4 (fan-out): subscribers of one session, the texts per second
+	// sent to it, each round's measured window, the step-up's window, and
+	// whether the step-up runs even when the goal is met.
+	FanoutSubscribers int
+	FanoutRate        float64
+	FanoutWindow      time.Duration
+	FanoutStepWindow  time.Duration
+	FanoutCeiling     bool
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -42,6 +51,7 @@ type goal struct {
 // goals is every goal, in the order of issue 11.
 var goals = []goal{
 	{"overhead", runOverhead},
+	{"fanout", runFanout},
 }
 
 // GoalNames are the goals the load program knows, in order.
