@@ -35,7 +35,7 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.FanoutSubscribers, "fanout-subscribers", 1000, "fanout: websocket subscribers of the one session")
 	flag.Float64Var(&opts.FanoutRate, "fanout-rate", 60, "fanout: texts per second sent to the session in each round")
 	flag.DurationVar(&opts.FanoutWindow, "fanout-window", 20*time.Second, "fanout: measured window of each round")
-	flag.DurationVar(&opts.FanoutStepWindow, "fanout-step-window", 10*time.Second, "fanout: window of each rate of the step-up (run when the goal is not met)")
+	flag.DurationVar(&opts.FanoutStepWindow, "fanout-step-window", 10*time.Second, "fanout: window of each rate of the step-up (run when the goal is not met); 0: no step-up")
 	flag.BoolVar(&opts.FanoutCeiling, "fanout-ceiling", false, "fanout: run the step-up to the highest rate kept up even when the goal is met")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
