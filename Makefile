@@ -29,9 +29,12 @@ test:
 BENCHTIME ?= 1s
 BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./restcompat ./graph
 
+# Goal 4 (fanout) short: 5 s windows, no step-up.
+FANOUT_SHORT ?= -fanout-window 5s -fanout-step-window 0
+
 bench: build bin/wagraph-bench
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 1 $(BENCH_PKGS)
-	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s
+	./bin/wagraph-bench -wagraph $(BIN) -rounds 5 -duration 3s -warmup 1s $(FANOUT_SHORT)
 
 # The load program (cmd/wagraph-bench, BENCHMARKS.md): a built wagraph and a
 # bare net/http reference as child processes, measured over loopback in
