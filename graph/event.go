@@ -160,11 +160,31 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 	// stops reading is cut there.
 	ch := make(chan *model.Event)
 	path := eventsPath(ctx)
+	lane := takeLane(ctx)
 	go func() {
 		defer close(ch)
 		defer sub.Close()
+		// Closing the lane hands the rest of the stream to gqlgen.
+		endLane := func() {
+			if lane != nil {
+				close(lane.ch)
+				lane = nil
+			}
+		}
+		defer endLane()
 		for {
 			env, err := sub.Next(ctx)
+			if err == nil && lane != nil {
+				if b, ok := lane.plan.encode(env); ok {
+					select {
+					case lane.ch <- b:
+					case <-ctx.Done():
+						return
+					}
+					continue
+				}
+				endLane()
+			}
 			ev := (*model.Event)(nil)
 			var lag *events.LaggedError
 			switch {
@@ -176,6 +196,7 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 			default:
 				return // the subscriber left, its token was revoked, the session was deleted, the server stops
 			}
+			endLane()
 			select {
 			case ch <- ev:
 			case <-ctx.Done():

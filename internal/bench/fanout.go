@@ -113,7 +113,7 @@ func runFanout(ctx context.Context, e *env, out io.Writer) error {
 
 	rounds := make([]fanoutRound, e.Rounds)
 	for i := range rounds {
-		if err := f.revive(ctx); err != nil {
+		if err := f.ready(ctx); err != nil {
 			return err
 		}
 		r, err := f.measure(ctx, e.FanoutRate, e.FanoutWindow)
@@ -130,7 +130,7 @@ func runFanout(ctx context.Context, e *env, out io.Writer) error {
 	}
 	var steps []fanoutRound
 	for _, rate := range fanoutSteps {
-		if err := f.revive(ctx); err != nil {
+		if err := f.ready(ctx); err != nil {
 			return err
 		}
 		r, err := f.measure(ctx, rate, e.FanoutStepWindow)
@@ -223,9 +223,9 @@ func (f *fanout) sync(ctx context.Context) error {
 	return fmt.Errorf("subscribers not following after 20 texts")
 }
 
-// revive replaces the subscribers that were cut off by new ones and waits
-// until they follow.
-func (f *fanout) revive(ctx context.Context) error {
+// ready prepares a window: every subscriber following (those cut off
+// before replaced) and nothing left over from the window before.
+func (f *fanout) ready(ctx context.Context) error {
 	cut := 0
 	for i, s := range f.subs.list {
 		if s.snapshot().cut == "" {
@@ -244,10 +244,9 @@ func (f *fanout) revive(ctx context.Context) error {
 			ns.read()
 		}()
 	}
-	if cut == 0 {
-		return nil
+	if cut > 0 {
+		f.e.progress("fan-out: %d subscribers cut off before: subscribed again", cut)
 	}
-	f.e.progress("fan-out: %d subscribers cut off before: subscribed again", cut)
 	return f.sync(ctx)
 }
 
