@@ -40,6 +40,11 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.Sessions, "memory-sessions", 1000, "memory goal: linked idle sessions")
 	flag.IntVar(&opts.LinkParallel, "memory-link-parallel", 16, "memory goal: sessions linked at once")
 	flag.IntVar(&opts.Restarts, "memory-restarts", 5, "memory goal: server restarts to time")
+	flag.IntVar(&opts.FanoutSubscribers, "fanout-subscribers", 1000, "fanout: websocket subscribers of the one session")
+	flag.Float64Var(&opts.FanoutRate, "fanout-rate", 60, "fanout: texts per second sent to the session in each round")
+	flag.DurationVar(&opts.FanoutWindow, "fanout-window", 20*time.Second, "fanout: measured window of each round")
+	flag.DurationVar(&opts.FanoutStepWindow, "fanout-step-window", 10*time.Second, "fanout: window of each rate of the step-up (run when the goal is not met); 0: no step-up")
+	flag.BoolVar(&opts.FanoutCeiling, "fanout-ceiling", false, "fanout: run the step-up to the highest rate kept up even when the goal is met")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

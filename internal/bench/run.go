@@ -43,6 +43,15 @@ type Options struct {
 	Sessions     int
 	LinkParallel int
 	Restarts     int
+
+	// Goal 4 (fan-out): subscribers of one session, the texts per second
+	// sent to it, each round's measured window, the step-up's window, and
+	// whether the step-up runs even when the goal is met.
+	FanoutSubscribers int
+	FanoutRate        float64
+	FanoutWindow      time.Duration
+	FanoutStepWindow  time.Duration
+	FanoutCeiling     bool
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -57,6 +66,7 @@ type goal struct {
 var goals = []goal{
 	{"overhead", runOverhead},
 	{"sends", runSends},
+	{"fanout", runFanout},
 	{"memory", runMemory},
 }
 
