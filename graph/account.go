@@ -33,7 +33,7 @@ func toPrivacy(p whatsapp.Privacy) *model.PrivacySettings {
 // setPrivacy validates value against allowed (listed in the error) and sets
 // the setting.
 func (r *Resolver) setPrivacy(ctx context.Context, sessionID, setting, value string, allowed ...string) (*model.PrivacySettings, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(allowed, value) {

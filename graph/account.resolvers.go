@@ -15,7 +15,7 @@ import (
 )
 
 func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID string, identifier string, source string) (bool, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return false, err
 	}
 	target, err := r.pictureTarget(ctx, sessionID, identifier)
@@ -37,7 +37,7 @@ func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID s
 }
 
 func (r *mutationResolver) UpdateProfileName(ctx context.Context, sessionID string, name string) (bool, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return false, err
 	}
 	if err := checkGroupText("name", &name, maxProfileNameLen, true); err != nil {
@@ -50,7 +50,7 @@ func (r *mutationResolver) UpdateProfileName(ctx context.Context, sessionID stri
 }
 
 func (r *mutationResolver) SetDefaultDisappearingMode(ctx context.Context, sessionID string, mode string) (*model.PrivacySettings, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	d, ok := disappearingModes[strings.ToUpper(strings.TrimSpace(mode))]
@@ -80,7 +80,7 @@ func (r *mutationResolver) SetStatusPrivacy(ctx context.Context, sessionID strin
 }
 
 func (r *queryResolver) Privacy(ctx context.Context, sessionID string) (*model.PrivacySettings, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	p, err := r.Account.Privacy(ctx, sessionID)

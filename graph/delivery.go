@@ -59,11 +59,10 @@ func (r *Resolver) RedeliverOf(ctx context.Context, sessionID, webhookID, delive
 
 // deliveries is the deliveries query.
 func (r *Resolver) deliveries(ctx context.Context, sessionID, webhookID string, first int, after string) (*model.DeliveryConnection, error) {
-	_, s, err := r.reachSession(ctx, sessionID)
-	if err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	page, err := r.Deliveries.List(ctx, s.ID, webhookID, first, after)
+	page, err := r.Deliveries.List(ctx, sessionID, webhookID, first, after)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func toEvent(e events.Envelope) *model.Event {
 
 // eventsPage answers the events query.
 func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	n := DefaultEventsPage
@@ -159,11 +159,32 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 	// Unbuffered: the bus's buffer is the subscriber's, so a consumer that
 	// stops reading is cut there.
 	ch := make(chan *model.Event)
+	path := eventsPath(ctx)
+	lane := takeLane(ctx)
 	go func() {
 		defer close(ch)
 		defer sub.Close()
+		// Closing the lane hands the rest of the stream to gqlgen.
+		endLane := func() {
+			if lane != nil {
+				close(lane.ch)
+				lane = nil
+			}
+		}
+		defer endLane()
 		for {
 			env, err := sub.Next(ctx)
+			if err == nil && lane != nil {
+				if b, ok := lane.plan.encode(env); ok {
+					select {
+					case lane.ch <- b:
+					case <-ctx.Done():
+						return
+					}
+					continue
+				}
+				endLane()
+			}
 			ev := (*model.Event)(nil)
 			var lag *events.LaggedError
 			switch {
@@ -171,10 +192,11 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 				ev = toEvent(env)
 			case errors.As(err, &lag):
 				// Data is set so that only End's error is reported.
-				ev = &model.Event{End: laggedError(lag), Data: model.JSON("null")}
+				ev = &model.Event{End: laggedError(lag, path), Data: model.JSON("null")}
 			default:
 				return // the subscriber left, its token was revoked, the session was deleted, the server stops
 			}
+			endLane()
 			select {
 			case ch <- ev:
 			case <-ctx.Done():
@@ -190,31 +212,29 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 
 // laggedError is the error that ends a subscriber that fell behind:
 // RATE_LIMITED, with the last event it received in extensions.lastEventId
-// (null when it received none and started live).
-func laggedError(lag *events.LaggedError) error {
+// (null when it received none and started live), on the subscription
+// field's path.
+func laggedError(lag *events.LaggedError, path ast.Path) error {
 	var last any
 	if lag.LastID != "" {
 		last = lag.LastID
 	}
 	f := fault.New(fault.RateLimited, "%s", lag.Error())
-	return &gqlerror.Error{Err: f, Message: f.Message, Extensions: map[string]any{"lastEventId": last}}
+	return &gqlerror.Error{Err: f, Message: f.Message, Path: path, Extensions: map[string]any{"lastEventId": last}}
 }
 
-// eventID resolves Event.id; on the value that ends a subscription it
-// fails with the end's error, on the subscription field's path (a streamed
-// value is marshalled without its field's context, so the path is taken
-// from the operation).
-func eventID(ctx context.Context, ev *model.Event) (string, error) {
-	if ev.End == nil {
-		return ev.ID, nil
+// eventsPath is the path of the events subscription field in the operation
+// of ctx. The error that ends a stream is given it when it is made: a
+// streamed value is marshalled without its field's context, so gqlgen
+// would not know it.
+func eventsPath(ctx context.Context) ast.Path {
+	if !graphql.HasOperationContext(ctx) {
+		return nil
 	}
-	var gerr *gqlerror.Error
-	if errors.As(ev.End, &gerr) && gerr.Path == nil && graphql.HasOperationContext(ctx) {
-		for _, sel := range graphql.GetOperationContext(ctx).Operation.SelectionSet {
-			if f, ok := sel.(*ast.Field); ok && f.Name == "events" {
-				gerr.Path = ast.Path{ast.PathName(f.Alias)}
-			}
+	for _, sel := range graphql.GetOperationContext(ctx).Operation.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok && f.Name == "events" {
+			return ast.Path{ast.PathName(f.Alias)}
 		}
 	}
-	return "", ev.End
+	return nil
 }

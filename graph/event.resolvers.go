@@ -11,10 +11,6 @@ import (
 	"github.com/wagraph/wagraph/graph/model"
 )
 
-func (r *eventResolver) ID(ctx context.Context, obj *model.Event) (string, error) {
-	return eventID(ctx, obj)
-}
-
 func (r *queryResolver) Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error) {
 	return r.eventsPage(ctx, sessionID, kinds, after, first)
 }
@@ -22,7 +18,3 @@ func (r *queryResolver) Events(ctx context.Context, sessionID string, kinds []mo
 func (r *subscriptionResolver) Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string) (<-chan *model.Event, error) {
 	return r.followEvents(ctx, sessionID, kinds, after)
 }
-
-func (r *Resolver) Event() EventResolver { return &eventResolver{r} }
-
-type eventResolver struct{ *Resolver }

@@ -17,7 +17,7 @@ import (
 )
 
 func (r *mutationResolver) CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	if err := checkGroupText("input.subject", &input.Subject, maxSubjectLen, true); err != nil {
@@ -42,7 +42,7 @@ func (r *mutationResolver) CreateGroup(ctx context.Context, sessionID string, in
 }
 
 func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	gj, err := whatsapp.ParseGroupJID("jid", jid)
@@ -66,7 +66,7 @@ func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, ji
 }
 
 func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	gj, err := whatsapp.ParseGroupJID("jid", jid)
@@ -95,7 +95,7 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 }
 
 func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	gj, err := whatsapp.ParseGroupJID("jid", jid)
@@ -129,7 +129,7 @@ func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionI
 }
 
 func (r *queryResolver) Groups(ctx context.Context, sessionID string) ([]*model.Group, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	gs, err := r.GroupAdmin.Groups(ctx, sessionID)

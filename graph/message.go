@@ -11,7 +11,7 @@ import (
 
 // send is every send mutation: reach the session, then the domain.
 func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Request) (*model.SendResult, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	res, err := r.Messages.Send(ctx, sessionID, req)
@@ -46,7 +46,7 @@ func MediaPath(sessionID, messageID string) string {
 // for bytes, so this is the resolver both APIs share the rules of (the
 // session reached first, then the message store).
 func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, "", "", err
 	}
 	return r.Messages.Media(ctx, sessionID, messageID)

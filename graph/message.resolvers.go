@@ -55,7 +55,7 @@ func (r *mutationResolver) SendContact(ctx context.Context, sessionID string, in
 }
 
 func (r *mutationResolver) DeleteMessage(ctx context.Context, sessionID string, messageID string) (bool, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return false, err
 	}
 	if err := r.Messages.Delete(ctx, sessionID, messageID); err != nil {
@@ -65,7 +65,7 @@ func (r *mutationResolver) DeleteMessage(ctx context.Context, sessionID string, 
 }
 
 func (r *queryResolver) Message(ctx context.Context, sessionID string, id string) (*model.Message, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	m, err := r.Messages.Get(ctx, sessionID, id)

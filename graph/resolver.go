@@ -43,6 +43,9 @@ type Resolver struct {
 	// Events is the session event stream: the log the events query pages
 	// and testWebhook appends to, and the bus subscriptions follow.
 	Events *events.Bus
+
+	// owners caches who owns each recently reached session (reach.go).
+	owners sessionOwners
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -49,7 +49,7 @@ func (r *Resolver) sandboxOn(ctx context.Context) (SandboxNetwork, error) {
 
 // sandbox returns the network for a control on a session the caller reaches.
 func (r *Resolver) sandbox(ctx context.Context, sessionID string) (SandboxNetwork, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	if r.Sandbox == nil {

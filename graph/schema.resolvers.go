@@ -37,11 +37,14 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.DB.User.Get(ctx, p.UserID)
-	if err != nil {
-		return nil, fmt.Errorf("get viewer: %w", err)
+	v := &model.Viewer{User: &model.User{ID: p.UserID}}
+	if viewerUserNeedsRecord(ctx) {
+		u, err := r.DB.User.Get(ctx, p.UserID)
+		if err != nil {
+			return nil, fmt.Errorf("get viewer: %w", err)
+		}
+		v.User = toUser(u)
 	}
-	v := &model.Viewer{User: toUser(u)}
 	if p.IsSessionToken() {
 		_, s, err := r.reachSession(ctx, p.SessionID)
 		if err != nil {

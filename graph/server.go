@@ -67,6 +67,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(log, opts.RequestID))
 	srv.SetRecoverFunc(Recover())
 	srv.AroundFields(markInternal)
+	srv.AroundOperations(laneOperations)
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		if resp != nil {

@@ -71,6 +71,7 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
+	r.owners.drop(id)
 	r.Auth.Disconnect(tokenIDs...)
 	if r.Events != nil {
 		r.Events.EndSession(id) // its log went with the record
@@ -104,7 +105,7 @@ func (r *mutationResolver) DisconnectSession(ctx context.Context, id string) (*m
 }
 
 func (r *mutationResolver) PairPhone(ctx context.Context, sessionID string, number string) (string, error) {
-	if _, _, err := r.reachSession(ctx, sessionID); err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return "", err
 	}
 	code, err := r.Link.PairPhone(ctx, sessionID, number)

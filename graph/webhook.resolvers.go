@@ -65,8 +65,7 @@ func (r *mutationResolver) TestWebhook(ctx context.Context, sessionID string, id
 }
 
 func (r *queryResolver) Webhooks(ctx context.Context, sessionID string, page *int, pageSize *int) (*model.WebhookPage, error) {
-	_, s, err := r.reachSession(ctx, sessionID)
-	if err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	pg, size := 1, 20
@@ -84,7 +83,7 @@ func (r *queryResolver) Webhooks(ctx context.Context, sessionID string, page *in
 	if pg > maxWebhookPage {
 		return nil, fault.InvalidField("page", "page must be between 1 and %d (got %d)", maxWebhookPage, pg)
 	}
-	res, err := r.Registry.List(ctx, s.ID, pg, size)
+	res, err := r.Registry.List(ctx, sessionID, pg, size)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +95,10 @@ func (r *queryResolver) Webhooks(ctx context.Context, sessionID string, page *in
 }
 
 func (r *queryResolver) Webhook(ctx context.Context, sessionID string, id string) (*model.Webhook, error) {
-	_, s, err := r.reachSession(ctx, sessionID)
-	if err != nil {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	w, err := r.Registry.Get(ctx, s.ID, id)
+	w, err := r.Registry.Get(ctx, sessionID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,7 @@ type gorillaConn struct {
 	initTimer *time.Timer
 	once      sync.Once
 	wmu       sync.Mutex // gorilla allows one writer at a time
+	frame     []byte     // the last result's frame, reused; wmu guards it
 }
 
 func (c *gorillaConn) Close() error {
@@ -181,6 +182,13 @@ func (c *gorillaConn) WriteJSON(v any) error {
 	defer c.wmu.Unlock()
 	// A client that stops reading must not hold the writer forever.
 	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if frame, ok := appendResult(c.frame[:0], v); ok {
+		c.frame = nil
+		if cap(frame) <= maxKeptFrame {
+			c.frame = frame
+		}
+		return c.conn.WriteMessage(websocket.TextMessage, frame)
+	}
 	return c.conn.WriteJSON(v)
 }
 

@@ -1,7 +1,6 @@
 package restcompat
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -81,19 +80,24 @@ type webhookJSON struct {
 // eventSelection writes all 27 keys, in contract order, true when selected.
 type eventSelection []model.EventKind
 
-func (s eventSelection) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+// selectionKey is one key of an eventSelection's object, computed once: the
+// answer of a webhook list wrote them all for every webhook.
+type selectionKey struct {
+	prefix []byte // the quoted key and its colon
+	enum   model.EventKind
+}
+
+// selectionKeys is read only: built once, in contract order.
+var selectionKeys = func() []selectionKey {
+	out := make([]selectionKey, len(events.Selectable()))
 	for i, k := range events.Selectable() {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Quote(string(k)))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatBool(slices.Contains(s, model.EventKind(k.Enum()))))
+		out[i] = selectionKey{prefix: []byte(strconv.Quote(string(k)) + ":"), enum: model.EventKind(k.Enum())}
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return out
+}()
+
+func (s eventSelection) MarshalJSON() ([]byte, error) {
+	return s.appendJSON(make([]byte, 0, 32*len(selectionKeys))), nil
 }
 
 func toWebhookJSON(m *model.Webhook) webhookJSON {
@@ -193,5 +197,13 @@ func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	for i, m := range res.Items {
 		out.Data[i] = toWebhookJSON(m)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeWebhookPage(w, out)
+}
+
+// writeWebhookPage writes the list's answer as writeJSON would, by hand.
+func writeWebhookPage(w http.ResponseWriter, out webhookPage) {
+	body := out.appendJSON(make([]byte, 0, 1024*(1+len(out.Data))))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }

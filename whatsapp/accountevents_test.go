@@ -37,7 +37,7 @@ func (p *outagePublisher) Publish(ctx context.Context, id string, ev Event) erro
 func TestAccountEventsNotStored(t *testing.T) {
 	e := newEnv(t)
 	pub := &outagePublisher{recorder: e.pub}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	st := e.pairQR(m, "s1", phone)
 	dev := parseJID(t, st.JID)

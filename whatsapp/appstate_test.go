@@ -28,7 +28,7 @@ const critical = string(appstate.WAPatchCriticalBlock)
 func (e *env) loggedManager() (*Manager, *logtest.Buffer) {
 	buf := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	m := NewManager(ManagerOptions{Store: e.store, Logger: log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: log, Publisher: e.pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	e.t.Cleanup(m.Close)
 	return m, buf
 }

@@ -215,6 +215,7 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 		return m.ctx.Err() == nil && s.current(cli)
 	}
 	m.announce(cli)
+	m.http.Use(cli)
 	if m.point != nil {
 		m.point(cli)
 	}

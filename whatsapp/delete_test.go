@@ -61,7 +61,7 @@ func (m *Manager) hasSession(id string) bool {
 func TestDeleteBeatsAReaderHoldingTheRecord(t *testing.T) {
 	e := newEnv(t)
 	held := &heldStatuses{StatusStore: e.statuses, id: "s1", read: make(chan struct{}), release: make(chan struct{})}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: held, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: held, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	e.statuses.add("s1")
 
@@ -167,8 +167,8 @@ func TestDeleteDuringConnect(t *testing.T) {
 	before := runtime.NumGoroutine()
 	starting, release := make(chan struct{}), make(chan struct{})
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses,
-		Point: func(cli *whatsmeow.Client) {
-			e.net.Point(cli)
+		Transport: e.net.Transport(),
+		Point: func(*whatsmeow.Client) {
 			close(starting)
 			<-release
 		}})

@@ -313,7 +313,7 @@ func (p *refusingPublisher) Publish(ctx context.Context, id string, ev Event) er
 func TestInboundNotStored(t *testing.T) {
 	e := newEnv(t)
 	pub := &refusingPublisher{recorder: e.pub}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	st := e.pairQR(m, "s1", phone)
 	dev := parseJID(t, st.JID)

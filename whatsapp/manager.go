@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,14 @@ type Publisher interface {
 	Publish(ctx context.Context, sessionID string, ev Event) error
 }
 
+// BatchPublisher is a Publisher that also stores several events of a
+// session at once, in order, all or none. The manager uses it where one
+// operation has several events (a send: outbound-message.upsert and
+// messages.send), so that they cost one commit and not one each.
+type BatchPublisher interface {
+	PublishAll(ctx context.Context, sessionID string, evs []Event) error
+}
+
 // StatusRecord is what the manager persists about a session.
 type StatusRecord struct {
 	Status      Status
@@ -117,8 +126,13 @@ type ManagerOptions struct {
 	Logger    *slog.Logger        // nil discards
 	Publisher Publisher           // nil: events are dropped
 	Statuses  StatusStore         // required
-	// Point, when set, is called on every new client before it connects:
-	// tests and the sandbox redirect clients to a wafake network with it.
+	// Transport carries every client's connections: the chat websocket,
+	// the pre-login one and media. The sandbox and tests give a wafake
+	// network's (wafake.TransportTo). nil is a clone of
+	// http.DefaultTransport: WhatsApp itself.
+	Transport http.RoundTripper
+	// Point, when set, is called on every new client before it connects,
+	// after the manager set its transports up.
 	Point func(*whatsmeow.Client)
 	// Versions, when set, is the version every client announces; the
 	// sessions it refused as outdated reconnect when it learns a newer
@@ -140,6 +154,7 @@ type Manager struct {
 	pub      Publisher
 	statuses StatusStore
 	point    func(*whatsmeow.Client)
+	http     ClientHTTP
 	versions *Versions
 
 	// ctx is the context of every client: whatsmeow connects, reconnects
@@ -218,6 +233,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{},
 	}
+	m.http = NewClientHTTP(opts.Transport)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

@@ -330,7 +330,7 @@ func TestDelete(t *testing.T) {
 func TestNoGoroutineLeftAfterClose(t *testing.T) {
 	e := newEnv(t)
 	before := runtime.NumGoroutine()
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	e.pairQR(m, "s1", phone)
 	e.statuses.add("s2")
 	if err := m.Connect(ctx, "s2"); err != nil {

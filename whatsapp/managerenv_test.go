@@ -149,7 +149,7 @@ func newEnv(t *testing.T) *env {
 // manager returns a new manager on the env's stores, closed when the test
 // ends (Close is idempotent).
 func (e *env) manager() *Manager {
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	e.t.Cleanup(m.Close)
 	return m
 }

@@ -279,12 +279,22 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 // session's.
 var errStale = errors.New("whatsapp: the client is no longer the session's")
 
+// kindsOf names the kinds of evs, for logs and errors.
+func kindsOf(evs []Event) string {
+	kinds := make([]string, len(evs))
+	for i, ev := range evs {
+		kinds[i] = ev.Kind
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // publishEvents hands evs to the publisher in order, under the session's
 // emitMu so that they keep their place among the session's other events.
 // With cli set they are published only while cli is the session's client
 // (WhatsApp re-sends what a replaced client did not acknowledge); with cli
 // nil (an operation) whatever the client. Nothing is published about a
-// deleted session. It stops at the first failure.
+// deleted session. It stops at the first failure; a BatchPublisher gets
+// them all at once.
 func (m *Manager) publishEvents(s *session, cli *whatsmeow.Client, evs ...Event) error {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
@@ -299,6 +309,13 @@ func (m *Manager) publishEvents(s *session, cli *whatsmeow.Client, evs ...Event)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
+	if bp, ok := m.pub.(BatchPublisher); ok && len(evs) > 1 {
+		if err := bp.PublishAll(ctx, s.id, evs); err != nil {
+			s.log.Error("publishing events failed", "kinds", kindsOf(evs), "err", err)
+			return fmt.Errorf("publish %s: %w", kindsOf(evs), err)
+		}
+		return nil
+	}
 	for _, ev := range evs {
 		if err := m.pub.Publish(ctx, s.id, ev); err != nil {
 			s.log.Error("publishing an event failed", "kind", ev.Kind, "err", err)

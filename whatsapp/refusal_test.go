@@ -73,7 +73,7 @@ func (p *kindRefuser) Publish(ctx context.Context, id string, ev Event) error {
 func TestHandlersReportRefusal(t *testing.T) {
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	e.pairQR(m, "s1", phone)
 	m.mu.Lock()
@@ -141,7 +141,7 @@ func TestHandlersReportRefusal(t *testing.T) {
 func TestHistoryNotStored(t *testing.T) {
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	st := e.pairQR(m, "s1", phone)
 	history := func(id string) {
@@ -191,7 +191,7 @@ func TestHistoryNotStored(t *testing.T) {
 func TestVoteNotStored(t *testing.T) {
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Point: e.net.Point})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
 	t.Cleanup(m.Close)
 	st := e.pairQR(m, "s1", phone)
 	dev := parseJID(t, st.JID)

@@ -100,7 +100,7 @@ func (m *Manager) Send(ctx context.Context, sessionID string, out Outgoing) (Sen
 }
 
 func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, out Outgoing) (Sent, error) {
-	to, err := m.recipient(ctx, s.id, cli, out.To)
+	to, err := m.recipient(ctx, s, cli, out.To)
 	if err != nil {
 		return Sent{}, err
 	}
@@ -153,8 +153,9 @@ func (m *Manager) sendFailed(s *session, out Outgoing, cause error) {
 // recipient checks the recipient: a user's number must be on WhatsApp,
 // and WhatsApp's canonical JID of it is what the message goes to (it can
 // differ from the number given, as for Brazilian mobile numbers). LIDs and
-// groups are taken as they are.
-func (m *Manager) recipient(ctx context.Context, id string, cli *whatsmeow.Client, to types.JID) (types.JID, error) {
+// groups are taken as they are. A number found lately is not asked again
+// (recipients.go).
+func (m *Manager) recipient(ctx context.Context, s *session, cli *whatsmeow.Client, to types.JID) (types.JID, error) {
 	switch {
 	case to.Device != 0 || to.User == "":
 		return to, fault.InvalidField("number", "number must name a user or a group, not %q", to.String())
@@ -163,21 +164,27 @@ func (m *Manager) recipient(ctx context.Context, id string, cli *whatsmeow.Clien
 	case to.Server != types.DefaultUserServer:
 		return to, fault.InvalidField("number", "number %q: the server must be s.whatsapp.net, g.us or lid", to.String())
 	}
+	if jid, ok := s.recipients.lookup(to.User, time.Now()); ok {
+		return jid, nil
+	}
 	res, err := cli.IsOnWhatsApp(ctx, []string{"+" + to.User})
 	if err != nil {
-		return to, classify(id, "check the number", err)
+		return to, classify(s.id, "check the number", err)
 	}
 	if len(res) == 0 || !res[0].IsIn {
 		return to, fault.New(fault.WhatsAppRefused, "number %s is not on WhatsApp", to.User)
 	}
+	jid := to
 	// whatsmeow asks in LID addressing mode: WhatsApp names the user by LID
 	// and gives the number as PhoneNumber (user.go IsOnWhatsApp).
 	for _, j := range []types.JID{res[0].PhoneNumber, res[0].JID} {
 		if j.Server == types.DefaultUserServer && j.User != "" {
-			return j.ToNonAD(), nil
+			jid = j.ToNonAD()
+			break
 		}
 	}
-	return to, nil
+	s.recipients.remember(to.User, jid, time.Now())
+	return jid, nil
 }
 
 // buildMessage builds the message of out, uploading its media.

@@ -33,6 +33,8 @@ type session struct {
 	appState chan struct{}
 	polls    pollMemory   // poll.go: the options of the polls seen, to name votes
 	retries  mediaRetries // mediaretry.go: the media retries asked for
+	// recipients are the numbers found on WhatsApp lately (recipients.go).
+	recipients recipientMemory
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running

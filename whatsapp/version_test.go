@@ -88,7 +88,7 @@ func TestOutdatedSessionEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Point: e.net.Point, Versions: versions})
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Transport: e.net.Transport(), Versions: versions})
 	t.Cleanup(m.Close)
 	st := e.pairQR(m, "s1", "491701234567")
 	builtin := store.GetWAVersion()

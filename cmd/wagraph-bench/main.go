@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +33,18 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	sendSessions := flag.String("send-sessions", "1,50", "goal sends: the session counts to send from, comma-separated")
+	flag.IntVar(&opts.SendWorkers, "send-workers", 16, "goal sends: concurrent senders of each case, on each side")
+	flag.DurationVar(&opts.SendDuration, "send-duration", 0, "goal sends: measured time of each side of each case (0: -duration)")
+	flag.DurationVar(&opts.SendWarmup, "send-warmup", 0, "goal sends: load before each measured window (0: -warmup)")
+	flag.IntVar(&opts.Sessions, "memory-sessions", 1000, "memory goal: linked idle sessions")
+	flag.IntVar(&opts.LinkParallel, "memory-link-parallel", 16, "memory goal: sessions linked at once")
+	flag.IntVar(&opts.Restarts, "memory-restarts", 5, "memory goal: server restarts to time")
+	flag.IntVar(&opts.FanoutSubscribers, "fanout-subscribers", 1000, "fanout: websocket subscribers of the one session")
+	flag.Float64Var(&opts.FanoutRate, "fanout-rate", 60, "fanout: texts per second sent to the session in each round")
+	flag.DurationVar(&opts.FanoutWindow, "fanout-window", 20*time.Second, "fanout: measured window of each round")
+	flag.DurationVar(&opts.FanoutStepWindow, "fanout-step-window", 10*time.Second, "fanout: window of each rate of the step-up (run when the goal is not met); 0: no step-up")
+	flag.BoolVar(&opts.FanoutCeiling, "fanout-ceiling", false, "fanout: run the step-up to the highest rate kept up even when the goal is met")
 	// Goals 3 and 6 (inbound, soak).
 	flag.IntVar(&opts.InboundSessions, "inbound-sessions", 100, "goals 3 and 6: sessions linked, each with a webhook to the load program's receiver")
 	flag.IntVar(&opts.InboundRate, "inbound-rate", 2000, "goal 3: texts offered per second over all sessions (the soak offers half)")
@@ -58,6 +71,14 @@ func run(ctx context.Context) int {
 	}
 	opts.Self = self
 	opts.Goals = strings.Split(*goals, ",")
+	for _, n := range strings.Split(*sendSessions, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "wagraph-bench: -send-sessions: %q is not a count of sessions\n", n)
+			return 2
+		}
+		opts.SendSessions = append(opts.SendSessions, v)
+	}
 	opts.Progress = os.Stderr
 	if err := bench.Run(ctx, opts, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "wagraph-bench:", err)

@@ -31,9 +31,9 @@ func (j *JSON) UnmarshalGQL(v any) error {
 
 // Event is one event of a session's log. End, set on the last value a
 // subscription yields instead of an event, ends the stream with that
-// error: its id resolver fails with it, so the transport sends one result
-// carrying the error, then completes (gqlgen has no other way to end a
-// subscription with an error over every transport).
+// error: its id field fails with it (IDOrEnd), so the transport sends one
+// result carrying the error, then completes (gqlgen has no other way to end
+// a subscription with an error over every transport).
 type Event struct {
 	ID         string
 	Seq        int
@@ -42,4 +42,14 @@ type Event struct {
 	OccurredAt time.Time
 	Data       JSON
 	End        error
+}
+
+// IDOrEnd is the id field: the event's id, or the error that ends the
+// subscription on the value that carries it (End). End's error carries its
+// path already: a streamed value is marshalled without its field's context.
+func (e *Event) IDOrEnd() (string, error) {
+	if e.End != nil {
+		return "", e.End
+	}
+	return e.ID, nil
 }

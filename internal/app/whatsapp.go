@@ -34,14 +34,14 @@ func openSandbox(ctx context.Context, cfg config.Config, log *slog.Logger, opts 
 		if err != nil {
 			return nil, nil, fmt.Errorf("--sandbox-network %s: %w", cfg.SandboxNetwork, err)
 		}
-		opts.Point = r.Point
+		opts.Transport = r.Transport()
 		return r, r, nil
 	case cfg.Sandbox:
 		l, err := sandbox.NewLocal(log)
 		if err != nil {
 			return nil, nil, fmt.Errorf("start the simulated network: %w", err)
 		}
-		opts.Point = l.Point
+		opts.Transport = l.Transport()
 		return l, l, nil
 	}
 	return nil, nil, nil

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -20,7 +18,7 @@ const (
 
 // inboundWindow is one measured window of goal 3.
 type inboundWindow struct {
-	tally
+	inboundTally
 	ServerCPU, NetworkCPU time.Duration // over the window and its drain
 	ServerRSS             int64         // bytes, at the drain's end
 	Load                  string        // /proc/loadavg at the window's end
@@ -45,7 +43,7 @@ func runInbound(ctx context.Context, e *env, out io.Writer) error {
 			return fmt.Errorf("window %d: %w", r+1, err)
 		}
 		windows = append(windows, w)
-		e.progress("window %d: %s; server CPU %.2f cores, network %.2f, load %s", r+1, w.tally,
+		e.progress("window %d: %s; server CPU %.2f cores, network %.2f, load %s", r+1, w.inboundTally,
 			w.ServerCPU.Seconds()/w.Window.Seconds(), w.NetworkCPU.Seconds()/w.Window.Seconds(), w.Load)
 		if w.Lost > 0 {
 			// Its backlog would carry into the next window: the
@@ -157,7 +155,7 @@ func (rig *inboundRig) window(ctx context.Context, e *env, rate int, d time.Dura
 	if err != nil {
 		return inboundWindow{}, err
 	}
-	w := inboundWindow{tally: t.tally(), Load: loadAverage()}
+	w := inboundWindow{inboundTally: t.tally(), Load: loadAverage()}
 	scpu1, err := rig.srv.cpu()
 	if err != nil {
 		return w, err
@@ -182,45 +180,8 @@ func textTag() (string, error) {
 
 // processRSS is VmRSS of a process, in bytes.
 func processRSS(pid int) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, fmt.Errorf("rss of %d: %w", pid, err)
-	}
-	return parseVmRSS(string(b))
-}
-
-// parseVmRSS reads the VmRSS line ("VmRSS:	  123456 kB") of
-// /proc/<pid>/status.
-func parseVmRSS(status string) (int64, error) {
-	for line := range strings.Lines(status) {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("status: VmRSS line %q", strings.TrimSpace(line))
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("status: VmRSS: %w", err)
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("status: no VmRSS line")
-}
-
-// loadAverage is the first three fields of /proc/loadavg, or "?".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	m, err := processMemory(pid)
+	return m.RSS, err
 }
 
 // writeInboundReport writes goal 3's table: each figure's median, min and
@@ -278,11 +239,4 @@ func writeInboundReport(w io.Writer, windows []inboundWindow, planned int, opts 
 	p("| lost (all windows) | 0 | %d | %s |\n", lost, metText(lost == 0 && failed == 0))
 	all := delivered.med >= goalInboundRate && p99.med < ms(goalInboundP99) && lost == 0 && failed == 0 && len(windows) == planned
 	p("\nGoal 3: %s.\n", metText(all))
-}
-
-func metText(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "NOT met"
 }

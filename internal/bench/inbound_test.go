@@ -30,7 +30,7 @@ func TestTrackerLatencyLossAndDuplicates(t *testing.T) {
 	tr.arrived("hello", ms(5))
 
 	got := tr.tally()
-	want := tally{Sent: 5, Unique: 3, Lost: 2, Dups: 1, Foreign: 4, InWindow: 2, Window: time.Second,
+	want := inboundTally{Sent: 5, Unique: 3, Lost: 2, Dups: 1, Foreign: 4, InWindow: 2, Window: time.Second,
 		P50: 30 * time.Millisecond, P99: 1100 * time.Millisecond, Max: 1100 * time.Millisecond, LastAfter: 600 * time.Millisecond}
 	if got != want {
 		t.Errorf("tally\n got %+v\nwant %+v", got, want)
@@ -156,14 +156,7 @@ func TestSoakSpan(t *testing.T) {
 	}
 }
 
-func TestParseVmRSSAndGoroutines(t *testing.T) {
-	status := "Name:\twagraph\nVmPeak:\t 2000 kB\nVmRSS:\t   123456 kB\nThreads:\t9\n"
-	if got, err := parseVmRSS(status); err != nil || got != 123456<<10 {
-		t.Errorf("parseVmRSS = %d, %v; want %d", got, err, 123456<<10)
-	}
-	if _, err := parseVmRSS("Name:\tx\n"); err == nil {
-		t.Error("parseVmRSS without VmRSS: no error")
-	}
+func TestParseGoroutines(t *testing.T) {
 	metrics := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 1234\ngo_threads 9\n"
 	if got, err := parseGoroutines(strings.NewReader(metrics)); err != nil || got != 1234 {
 		t.Errorf("parseGoroutines = %d, %v; want 1234", got, err)

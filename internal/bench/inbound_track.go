@@ -127,8 +127,8 @@ func (t *tracker) sentLocked() int {
 	return n
 }
 
-// tally is a tracker's figures.
-type tally struct {
+// inboundTally is a tracker's figures.
+type inboundTally struct {
 	Sent      int // texts the network queued
 	Failed    int // texts a control request did not queue
 	Unique    int // texts received at least once
@@ -143,14 +143,14 @@ type tally struct {
 }
 
 // Delivered is the texts received per second of the window.
-func (t tally) Delivered() float64 {
+func (t inboundTally) Delivered() float64 {
 	if t.Window <= 0 {
 		return 0
 	}
 	return float64(t.InWindow) / t.Window.Seconds()
 }
 
-func (t tally) String() string {
+func (t inboundTally) String() string {
 	return fmt.Sprintf("sent %d, delivered %.0f/s, p50 %s p99 %s max %s, lost %d, duplicates %d, failed sends %d, foreign %d",
 		t.Sent, t.Delivered(), t.P50.Round(time.Millisecond), t.P99.Round(time.Millisecond),
 		t.Max.Round(time.Millisecond), t.Lost, t.Dups, t.Failed, t.Foreign)
@@ -158,12 +158,12 @@ func (t tally) String() string {
 
 // tally is the figures so far; lost counts what has not arrived yet, so
 // it is read after the drain.
-func (t *tracker) tally() tally {
+func (t *tracker) tally() inboundTally {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	lats := slices.Clone(t.lats)
 	slices.Sort(lats)
-	out := tally{
+	out := inboundTally{
 		Sent: t.sentLocked(), Failed: t.failed, Unique: t.unique, Dups: t.dups, Foreign: t.foreign,
 		InWindow: t.inWindow, Window: t.to.Sub(t.from),
 		P50: percentile(lats, 0.50), P99: percentile(lats, 0.99),

@@ -29,6 +29,29 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+	// Goal 2 (sends): the session counts to send from (empty: 1 and 50),
+	// the concurrent senders of each case (0: 16), and each measurement's
+	// window and warm-up (0: Duration and Warmup; goal 2 measures 8 times a
+	// round, so a short run shortens them).
+	SendSessions []int
+	SendWorkers  int
+	SendDuration time.Duration
+	SendWarmup   time.Duration
+
+	// Goal 5 (memory): how many sessions to link, how many at once, and
+	// how many restarts to time.
+	Sessions     int
+	LinkParallel int
+	Restarts     int
+
+	// Goal 4 (fan-out): subscribers of one session, the texts per second
+	// sent to it, each round's measured window, the step-up's window, and
+	// whether the step-up runs even when the goal is met.
+	FanoutSubscribers int
+	FanoutRate        float64
+	FanoutWindow      time.Duration
+	FanoutStepWindow  time.Duration
+	FanoutCeiling     bool
 
 	// Goals 3 and 6 (inbound, soak): the sessions linked, the texts
 	// offered each second over all of them (the soak offers half), the
@@ -57,7 +80,10 @@ type goal struct {
 // goals is every goal, in the order of issue 11.
 var goals = []goal{
 	{"overhead", runOverhead},
+	{"sends", runSends},
 	{"inbound", runInbound},
+	{"fanout", runFanout},
+	{"memory", runMemory},
 	{"soak", runSoak}, // separate (make soak): not in DefaultGoals
 }
 

@@ -168,7 +168,7 @@ func writeSoakReport(out io.Writer, w inboundWindow, rss, gor growth, span time.
 	p("| Figure | at the mark | at the end | max after the mark | growth (end) | growth (max) |\n|---|---:|---:|---:|---:|---:|\n")
 	p("| server RSS (MiB) | %.1f | %.1f | %.1f | %+.1f%% | %+.1f%% |\n", mib(rss.Mark), mib(rss.End), mib(rss.Max), rss.Rate()*100, rss.MaxRate()*100)
 	p("| server goroutines | %.0f | %.0f | %.0f | %+.1f%% | %+.1f%% |\n", gor.Mark, gor.End, gor.Max, gor.Rate()*100, gor.MaxRate()*100)
-	p("\n%s. Server CPU %.2f cores, network %.2f. Load average at the end: %s.\n\n", w.tally, w.ServerCPU.Seconds()/w.Window.Seconds(),
+	p("\n%s. Server CPU %.2f cores, network %.2f. Load average at the end: %s.\n\n", w.inboundTally, w.ServerCPU.Seconds()/w.Window.Seconds(),
 		w.NetworkCPU.Seconds()/w.Window.Seconds(), w.Load)
 	p("| Goal 6 part | target | value | |\n|---|---|---:|---|\n")
 	p("| RSS growth after the mark | < %.0f%% | %+.1f%% | %s |\n", goalSoakGrowth*100, rss.Rate()*100, metText(rss.Rate() < goalSoakGrowth))

@@ -123,7 +123,19 @@ func (b *Bus) fanOut(envs []Envelope) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.subs[envs[0].SessionID] {
+	subs := b.subs[envs[0].SessionID]
+	if len(subs) == 0 {
+		return
+	}
+	// The subscribers' copies share a Memo per envelope (the caller's
+	// envelopes are left as they are).
+	shared := make([]Envelope, len(envs))
+	for i, e := range envs {
+		e.Memo = &Memo{}
+		shared[i] = e
+	}
+	envs = shared
+	for s := range subs {
 		if !s.offer(envs) {
 			b.removeLocked(s)
 		}

@@ -21,6 +21,9 @@ type Envelope struct {
 	// same key (New.Key): nothing was written for it, and it was handed
 	// out when it was first stored. It is not part of the wire form.
 	Existing bool
+	// Memo is shared by every live subscriber the envelope is fanned out
+	// to (nil otherwise); it is not part of the wire form.
+	Memo *Memo
 }
 
 // TimestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC

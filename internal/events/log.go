@@ -426,19 +426,21 @@ func storedKeys(ctx context.Context, tx *ent.Tx, batch []*request) (map[sessionK
 }
 
 // lastSeqs returns the highest seq stored for each session (absent: none).
+// One query per session, each the last entry of the (session_id, seq)
+// index: SQLite answers a MAX grouped by session by walking every event of
+// the session, which grows with the log and cost a sender milliseconds per
+// batch once a session had tens of thousands of events (issue 11, goal 2).
 func lastSeqs(ctx context.Context, tx *ent.Tx, sessions []string) (map[string]int64, error) {
-	var rows []struct {
-		SessionID string `json:"session_id"`
-		Max       int64  `json:"max"`
-	}
-	err := tx.Event.Query().Where(entevent.SessionIDIn(sessions...)).
-		GroupBy(entevent.FieldSessionID).Aggregate(ent.Max(entevent.FieldSeq)).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("read last seq: %w", err)
-	}
 	next := make(map[string]int64, len(sessions))
-	for _, r := range rows {
-		next[r.SessionID] = r.Max
+	for _, id := range sessions {
+		seqs, err := tx.Event.Query().Where(entevent.SessionID(id)).
+			Order(ent.Desc(entevent.FieldSeq)).Limit(1).Select(entevent.FieldSeq).Ints(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read last seq of session %s: %w", id, err)
+		}
+		if len(seqs) > 0 {
+			next[id] = int64(seqs[0])
+		}
 	}
 	return next, nil
 }

@@ -7,6 +7,7 @@ package messaging
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
@@ -77,8 +80,6 @@ type Service struct {
 	// log's writer and the webhook dispatcher waited behind them. Queued
 	// here, they take the lock in turn without sleeping.
 	recordMu sync.Mutex
-	// chats spares ChatSeen's query for chats with a message stored.
-	chats knownChats
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -187,9 +188,6 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 // session other than messageID: the first message of a chat makes it known
 // (chats.upsert), and the same message sent again by WhatsApp still does.
 func (s *Service) ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error) {
-	if s.chats.other(sessionID, chat, messageID) {
-		return true, nil
-	}
 	ok, err := s.db.Message.Query().
 		Where(entmessage.SessionID(sessionID), entmessage.Chat(chat), entmessage.MessageIDNEQ(messageID)).Exist(ctx)
 	if err != nil {
@@ -231,24 +229,31 @@ func (s *Service) recordMessage(ctx context.Context, sessionID string, m *whatsa
 	if ref != nil {
 		create.SetMedia(ref)
 	}
-	err = create.OnConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID).Ignore().Exec(ctx)
+	conflict := []entsql.ConflictOption{entsql.ConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID)}
+	if m.FromMe {
+		// A scheduled send that went out: the reserved record becomes sent,
+		// with the media it was sent with. One statement, not an insert
+		// then an update: this runs for every message sent.
+		conflict = append(conflict,
+			entsql.ResolveWith(func(u *entsql.UpdateSet) {
+				u.SetExcluded(entmessage.FieldStatus)
+				u.SetExcluded(entmessage.FieldTimestamp)
+				if ref != nil {
+					u.SetExcluded(entmessage.FieldMedia)
+				}
+			}),
+			entsql.UpdateWhere(entsql.EQ(entmessage.FieldStatus, string(entmessage.StatusScheduled))))
+	} else {
+		conflict = append(conflict, entsql.ResolveWithIgnore())
+	}
+	err = create.OnConflict(conflict...).Exec(ctx)
+	if m.FromMe && errors.Is(err, sql.ErrNoRows) {
+		// The record exists and is not scheduled: the update's WHERE kept
+		// it as it was, so the statement returned no row.
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
-	}
-	s.chats.stored(sessionID, m.Chat, m.ID)
-	if m.FromMe {
-		// A scheduled send that went out: the reserved record is now sent,
-		// with the media it was sent with.
-		upd := s.db.Message.Update().
-			Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID), entmessage.StatusEQ(entmessage.StatusScheduled)).
-			SetStatus(entmessage.StatusSent).SetTimestamp(m.Timestamp.UTC())
-		if ref != nil {
-			upd.SetMedia(ref)
-		}
-		_, err = upd.Save(ctx)
-		if err != nil {
-			return fmt.Errorf("record message %s: %w", m.ID, err)
-		}
 	}
 	return nil
 }

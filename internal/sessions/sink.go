@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -59,6 +60,7 @@ type Sink struct {
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
 	log       *slog.Logger
+	chats     chatMemory
 }
 
 // NewSink returns a sink over opts.
@@ -78,46 +80,30 @@ func (s *Sink) SetMessages(m MessageStore) { s.messages = m }
 // Publish stores ev of a session with what it implies, and returns once it
 // is committed (whatsapp.Publisher).
 func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
-		// events.md: mediaUrl is this service's media route, never WhatsApp's.
-		switch d := ev.Data.(type) {
-		case *payload.Message:
-			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
-		case *payload.MediaUpdate: // the phone uploaded it again: the route serves it
-			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
-		}
-	}
-	var evs []events.New
-	if s.messages != nil {
-		chat, err := s.newChat(ctx, sessionID, ev)
+	return s.PublishAll(ctx, sessionID, []whatsapp.Event{ev})
+}
+
+// PublishAll is Publish of several events of a session, stored in order in
+// one transaction (whatsapp.BatchPublisher): a send's two events cost one
+// commit. Each event is recorded in the message store before the next one
+// is looked at, as if they came one by one.
+func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.Event) error {
+	var news []events.New
+	for _, ev := range evs {
+		n, err := s.prepare(ctx, sessionID, ev)
 		if err != nil {
 			return err
 		}
-		if chat != nil {
-			b, err := json.Marshal(chat)
-			if err != nil {
-				return fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
-			}
-			// Keyed by the message that made the chat known: the
-			// message sent again is the same pair of events.
-			key := ""
-			if ev.Key != "" {
-				key = string(events.ChatsUpsert) + "/" + ev.Key
-			}
-			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
-		}
-		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
-			return err
-		}
+		news = append(news, n...)
 	}
-	data, err := encodeData(ev.Data)
+	envs, err := s.bus.Publish(ctx, sessionID, news)
 	if err != nil {
-		return fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+		return fmt.Errorf("store %s of session %s: %w", kindsOf(evs), sessionID, err)
 	}
-	evs = append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key})
-	envs, err := s.bus.Publish(ctx, sessionID, evs)
-	if err != nil {
-		return fmt.Errorf("store %s of session %s: %w", ev.Kind, sessionID, err)
+	for _, ev := range evs {
+		if isChatMessage(ev) {
+			s.chats.remember(sessionID, ev.Message.Chat, ev.Message.ID)
+		}
 	}
 	if s.waker != nil {
 		s.waker.Wake()
@@ -132,16 +118,67 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 	return nil
 }
 
+// prepare completes ev, records it in the message store and returns the
+// events to store for it: the chats.upsert it implies, if any, then ev.
+func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
+	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
+		// events.md: mediaUrl is this service's media route, never WhatsApp's.
+		switch d := ev.Data.(type) {
+		case *payload.Message:
+			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		case *payload.MediaUpdate: // the phone uploaded it again: the route serves it
+			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		}
+	}
+	var evs []events.New
+	if s.messages != nil {
+		chat, err := s.newChat(ctx, sessionID, ev)
+		if err != nil {
+			return nil, err
+		}
+		if chat != nil {
+			b, err := json.Marshal(chat)
+			if err != nil {
+				return nil, fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
+			}
+			// Keyed by the message that made the chat known: the
+			// message sent again is the same pair of events.
+			key := ""
+			if ev.Key != "" {
+				key = string(events.ChatsUpsert) + "/" + ev.Key
+			}
+			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
+		}
+		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
+			return nil, err
+		}
+	}
+	data, err := encodeData(ev.Data)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	return append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key}), nil
+}
+
+// kindsOf names the kinds of evs, for errors.
+func kindsOf(evs []whatsapp.Event) string {
+	kinds := make([]string, len(evs))
+	for i, ev := range evs {
+		kinds[i] = ev.Kind
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // newChat returns the chats.upsert data of a message in a chat the store
 // has no other message of (the first one; also when it is sent again),
 // or nil.
 func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event) (*payload.Chat, error) {
-	m := ev.Message
-	if ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage {
-		return nil, nil // a media update is about a message the store has
-	}
-	if m == nil || m.Chat == "" || m.Type == "revoke" { // a revoke is not stored as a message of its chat
+	if !isChatMessage(ev) {
 		return nil, nil
+	}
+	m := ev.Message
+	if id, ok := s.chats.lookup(sessionID, m.Chat); ok && id != m.ID {
+		return nil, nil // the store holds another message of the chat
 	}
 	seen, err := s.messages.ChatSeen(ctx, sessionID, m.Chat, m.ID)
 	if err != nil {
@@ -158,6 +195,17 @@ func (s *Sink) newChat(ctx context.Context, sessionID string, ev whatsapp.Event)
 		}
 	}
 	return c, nil
+}
+
+// isChatMessage is whether ev is a message the store records as a message
+// of its chat: a media update is about a message the store has, and a
+// revoke is not stored as a message of its chat.
+func isChatMessage(ev whatsapp.Event) bool {
+	if ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage {
+		return false
+	}
+	m := ev.Message
+	return m != nil && m.Chat != "" && m.Type != "revoke"
 }
 
 // encodeData is an event's data as stored: a JSON object ({} for none).

@@ -189,6 +189,46 @@ func TestSinkChatsUpsert(t *testing.T) {
 	}
 }
 
+// TestSinkPublishAll: a send's events handed over together (the first
+// message to a chat, then its status) are stored in order in one commit,
+// with the chats.upsert the message implies, the message recorded, and the
+// dispatcher woken once; a failed store stores none of them.
+func TestSinkPublishAll(t *testing.T) {
+	var _ whatsapp.BatchPublisher = (*Sink)(nil)
+	e := newEnv(t)
+	ctx := context.Background()
+	const bob = "4915550000002@s.whatsapp.net"
+	status := whatsapp.Event{Kind: whatsapp.KindMessagesSend, Data: &payload.MessageStatus{ID: "O1", Chat: bob, Status: "sent"}}
+
+	e.bus.setFail(true)
+	if err := e.sink.PublishAll(ctx, "s1", []whatsapp.Event{message(whatsapp.KindOutboundMessage, "O1", bob, true, "Me", nil), status}); err == nil {
+		t.Fatal("PublishAll succeeded while the bus fails")
+	}
+	if got := e.storedEvents(t); len(got) != 0 {
+		t.Fatalf("a failed PublishAll stored %v", kinds(got))
+	}
+	e.bus.setFail(false)
+	if err := e.sink.PublishAll(ctx, "s1", []whatsapp.Event{message(whatsapp.KindOutboundMessage, "O1", bob, true, "Me", nil), status}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.storedEvents(t)
+	want := []events.Kind{events.ChatsUpsert, events.OutboundMessageUpsert, events.MessagesSend}
+	if !slices.Equal(kinds(got), want) {
+		t.Fatalf("stored %v, want %v", kinds(got), want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq != got[0].Seq+int64(i) || !got[i].Timestamp.Equal(got[0].Timestamp) {
+			t.Errorf("event %d (seq %d, %s) not in the commit of event 0 (seq %d, %s)", i, got[i].Seq, got[i].Timestamp, got[0].Seq, got[0].Timestamp)
+		}
+	}
+	if n := e.db.Message.Query().Where(entmessage.SessionID("s1"), entmessage.MessageID("O1"), entmessage.StatusEQ(entmessage.StatusSent)).CountX(ctx); n != 1 {
+		t.Errorf("%d sent records of O1, want 1", n)
+	}
+	if e.waker.n != 1 {
+		t.Errorf("waker woken %d times, want once for the stored batch", e.waker.n)
+	}
+}
+
 // TestSinkStoreBeforeAck: when the event cannot be stored Publish fails
 // (WhatsApp is not acknowledged and sends it again), no observer hears of
 // it; the resent message is then stored with its chats.upsert (the failed
@@ -308,5 +348,58 @@ func TestStatusStore(t *testing.T) {
 	}
 	if ids, err := s.Linked(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("linked after logout %v, %v", ids, err)
+	}
+}
+
+// countingStore counts the ChatSeen queries that reach the message store.
+type countingStore struct {
+	MessageStore
+	chatSeen int
+}
+
+func (c *countingStore) ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error) {
+	c.chatSeen++
+	return c.MessageStore.ChatSeen(ctx, sessionID, chat, messageID)
+}
+
+// TestSinkChatMemory: once a message of a chat is stored, the chat's next
+// messages are known without asking the store; the same message sent
+// again still asks (it alone does not make the chat known: without a key it
+// comes with chats.upsert again, as before the memory), and a message
+// whose event was not stored is not remembered.
+func TestSinkChatMemory(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	counting := &countingStore{MessageStore: e.sink.messages}
+	e.sink.SetMessages(counting)
+	const alice = "4915550000001@s.whatsapp.net"
+	steps := []struct {
+		name     string
+		id       string
+		fail     bool
+		kinds    []events.Kind
+		chatSeen int // queries so far
+	}{
+		{"first, not stored", "A1", true, nil, 1},
+		{"first again", "A1", false, []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert}, 2},
+		{"first once more", "A1", false, []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert}, 3},
+		{"second", "A2", false, []events.Kind{events.InboundMessageUpsert}, 3},
+		{"third", "A3", false, []events.Kind{events.InboundMessageUpsert}, 3},
+	}
+	seen := 0
+	for _, st := range steps {
+		e.bus.setFail(st.fail)
+		err := e.sink.Publish(ctx, "s1", message(whatsapp.KindInboundMessage, st.id, alice, false, "Alice", nil))
+		if (err != nil) != st.fail {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		all := e.storedEvents(t)
+		if got := kinds(all[seen:]); !slices.Equal(got, st.kinds) {
+			t.Errorf("%s: stored %v, want %v", st.name, got, st.kinds)
+		}
+		seen = len(all)
+		if counting.chatSeen != st.chatSeen {
+			t.Errorf("%s: %d ChatSeen queries so far, want %d", st.name, counting.chatSeen, st.chatSeen)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"go.mau.fi/whatsmeow"
 
@@ -48,6 +49,10 @@ func (l *Local) Network() *wafake.Network { return l.net }
 
 // Point makes cli connect to this network instead of WhatsApp.
 func (l *Local) Point(cli *whatsmeow.Client) { l.net.Point(cli) }
+
+// Transport is an HTTP transport to this network instead of WhatsApp, for
+// whatsapp.ManagerOptions.Transport.
+func (l *Local) Transport() *http.Transport { return l.net.Transport() }
 
 // Close stops the network (when NewLocal started it) and waits for its
 // goroutines.

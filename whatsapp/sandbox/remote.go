@@ -61,6 +61,10 @@ func Dial(ctx context.Context, controlAddr string, log *slog.Logger) (*Remote, e
 // Point makes cli connect to the remote network instead of WhatsApp.
 func (r *Remote) Point(cli *whatsmeow.Client) { wafake.PointAt(cli, r.addr) }
 
+// Transport is an HTTP transport to the remote network instead of
+// WhatsApp, for whatsapp.ManagerOptions.Transport.
+func (r *Remote) Transport() *http.Transport { return wafake.TransportTo(r.addr) }
+
 // Close releases the idle connections to the control API; the network
 // keeps running.
 func (r *Remote) Close() error {

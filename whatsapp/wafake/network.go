@@ -147,6 +147,16 @@ func redirectedClient(addr string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
 }
 
+// TransportTo is the transport of ClientFor(addr): every connection, plain
+// or TLS, goes to a network listening at addr in plain TCP. For a program
+// that sets up its clients' HTTP itself (Point replaces a client's).
+func TransportTo(addr string) *http.Transport {
+	return redirectedClient(addr).Transport.(*http.Transport)
+}
+
+// Transport is TransportTo the network's address.
+func (n *Network) Transport() *http.Transport { return TransportTo(n.Addr()) }
+
 // Point makes cli connect to the network instead of WhatsApp. Call it before
 // cli.Connect, and never call cli.SetProxy afterwards (it would replace the
 // redirected transports).

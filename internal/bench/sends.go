@@ -1,0 +1,440 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/whatsapp/rawclient"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
+)
+
+// Goal 2 of issue 11: wagraph's REST sends reach this share of raw
+// whatsmeow's SendMessage calls to the same network in the same run.
+const goalSends = 0.70
+
+// sendRecipients is how many network contacts the sends go to: worker w
+// writes to contact w % sendRecipients, so that no chat carries all the
+// load (a real gateway writes to many people).
+const sendRecipients = 16
+
+// Account numbers of the simulated network: the raw clients' accounts, the
+// wagraph sessions' and the contacts they write to are apart, so that
+// each sender account has the same devices (its phone and one linked
+// device) on both sides. (A number ending in 0000 is never on the
+// sandbox network.)
+const (
+	rawAccounts     = 4915100001000
+	wagraphAccounts = 4915200001000
+	contactAccounts = 4915300001000
+)
+
+func accountNumber(base, i int) string { return fmt.Sprint(base + i) }
+
+// sendCase is one of goal 2's cases: a number of sending sessions and a
+// kind of message.
+type sendCase struct {
+	Sessions int
+	Kind     string // "text" or "image"
+}
+
+func (c sendCase) String() string { return fmt.Sprintf("%d session(s), %s", c.Sessions, c.Kind) }
+
+// sendCasesOf is every case of the session counts, text then image.
+func sendCasesOf(sessions []int) []sendCase {
+	var out []sendCase
+	for _, n := range sessions {
+		for _, k := range []string{"text", "image"} {
+			out = append(out, sendCase{Sessions: n, Kind: k})
+		}
+	}
+	return out
+}
+
+// sendSide is one side of the comparison: raw whatsmeow clients in this
+// process, or wagraph's REST.
+const (
+	sideRaw     = "raw"
+	sideWagraph = "wagraph"
+)
+
+// sendMeasurement is one side's figures for one case in one round.
+type sendMeasurement struct {
+	Messages  int // acknowledged sends that ended inside the window
+	Errors    int // failed sends that ended inside the window
+	Window    time.Duration
+	P50, P99  time.Duration
+	ServerCPU time.Duration // wagraph's process (idle on the raw side)
+	NetCPU    time.Duration // the network process
+	SelfCPU   time.Duration // this process: the raw clients, or the HTTP clients
+	FirstErr  string
+}
+
+func (m sendMeasurement) perSecond() float64 {
+	if m.Window <= 0 {
+		return 0
+	}
+	return float64(m.Messages) / m.Window.Seconds()
+}
+
+func (m sendMeasurement) perMessage(d time.Duration) time.Duration {
+	if m.Messages == 0 {
+		return 0
+	}
+	return d / time.Duration(m.Messages)
+}
+
+// sendRound is every case's two sides in one round, keyed by case then
+// side.
+type sendRound map[sendCase]map[string]sendMeasurement
+
+// sendCPUs reads the CPU time of the three processes.
+type sendCPUs struct {
+	server, network, self func() (time.Duration, error)
+}
+
+type cpuReading struct{ server, network, self time.Duration }
+
+func (c sendCPUs) read() (cpuReading, error) {
+	var r cpuReading
+	var err error
+	if r.server, err = c.server(); err != nil {
+		return r, err
+	}
+	if r.network, err = c.network(); err != nil {
+		return r, err
+	}
+	r.self, err = c.self()
+	return r, err
+}
+
+// sendFunc sends the i-th message of worker w.
+type sendFunc func(ctx context.Context, w, i int) error
+
+// sendSample is one send: when it ended, how long it took, how it went.
+type sendSample struct {
+	end time.Time
+	lat time.Duration
+	err error
+}
+
+// measureSends puts a closed loop of workers on send for the warm-up and
+// then the window; only sends that end inside the window count, and the
+// processes' CPU is read at the window's two ends.
+func measureSends(ctx context.Context, workers int, warmup, duration time.Duration, cpus sendCPUs, send sendFunc) (sendMeasurement, error) {
+	from := time.Now().Add(warmup)
+	to := from.Add(duration)
+	// A send still running at the end may take its time: the window's
+	// figures are taken at its end, and the workers only stop sending.
+	ctx, cancel := context.WithDeadline(ctx, to.Add(30*time.Second))
+	defer cancel()
+	samples := make([][]sendSample, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			out := make([]sendSample, 0, 1024)
+			for i := 0; ctx.Err() == nil; i++ {
+				begin := time.Now()
+				if begin.After(to) {
+					break
+				}
+				err := send(ctx, w, i)
+				end := time.Now()
+				out = append(out, sendSample{end: end, lat: end.Sub(begin), err: err})
+			}
+			samples[w] = out
+		})
+	}
+	sleepUntil(ctx, from)
+	start, cpuErr := cpus.read()
+	sleepUntil(ctx, to)
+	var stop cpuReading
+	if cpuErr == nil {
+		stop, cpuErr = cpus.read()
+	}
+	wg.Wait()
+	if time.Now().Before(to) {
+		if err := ctx.Err(); err != nil {
+			return sendMeasurement{}, err
+		}
+	}
+	if cpuErr != nil {
+		return sendMeasurement{}, cpuErr
+	}
+	m := sendMeasurement{
+		Window: to.Sub(from), ServerCPU: stop.server - start.server,
+		NetCPU: stop.network - start.network, SelfCPU: stop.self - start.self,
+	}
+	var lats []time.Duration
+	for _, ws := range samples {
+		for _, s := range ws {
+			if s.end.Before(from) || s.end.After(to) {
+				continue
+			}
+			if s.err != nil {
+				if m.Errors == 0 {
+					m.FirstErr = s.err.Error()
+				}
+				m.Errors++
+				continue
+			}
+			m.Messages++
+			lats = append(lats, s.lat)
+		}
+	}
+	slices.Sort(lats)
+	m.P50, m.P99 = percentile(lats, 0.50), percentile(lats, 0.99)
+	return m, nil
+}
+
+// senderOf is the session worker w sends its i-th message from: the
+// workers take the sessions in turn, so that all of them send and the
+// concurrency is the same whatever their number.
+func senderOf(w, i, workers, sessions int) int { return (w + i*workers) % sessions }
+
+// sendImage is goal 2's small image: a PNG of a few KB, made here so that
+// both sides send the same bytes.
+func sendImage() []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 64, 48))
+	seed := uint32(2463534242)
+	for y := range 48 {
+		for x := range 64 {
+			seed ^= seed << 13
+			seed ^= seed >> 17
+			seed ^= seed << 5
+			img.Set(x, y, color.NRGBA{uint8(x * 4), uint8(y * 5), uint8(seed), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err) // an in-memory image always encodes
+	}
+	return buf.Bytes()
+}
+
+// sendSides holds what both sides send with.
+type sendSides struct {
+	srv      *wagraphServer
+	client   *http.Client
+	sessions []string            // wagraph's session ids
+	raw      []*rawclient.Client // the raw clients, one per session
+	image    []byte
+	imageB64 string
+	prepared rawclient.Image // what wagraph's preparation makes of image
+	seq      atomic.Int64    // texts' numbers, so that no two are alike
+}
+
+func (s *sendSides) send(side string, c sendCase, workers int) sendFunc {
+	return func(ctx context.Context, w, i int) error {
+		from := senderOf(w, i, workers, c.Sessions)
+		to := accountNumber(contactAccounts, w%sendRecipients)
+		text := fmt.Sprintf("bench %d", s.seq.Add(1))
+		switch {
+		case side == sideRaw && c.Kind == "text":
+			_, err := s.raw[from].SendText(ctx, to, text)
+			return err
+		case side == sideRaw:
+			_, err := s.raw[from].SendImage(ctx, to, s.prepared, "")
+			return err
+		case c.Kind == "text":
+			return s.rest(ctx, s.sessions[from], "text", map[string]any{"number": to, "text": text})
+		default:
+			return s.rest(ctx, s.sessions[from], "image", map[string]any{"number": to, "source": s.imageB64})
+		}
+	}
+}
+
+// rest sends one message through wagraph's REST; anything but a 200
+// success with a message id is an error.
+func (s *sendSides) rest(ctx context.Context, session, kind string, body map[string]any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.base+"/api/v1/session/"+session+"/message/"+kind, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", s.srv.token)
+	res, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Status string
+		Data   struct{ MessageID string }
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil || out.Status != "success" || out.Data.MessageID == "" {
+		return fmt.Errorf("HTTP %d %.200s", res.StatusCode, raw)
+	}
+	return nil
+}
+
+// runSends measures goal 2: the same sends from raw whatsmeow clients in
+// this process and through wagraph's REST, to one network process, in
+// interleaved rounds.
+func runSends(ctx context.Context, e *env, out io.Writer) error {
+	sessionCounts := e.SendSessions
+	if len(sessionCounts) == 0 {
+		sessionCounts = []int{1, 50}
+	}
+	workers := e.SendWorkers
+	if workers < 1 {
+		workers = 16
+	}
+	most := slices.Max(sessionCounts)
+	duration, warmup := e.SendDuration, e.SendWarmup
+	if duration <= 0 {
+		duration = e.Duration
+	}
+	if warmup <= 0 {
+		warmup = e.Warmup
+	}
+	net, err := startNetwork(e)
+	if err != nil {
+		return err
+	}
+	defer net.stop()
+	srv, err := startWagraph(e, net.serverArgs()...)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	remote, err := sandbox.Dial(ctx, net.control, nil)
+	if err != nil {
+		return err
+	}
+	defer remote.Close()
+	st, err := rawclient.OpenStore(ctx, filepath.Join(e.dir, "raw.db"), remote)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	sides := &sendSides{srv: srv, client: newClient(workers), image: sendImage()}
+	defer sides.client.CloseIdleConnections()
+	sides.imageB64 = base64.StdEncoding.EncodeToString(sides.image)
+	f, err := media.NewPreparer("", nil).Image(ctx, sides.image, "")
+	if err != nil {
+		return fmt.Errorf("prepare the image: %w", err)
+	}
+	sides.prepared = rawclient.Image{Data: f.Data, Mimetype: f.Mimetype, Thumbnail: f.Thumbnail, Width: f.Width, Height: f.Height}
+
+	linkStart := time.Now()
+	sides.sessions = make([]string, most)
+	sides.raw = make([]*rawclient.Client, most)
+	defer func() {
+		for _, c := range sides.raw {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	if err := inParallel(ctx, most, 4, func(ctx context.Context, i int) error {
+		id, err := srv.linkSession(ctx, fmt.Sprintf("send-%d", i), accountNumber(wagraphAccounts, i))
+		if err != nil {
+			return fmt.Errorf("wagraph session %d: %w", i, err)
+		}
+		sides.sessions[i] = id
+		c, err := rawclient.Link(ctx, st, accountNumber(rawAccounts, i))
+		if err != nil {
+			return fmt.Errorf("raw client %d: %w", i, err)
+		}
+		sides.raw[i] = c
+		return nil
+	}); err != nil {
+		return err
+	}
+	e.progress("linked %d wagraph sessions and %d raw clients in %s", most, most, time.Since(linkStart).Round(time.Millisecond))
+	// Each sender's first message to a contact fetches the contact's
+	// prekeys and starts a Signal session: do that for every pair the load
+	// uses before measuring.
+	primeStart := time.Now()
+	if err := inParallel(ctx, most*sendRecipients, workers, func(ctx context.Context, k int) error {
+		from, to := k/sendRecipients, accountNumber(contactAccounts, k%sendRecipients)
+		if _, err := sides.raw[from].SendText(ctx, to, "hello"); err != nil {
+			return fmt.Errorf("prime raw %d → %s: %w", from, to, err)
+		}
+		return sides.rest(ctx, sides.sessions[from], "text", map[string]any{"number": to, "text": "hello"})
+	}); err != nil {
+		return err
+	}
+	e.progress("primed %d chats on each side in %s", most*sendRecipients, time.Since(primeStart).Round(time.Millisecond))
+
+	self := os.Getpid()
+	cpus := sendCPUs{server: srv.cpu, network: net.cpu, self: func() (time.Duration, error) { return processCPU(self) }}
+	cases := sendCasesOf(sessionCounts)
+	rounds := make([]sendRound, e.Rounds)
+	for r := range rounds {
+		rounds[r] = sendRound{}
+		for _, c := range cases {
+			rounds[r][c] = map[string]sendMeasurement{}
+			order := []string{sideRaw, sideWagraph}
+			if r%2 == 1 {
+				order = []string{sideWagraph, sideRaw}
+			}
+			for _, side := range order {
+				m, err := measureSends(ctx, workers, warmup, duration, cpus, sides.send(side, c, workers))
+				if err != nil {
+					return fmt.Errorf("round %d, %s, %s: %w", r+1, c, side, err)
+				}
+				rounds[r][c][side] = m
+				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
+					r+1, c, side, m.perSecond(), m.P50.Round(time.Microsecond), m.P99.Round(time.Microsecond),
+					us(m.perMessage(m.ServerCPU)), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
+			}
+		}
+	}
+	return writeSendsReport(out, rounds, cases, workers, warmup, duration)
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// inParallel runs fn for 0..n-1, at most limit at once, and returns the
+// first error (the others are then cancelled).
+func inParallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && err != context.Canceled {
+		return err
+	}
+	return ctx.Err()
+}
