@@ -3,11 +3,11 @@ package graph
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/recent"
 )
 
 // Bounds of the session owner cache.
@@ -21,74 +21,14 @@ const (
 	sessionOwnerMax = 10_000
 )
 
-// sessionOwners remembers the owner of recently reached sessions, so that
-// the check "may this caller see session X" does not read the session's row
-// on every request (it was a fifth of a small REST request's cost). A
-// session's owner never changes (owner_id is immutable); only its deletion
-// ends an entry. The zero value is ready to use.
-type sessionOwners struct {
-	mu      sync.Mutex
-	entries map[string]cachedOwner
-	// gen counts deletions: a check that read the database before one does
-	// not cache what it read, which may be the deleted session.
-	gen uint64
-}
-
-type cachedOwner struct {
-	owner string
-	until time.Time
-}
-
-func (c *sessionOwners) get(id string, now time.Time) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[id]
-	if !ok {
-		return "", false
-	}
-	if now.After(e.until) {
-		delete(c.entries, id)
-		return "", false
-	}
-	return e.owner, true
-}
-
-// generation is read before a database read; put caches its answer only if
-// no deletion came in between.
-func (c *sessionOwners) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
-
-func (c *sessionOwners) put(id, owner string, gen uint64, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if c.entries == nil {
-		c.entries = map[string]cachedOwner{}
-	}
-	if len(c.entries) >= sessionOwnerMax {
-		for k, e := range c.entries {
-			if now.After(e.until) {
-				delete(c.entries, k)
-			}
-		}
-		if len(c.entries) >= sessionOwnerMax {
-			return
-		}
-	}
-	c.entries[id] = cachedOwner{owner: owner, until: now.Add(sessionOwnerTTL)}
-}
-
-// drop forgets a deleted session and makes reads in flight forget theirs.
-func (c *sessionOwners) drop(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	delete(c.entries, id)
+// sessionOwners remembers the owner of recently reached sessions, so
+// that the check "may this caller see session X" does not read the
+// session's row on every request (it was a fifth of a small REST request's
+// cost). A session's owner never changes (owner_id is immutable); only its
+// deletion ends an entry (DeleteSession forgets it).
+func (r *Resolver) sessionOwners() *recent.Cache[string, string] {
+	r.ownersOnce.Do(func() { r.owners = recent.New[string, string](sessionOwnerTTL, sessionOwnerMax) })
+	return r.owners
 }
 
 // reachSessionID is reachSession for callers that need only to know the
@@ -102,9 +42,9 @@ func (r *Resolver) reachSessionID(ctx context.Context, id string) (*auth.Princip
 	// The wall clock, not r.Now: the cache's freshness is the process's
 	// own business, whatever clock the records are stamped with.
 	now := time.Now()
-	owner, ok := r.owners.get(id, now)
+	owner, ok := r.sessionOwners().Get(id, now)
 	if !ok {
-		gen := r.owners.generation()
+		gen := r.sessionOwners().Generation()
 		s, err := r.DB.Session.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			return nil, SessionNotFound(id)
@@ -113,7 +53,7 @@ func (r *Resolver) reachSessionID(ctx context.Context, id string) (*auth.Princip
 			return nil, fmt.Errorf("get session %s: %w", id, err)
 		}
 		owner = s.OwnerID
-		r.owners.put(id, owner, gen, now)
+		r.sessionOwners().Put(id, owner, gen, now)
 	}
 	if !p.Reaches(id, owner) {
 		return nil, SessionNotFound(id)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/internal/recent"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
 
@@ -44,8 +46,10 @@ type Resolver struct {
 	// and testWebhook appends to, and the bus subscriptions follow.
 	Events *events.Bus
 
-	// owners caches who owns each recently reached session (reach.go).
-	owners sessionOwners
+	// owners caches who owns each recently reached session (reach.go);
+	// made on first use, so that a Resolver literal is ready as it is.
+	ownersOnce sync.Once
+	owners     *recent.Cache[string, string]
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -71,7 +71,7 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
-	r.owners.drop(id)
+	r.sessionOwners().Forget(id)
 	r.Auth.Disconnect(tokenIDs...)
 	if r.Events != nil {
 		r.Events.EndSession(id) // its log went with the record

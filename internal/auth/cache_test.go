@@ -69,15 +69,15 @@ func TestTokenCache(t *testing.T) {
 	}
 
 	// A check in flight across a revocation does not cache its answer.
-	gen := s.cache.generation()
-	s.cache.drop("some-token")
-	s.cache.put("h", Principal{TokenID: "t"}, gen, time.Now())
-	if _, ok := s.cache.get("h", time.Now()); ok {
+	gen := s.cache.Generation()
+	dropTokens(s.cache, "some-token")
+	s.cache.Put("h", Principal{TokenID: "t"}, gen, time.Now())
+	if _, ok := s.cache.Get("h", time.Now()); ok {
 		t.Error("a check that started before a revocation was cached")
 	}
 	// Entries expire.
-	s.cache.put("h", Principal{TokenID: "t"}, s.cache.generation(), time.Now())
-	if _, ok := s.cache.get("h", time.Now().Add(tokenCacheTTL+time.Second)); ok {
+	s.cache.Put("h", Principal{TokenID: "t"}, s.cache.Generation(), time.Now())
+	if _, ok := s.cache.Get("h", time.Now().Add(tokenCacheTTL+time.Second)); ok {
 		t.Error("an entry outlived its TTL")
 	}
 }

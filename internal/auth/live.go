@@ -59,7 +59,7 @@ func (s *Service) Bind(ctx context.Context, p *Principal) (context.Context, erro
 // their cached checks: every revocation (revokeToken, deleteSession) calls
 // it, so a revoked token is refused from then on.
 func (s *Service) Disconnect(tokenIDs ...string) {
-	s.cache.drop(tokenIDs...)
+	dropTokens(s.cache, tokenIDs...)
 	s.live.mu.Lock()
 	var cancels []context.CancelCauseFunc
 	for _, id := range tokenIDs {

@@ -11,6 +11,7 @@ import (
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/recent"
 )
 
 // Service issues, checks and revokes tokens.
@@ -20,13 +21,13 @@ type Service struct {
 	now   func() time.Time
 	newID func() string
 	live  live
-	cache tokenCache
+	cache *recent.Cache[string, Principal] // hash → principal
 }
 
 // NewService returns a Service storing tokens in db. rand feeds token secrets,
 // newID names new rows.
 func NewService(db *ent.Client, rand io.Reader, now func() time.Time, newID func() string) *Service {
-	return &Service{db: db, rand: rand, now: now, newID: newID}
+	return &Service{db: db, rand: rand, now: now, newID: newID, cache: newTokenCache()}
 }
 
 // Authenticate returns the principal of a raw token. A valid token's check
@@ -40,10 +41,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, err
 	// The wall clock, not s.now: the cache's freshness is the process's
 	// own business, whatever clock the records are stamped with.
 	now := time.Now()
-	if p, ok := s.cache.get(string(hash), now); ok {
+	if p, ok := s.cache.Get(string(hash), now); ok {
 		return &p, nil
 	}
-	gen := s.cache.generation()
+	gen := s.cache.Generation()
 	t, err := s.db.Token.Query().
 		Where(token.Hash(hash), token.RevokedAtIsNil()).
 		WithUser().
@@ -59,7 +60,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Principal, err
 		p.SessionID = *t.SessionID
 		p.Admin = false
 	}
-	s.cache.put(string(hash), *p, gen, now)
+	s.cache.Put(string(hash), *p, gen, now)
 	return p, nil
 }
 
