@@ -97,7 +97,8 @@ clean:
 # is replayed by `make test` once kept under testdata/fuzz.
 FUZZTIME ?= 2m
 FUZZ_TARGETS := restcompat:FuzzDecodeBody graph:FuzzDocumentGuard whatsapp:FuzzParseRecipient \
-	internal/webhook:FuzzValidateHeaders whatsapp:FuzzMessageEvent
+	internal/webhook:FuzzValidateHeaders whatsapp:FuzzMessageEvent \
+	restcompat:FuzzAppendJSONString
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
