@@ -82,12 +82,16 @@ check-generated: generate
 
 # Installs what the build and the tests need: a C compiler for go-sqlite3
 # (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
-# use it) and the Go modules.
+# use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
+# storage tests run on both backends; Debian puts its binaries under
+# /usr/lib/postgresql/<version>/bin) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
 	@command -v ffmpeg >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg curl ca-certificates; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql; }
 	$(GO) mod download
 
 clean:

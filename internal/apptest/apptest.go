@@ -22,6 +22,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // AdminToken is the bootstrap admin token of every test server.
@@ -45,7 +46,7 @@ type Server struct {
 }
 
 // Config returns the settings of a test server: defaults, a temporary data
-// directory, the admin token, and a rate limit high enough to stay out of the
+// directory, a fresh database of the run's backend (internal/dbtest), the admin token, and a rate limit high enough to stay out of the
 // way.
 func Config(t testing.TB) config.Config {
 	t.Helper()
@@ -54,6 +55,7 @@ func Config(t testing.TB) config.Config {
 	if err != nil {
 		t.Fatalf("test config: %v", err)
 	}
+	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" on SQLite: the data directory holds it
 	return cfg
 }
 

@@ -3,52 +3,39 @@ package events
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
-// openDB opens a fresh SQLite file as the app does (internal/app
-// openDatabase): WAL, busy timeout, foreign keys, _txlock=immediate.
+// openDB opens a fresh database of the run's backend as the app does
+// (internal/dbtest, internal/storage), with a user owning the sessions.
 func openDB(t testing.TB, sessions ...string) *ent.Client {
-	db, _ := openDBPath(t, sessions...)
+	db, _ := openStorage(t, sessions...)
 	return db
 }
 
-// dsn is the data source of openDatabase.
-func dsn(path string) string { return ent.SQLiteDSN(path) }
-
-// openDBPath is openDB also returning the database file.
-func openDBPath(t testing.TB, sessions ...string) (*ent.Client, string) {
+// openStorage is openDB also returning the opened storage.
+func openStorage(t testing.TB, sessions ...string) (*ent.Client, *storage.DB) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "wagraph.db")
-	sqlDB, err := sql.Open("sqlite3", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
-	t.Cleanup(func() { db.Close() })
+	d := dbtest.Open(t)
+	db := d.Ent
 	ctx := context.Background()
-	if err := db.Schema.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	for _, s := range sessions {
 		db.Session.Create().SetID(s).SetOwnerID("u1").ExecX(ctx)
 	}
-	return db, path
+	return db, d
 }
 
 // fixedClock is a settable clock, safe across goroutines.
