@@ -66,23 +66,37 @@ func DatabaseURL(t testing.TB) string {
 	return createDatabase(t)
 }
 
-// Open returns a fresh product database with its schema, closed when the
-// test ends: SQLite in a temporary directory, or a new PostgreSQL database.
-func Open(t testing.TB) *storage.DB {
-	t.Helper()
-	return OpenIn(t, t.TempDir())
+// Location is where a test's database lives: a data directory (SQLite's
+// wagraph.db) and, on PostgreSQL, the URL of its database.
+type Location struct {
+	DataDir string
+	URL     string
 }
 
-// OpenIn is Open with SQLite's file in dataDir (wagraph.db, as the server
-// has it), for tests that look at or reopen the file.
-func OpenIn(t testing.TB, dataDir string) *storage.DB {
+// NewLocation returns a fresh location of the run's backend: a temporary
+// directory, and on PostgreSQL a new database (dropped when the test ends).
+func NewLocation(t testing.TB) Location {
 	t.Helper()
-	d, err := storage.Open(context.Background(), dataDir, DatabaseURL(t))
+	return Location{DataDir: t.TempDir(), URL: DatabaseURL(t)}
+}
+
+// Open opens the database at l (creating it on SQLite) with its schema,
+// closed when the test ends; a test may open it again after closing it.
+func (l Location) Open(t testing.TB) *storage.DB {
+	t.Helper()
+	d, err := storage.Open(context.Background(), l.DataDir, l.URL)
 	if err != nil {
 		t.Fatalf("open the test database: %v", err)
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// Open returns a fresh product database with its schema, closed when the
+// test ends: SQLite in a temporary directory, or a new PostgreSQL database.
+func Open(t testing.TB) *storage.DB {
+	t.Helper()
+	return NewLocation(t).Open(t)
 }
 
 // createDatabase creates a database named for nothing but randomness (tests
