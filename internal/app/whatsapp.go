@@ -89,6 +89,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
+		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL
 	})
 	sink.SetMessages(a.messages)
 	return nil
