@@ -13,7 +13,6 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -59,11 +58,6 @@ type DB struct {
 
 // Close closes the ent client and its pool.
 func (d *DB) Close() error { return d.Ent.Close() }
-
-// IsPostgresURL reports whether url names a PostgreSQL database.
-func IsPostgresURL(url string) bool {
-	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
-}
 
 // Open opens the database at url when it is set (a postgres:// URL), or
 // else the SQLite file wagraph.db in dataDir (created with the directory
