@@ -20,8 +20,22 @@ run: build
 sandbox: build
 	./$(BIN) serve --sandbox --data-dir ./data-sandbox
 
+# Every test on SQLite; then, when a PostgreSQL server is at hand
+# (WAGRAPH_TEST_POSTGRES: `.ci/postgres.sh make test` starts a throwaway
+# one), a second pass of the storage tests on PostgreSQL: the packages whose
+# tests open their database through internal/dbtest or internal/apptest, a
+# fresh database per test (internal/dbtest says why a pass, not subtests).
+STORAGE_TEST_PKGS = $(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | \
+	grep -E ' github.com/wagraph/wagraph/internal/(dbtest|apptest)( |$$)' | cut -d' ' -f1
 test:
+	@echo "== tests, storage on SQLite"
 	$(GO) test -race -count=1 ./...
+	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
+		echo "== storage tests on PostgreSQL"; \
+		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 $$($(STORAGE_TEST_PKGS)); \
+	else \
+		echo "== storage tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
+	fi
 
 # The Go benchmarks of the hot paths (BENCHMARKS.md), only in the packages
 # that have them: compiling every package's tests would take longer than
@@ -82,12 +96,16 @@ check-generated: generate
 
 # Installs what the build and the tests need: a C compiler for go-sqlite3
 # (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
-# use it) and the Go modules.
+# use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
+# storage tests run on both backends; Debian puts its binaries under
+# /usr/lib/postgresql/<version>/bin) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
 	@command -v ffmpeg >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg curl ca-certificates; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql; }
 	$(GO) mod download
 
 clean:

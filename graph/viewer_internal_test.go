@@ -3,11 +3,9 @@ package graph
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // countingDriver counts the statements sent to the database.
@@ -41,17 +40,10 @@ func (d *countingDriver) Exec(ctx context.Context, query string, args, v any) er
 // the principal when only its id is asked, and from the user's row (one
 // query) as soon as another field is, however the fields are spelled.
 func TestViewerReadsUserOnlyWhenAsked(t *testing.T) {
-	sqlDB, err := sql.Open("sqlite3", ent.SQLiteDSN(filepath.Join(t.TempDir(), "wagraph.db")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sqlDB.Close() })
-	drv := &countingDriver{Driver: entsql.OpenDB(dialect.SQLite, sqlDB)}
+	d := dbtest.Open(t)
+	drv := &countingDriver{Driver: entsql.OpenDB(d.Dialect, d.SQL)}
 	db := ent.NewClient(ent.Driver(drv))
 	ctx := t.Context()
-	if err := db.Schema.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
 	created := time.Date(2026, 11, 24, 1, 2, 3, 0, time.UTC)
 	if err := db.User.Create().SetID("u1").SetName("alice").SetAdmin(true).SetCreatedAt(created).Exec(ctx); err != nil {
 		t.Fatal(err)

@@ -223,6 +223,33 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Co
 	return c, nil
 }
 
+// OpenPostgresStore opens (and creates or upgrades) the whatsmeow device
+// store in the PostgreSQL database at url, through driver (the product's
+// choice of database/sql driver; whatsmeow's sqlstore only needs its
+// dialect). where names the database in errors, url never does: it may
+// hold a password. whatsmeow.PostgresArrayWrapper stays unset (it is a
+// package variable of whatsmeow's): sqlstore then uses its queries without
+// array parameters.
+func OpenPostgresStore(ctx context.Context, driver, url, where string, log *slog.Logger) (*sqlstore.Container, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := sql.Open(driver, url)
+	if err != nil {
+		return nil, fmt.Errorf("open whatsmeow store in %s: %w", where, err)
+	}
+	// Every connection is a server process: the pool is bounded.
+	db.SetMaxOpenConns(storeIdleConns)
+	db.SetMaxIdleConns(storeIdleConns / 2)
+	db.SetConnMaxIdleTime(storeIdleTime)
+	c := sqlstore.NewWithDB(db, "postgres", newWALogger(log, "sqlstore"))
+	if err := c.Upgrade(ctx); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("open whatsmeow store in %s: %w", where, err)
+	}
+	return c, nil
+}
+
 // NewManager returns a manager with no session running: call Restore to
 // reconnect the linked sessions.
 func NewManager(opts ManagerOptions) *Manager {

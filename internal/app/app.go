@@ -15,13 +15,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/google/uuid"
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 
@@ -34,6 +31,7 @@ import (
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
@@ -164,49 +162,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
-// Idle connections of the SQLite pool: enough for the requests that query
-// at once under the load program's 64 connections (16 still reopened
-// connections, 4% of a request's CPU); past a burst they close after
-// sqliteIdleTime. Each holds its own page cache (at most SQLite's default
-// 2 MB, filled only by pages read) and its prepared statements.
-const (
-	sqliteIdleConns = 32
-	sqliteIdleTime  = time.Minute
-)
-
-// openDatabase opens the SQLite database in the data directory (created when
-// missing) and brings its schema up to date.
+// openDatabase opens the product database: PostgreSQL at --database-url
+// when it is set, else SQLite in the data directory (created when missing);
+// either way its schema is brought up to date.
 func openDatabase(ctx context.Context, cfg config.Config) (*sql.DB, *ent.Client, error) {
-	if cfg.DatabaseURL != "" {
-		return nil, nil, errors.New("--database-url: PostgreSQL storage is not available yet; unset it to use SQLite in --data-dir")
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
-	}
-	path := filepath.Join(cfg.DataDir, "wagraph.db")
-	dsn := ent.SQLiteDSN(path)
-	sqlDB, err := sql.Open("sqlite3", dsn)
+	d, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, nil, err
 	}
-	// database/sql keeps 2 idle connections by default: under concurrent
-	// requests the others were closed on release and opened again (a
-	// SQLite open reads the schema; each connection's prepared statements
-	// went with it). The open connections stay unbounded: a writer waiting
-	// on the write lock holds its connection, and a bound could starve
-	// the writer holding the lock of a second one.
-	sqlDB.SetMaxIdleConns(sqliteIdleConns)
-	sqlDB.SetConnMaxIdleTime(sqliteIdleTime)
-	if err := sqlDB.PingContext(ctx); err != nil {
-		sqlDB.Close()
-		return nil, nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
-	if err := db.Schema.Create(ctx); err != nil {
-		sqlDB.Close()
-		return nil, nil, fmt.Errorf("migrate %s: %w", path, err)
-	}
-	return sqlDB, db, nil
+	return d.SQL, d.Ent, nil
 }
 
 // Handler is the whole HTTP surface.

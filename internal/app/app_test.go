@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,7 @@ func TestProbesAndPlayground(t *testing.T) {
 // owner, with the database in WAL mode.
 func TestDataDirCreated(t *testing.T) {
 	cfg := apptest.Config(t)
+	cfg.DatabaseURL = "" // SQLite's files are what this test is about, on either pass
 	cfg.DataDir = filepath.Join(t.TempDir(), "nested", "data")
 	a, err := app.New(context.Background(), cfg, app.Options{})
 	if err != nil {
@@ -58,13 +60,20 @@ func TestDataDirCreated(t *testing.T) {
 	}
 }
 
-// TestPostgresNotYet: a --database-url stops the start with a message that
-// says what to do, rather than silently using SQLite.
-func TestPostgresNotYet(t *testing.T) {
+// TestDatabaseURLUnreachable: a PostgreSQL server that does not answer
+// stops the start with an error naming its host and database, never the
+// URL's password.
+func TestDatabaseURLUnreachable(t *testing.T) {
 	cfg := apptest.Config(t)
-	cfg.DatabaseURL = "postgres://u:p@localhost/db"
-	_, err := app.New(context.Background(), cfg, app.Options{})
-	if err == nil || !strings.Contains(err.Error(), "--database-url") || strings.Contains(err.Error(), "u:p@") {
-		t.Fatalf("err = %v; want a refusal naming --database-url without the URL", err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg.DatabaseURL = "postgres://u:hunter2secret@" + addr + "/wgdb?connect_timeout=5"
+	_, err = app.New(context.Background(), cfg, app.Options{})
+	if err == nil || !strings.Contains(err.Error(), "PostgreSQL "+addr+"/wgdb") || strings.Contains(err.Error(), "hunter2secret") {
+		t.Fatalf("err = %v; want a failure naming PostgreSQL %s/wgdb without the password", err, addr)
 	}
 }

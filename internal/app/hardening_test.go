@@ -6,14 +6,12 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	enttoken "github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/config"
 )
@@ -109,17 +108,10 @@ func aliased(n int) string {
 func TestRateLimitPerOperation(t *testing.T) {
 	srv := apptest.Start(t, limitedConfig(t))
 	sid := srv.CreateSession(t, "h")
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(srv.DataDir, "wagraph.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openData(t, srv.Config)
 	defer db.Close()
 	tokens := func() int {
-		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM tokens WHERE session_id = ?`, sid).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return db.Token.Query().Where(enttoken.SessionID(sid)).CountX(context.Background())
 	}
 	before := tokens()
 

@@ -11,13 +11,16 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // TestListensBeforeSessionsAreStarted (issue 9): with 200 linked sessions
@@ -150,7 +153,7 @@ func TestRestoreFailureOfOneSession(t *testing.T) {
 	}
 	first.Stop(t)
 	broken := linked[1]
-	damageDevice(t, filepath.Join(cfg.DataDir, "whatsmeow.db"), broken.JID)
+	damageDevice(t, cfg, broken.JID)
 
 	log, logs := logtest.New(nil)
 	second := apptest.StartLogged(t, cfg, log) // returns once the restore has ended
@@ -177,22 +180,39 @@ func TestRestoreFailureOfOneSession(t *testing.T) {
 	}
 }
 
-// damageDevice spoils the device jid in the whatsmeow store at path (a
-// Facebook UUID that is none), so that loading the device fails.
-func damageDevice(t *testing.T, path, jid string) {
+// damageDevice makes the stored device of jid unreadable to whatsmeow: a
+// LID with two dots is no JID (types.ParseJID), on either backend, where
+// the key columns' constraints of PostgreSQL refuse keys of a wrong length.
+func damageDevice(t *testing.T, cfg config.Config, jid string) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
+	db, query := openDeviceStore(t, cfg), `UPDATE whatsmeow_device SET lid = 'not.a.jid@lid' WHERE jid = ?`
+	if cfg.DatabaseURL != "" {
+		query = strings.Replace(query, "?", "$1", 1)
 	}
-	defer db.Close()
-	res, err := db.Exec(`UPDATE whatsmeow_device SET facebook_uuid = 'not a uuid' WHERE jid = ?`, jid)
+	res, err := db.Exec(query, jid)
 	if err != nil {
 		t.Fatalf("damage device %s: %v", jid, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		t.Fatalf("damage device %s: %d rows", jid, n)
 	}
+}
+
+// openDeviceStore opens whatsmeow's device store of a server that is not
+// running: its SQLite file in the data directory, or the PostgreSQL
+// database it shares with the product.
+func openDeviceStore(t *testing.T, cfg config.Config) *sql.DB {
+	t.Helper()
+	driver, dsn := "sqlite3", "file:"+filepath.Join(cfg.DataDir, "whatsmeow.db")+"?_busy_timeout=10000"
+	if cfg.DatabaseURL != "" {
+		driver, dsn = storage.PostgresDriver, cfg.DatabaseURL
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // linkMany links n sessions to the phones prefix+00001… through the

@@ -2,17 +2,14 @@ package app_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
-
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // TestWebhooksAcrossRestart: the dispatcher runs with the app; Close stops
@@ -43,7 +40,7 @@ func TestWebhooksAcrossRestart(t *testing.T) {
 	first.Stop(t)
 	release()
 
-	db := openData(t, cfg.DataDir)
+	db := openData(t, cfg)
 	dlv := db.Delivery.GetX(context.Background(), test.TestWebhook.ID)
 	if dlv.Status != "PENDING" || dlv.Attempts != 0 || dlv.NextAttemptAt.After(time.Now()) {
 		t.Errorf("after Close the delivery is %s after %d attempts, due %s; want PENDING, none counted, due", dlv.Status, dlv.Attempts, dlv.NextAttemptAt)
@@ -73,14 +70,14 @@ func TestWebhooksAcrossRestart(t *testing.T) {
 	}
 }
 
-// openData opens the app's database in dataDir while no app runs.
-func openData(t *testing.T, dataDir string) *ent.Client {
+// openData opens the app's database while no app runs.
+func openData(t *testing.T, cfg config.Config) *ent.Client {
 	t.Helper()
-	sqlDB, err := sql.Open("sqlite3", ent.SQLiteDSN(filepath.Join(dataDir, "wagraph.db")))
+	d, err := storage.Open(context.Background(), cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
+	return d.Ent
 }
 
 // TestDeliveryMetrics: the dispatcher's attempts reach /metrics by

@@ -19,6 +19,7 @@ import (
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
@@ -53,13 +54,24 @@ func whatsmeowStorePath(cfg config.Config) string { return filepath.Join(cfg.Dat
 // network in sandbox mode, the session manager, media handling and the
 // messaging service with its scheduler.
 func (a *App) startWhatsApp(ctx context.Context) error {
-	store, err := whatsapp.OpenStore(ctx, whatsmeowStorePath(a.cfg), a.log)
+	var (
+		mopts whatsapp.ManagerOptions
+		err   error
+	)
+	if a.cfg.DatabaseURL != "" {
+		// The device store's tables (whatsmeow_*) in the product's own
+		// database, through a pool of their own.
+		mopts.Store, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, a.cfg.DatabaseURL,
+			storage.PostgresWhere(a.cfg.DatabaseURL), a.log)
+	} else {
+		mopts.Store, err = whatsapp.OpenStore(ctx, whatsmeowStorePath(a.cfg), a.log)
+	}
 	if err != nil {
 		return fmt.Errorf("open the WhatsApp device store: %w", err)
 	}
-	a.waStore = store
+	a.waStore = mopts.Store
 	sink := a.sink
-	mopts := whatsapp.ManagerOptions{Store: store, Logger: a.log, Publisher: sink, Statuses: sessions.NewStatusStore(a.db)}
+	mopts.Logger, mopts.Publisher, mopts.Statuses = a.log, sink, sessions.NewStatusStore(a.db)
 	a.sandbox, a.network, err = openSandbox(ctx, a.cfg, a.log, &mopts)
 	if err != nil {
 		return err
@@ -77,6 +89,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
+		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL
 	})
 	sink.SetMessages(a.messages)
 	return nil

@@ -7,12 +7,14 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +24,8 @@ import (
 
 	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // AdminToken is the bootstrap admin token of every test server.
@@ -45,7 +49,7 @@ type Server struct {
 }
 
 // Config returns the settings of a test server: defaults, a temporary data
-// directory, the admin token, and a rate limit high enough to stay out of the
+// directory, a fresh database of the run's backend (internal/dbtest), the admin token, and a rate limit high enough to stay out of the
 // way.
 func Config(t testing.TB) config.Config {
 	t.Helper()
@@ -54,6 +58,7 @@ func Config(t testing.TB) config.Config {
 	if err != nil {
 		t.Fatalf("test config: %v", err)
 	}
+	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" on SQLite: the data directory holds it
 	return cfg
 }
 
@@ -275,4 +280,23 @@ func (s *Server) CreateSession(t testing.TB, name string) string {
 	}
 	s.MustGraphQL(t, AdminToken, `mutation($n: String) { createSession(name: $n) { session { id } } }`, map[string]any{"n": name}, &r)
 	return r.CreateSession.Session.ID
+}
+
+// RawDB opens, beside the server, the database of one of its stores:
+// "wagraph.db" (the product's tables) or "whatsmeow.db" (whatsmeow's
+// device store), SQLite files in the data directory, or on PostgreSQL the
+// server's one database holding both. Postgres says which: the SQL of a
+// test that reaches under the server differs.
+func (s *Server) RawDB(t testing.TB, file string) (db *sql.DB, postgres bool) {
+	t.Helper()
+	driver, dsn := "sqlite3", "file:"+filepath.Join(s.DataDir, file)+"?_busy_timeout=10000"
+	if s.Config.DatabaseURL != "" {
+		driver, dsn = storage.PostgresDriver, s.Config.DatabaseURL
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, s.Config.DatabaseURL != ""
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +14,8 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
-	"github.com/wagraph/wagraph/ent/enttest"
 	"github.com/wagraph/wagraph/ent/token"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -367,7 +366,7 @@ func TestPrincipalRequire(t *testing.T) {
 // TestBindForgets: a binding goes away with its context, and Disconnect
 // ends only the bindings of the tokens it names.
 func TestBindForgets(t *testing.T) {
-	db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+	db := dbtest.Open(t).Ent
 	defer db.Close()
 	n := 0
 	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
 	"github.com/wagraph/wagraph/ent/token"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // TestTokenCache: a valid token's check is reused without the database (a
@@ -21,7 +19,7 @@ import (
 // the database before a revocation does not cache what it read.
 func TestTokenCache(t *testing.T) {
 	ctx := context.Background()
-	db := enttest.Open(t, "sqlite3", ent.SQLiteDSN(filepath.Join(t.TempDir(), "wagraph.db")))
+	db := dbtest.Open(t).Ent
 	t.Cleanup(func() { db.Close() })
 	n := 0
 	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })

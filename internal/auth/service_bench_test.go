@@ -5,12 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // BenchmarkAuthenticate: the token check every request makes (a valid
@@ -19,7 +17,7 @@ import (
 // token among 100 users' and for a token that is no one's, against a SQLite
 // file opened as the app opens it.
 func BenchmarkAuthenticate(b *testing.B) {
-	db := enttest.Open(b, "sqlite3", ent.SQLiteDSN(filepath.Join(b.TempDir(), "wagraph.db")))
+	db := dbtest.Open(b).Ent
 	b.Cleanup(func() { db.Close() })
 	n := 0
 	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })

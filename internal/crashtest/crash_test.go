@@ -4,6 +4,7 @@ package crashtest
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,10 +15,13 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 const (
@@ -40,7 +44,8 @@ const (
 // without a gap.
 func TestCrashMidBurst(t *testing.T) {
 	cs := newChildren(t)
-	netDir, dataDir := t.TempDir(), t.TempDir()
+	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
+	dataDir := loc.DataDir
 	network := cs.start("network", "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", netDir)
 	control := network.controlAddr(t, netDir)
 
@@ -49,10 +54,14 @@ func TestCrashMidBurst(t *testing.T) {
 	t.Cleanup(hook.Close)
 
 	serve := func(name string) *server {
-		c := cs.start(name, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
 			"--sandbox-network", control, "--admin-token", adminToken, "--allow-private-urls",
 			"--webhook-retry", "0s,50ms,100ms,200ms,400ms,800ms,1s,1s,1s,1s,2s,2s,2s,2s",
-			"--rate", "1000/s,1000", "--graphql-complexity", "10000", "--log-format", "json")
+			"--rate", "1000/s,1000", "--graphql-complexity", "10000", "--log-format", "json"}
+		if loc.URL != "" {
+			args = append(args, "--database-url", loc.URL)
+		}
+		c := cs.start(name, args...)
 		s := &server{child: c, base: "http://" + c.listenAddr(t), token: adminToken, http: &http.Client{Timeout: time.Minute}}
 		s.ready(t)
 		return s
@@ -79,11 +88,7 @@ func TestCrashMidBurst(t *testing.T) {
 	// The test reads the server's message store (read-only) to see how
 	// far the session has come: the part of the pipeline that exists
 	// before the event log.
-	db, err := ent.Open(dialect.SQLite, "file:"+filepath.Join(dataDir, "wagraph.db")+"?mode=ro&_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openStore(t, loc)
 	stored := func() (map[string]int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -358,4 +363,21 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// openStore opens the server's product database beside it: SQLite's file
+// read-only, or its PostgreSQL database.
+func openStore(t *testing.T, loc dbtest.Location) *ent.Client {
+	t.Helper()
+	dia, driver, dsn := dialect.SQLite, "sqlite3", "file:"+filepath.Join(loc.DataDir, "wagraph.db")+"?mode=ro&_busy_timeout=10000"
+	if loc.URL != "" {
+		dia, driver, dsn = dialect.Postgres, storage.PostgresDriver, loc.URL
+	}
+	sqlDB, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := ent.NewClient(ent.Driver(entsql.OpenDB(dia, sqlDB)))
+	t.Cleanup(func() { db.Close() })
+	return db
 }

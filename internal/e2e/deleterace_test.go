@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"database/sql"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,11 +75,7 @@ func TestDeleteWhileReading(t *testing.T) {
 	if devs := net.LinkedDevices(sess.Phone); len(devs) != 0 {
 		t.Errorf("the deleted session's device is still linked: %v", devs)
 	}
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(s.DataDir, "whatsmeow.db")+"?_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := s.RawDB(t, "whatsmeow.db")
 	var devices int
 	if err := db.QueryRow("SELECT count(*) FROM whatsmeow_device").Scan(&devices); err != nil {
 		t.Fatal(err)

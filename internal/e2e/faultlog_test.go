@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -140,15 +138,15 @@ func TestInternalFailureLogged(t *testing.T) {
 	}
 	s.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "x") { session { id } } }`, nil, &created)
 	sid := created.CreateSession.Session.ID
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(s.DataDir, "wagraph.db")+"?_busy_timeout=10000")
-	if err != nil {
+	db, postgres := s.RawDB(t, "wagraph.db")
+	drop, cause := "DROP TABLE webhooks", "no such table: webhooks"
+	if postgres {
+		// The deliveries' foreign key depends on the table there.
+		drop, cause = "DROP TABLE webhooks CASCADE", `relation "webhooks" does not exist`
+	}
+	if _, err := db.Exec(drop); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if _, err := db.Exec("DROP TABLE webhooks"); err != nil {
-		t.Fatal(err)
-	}
-	const cause = "no such table: webhooks"
 
 	t.Run("REST", func(t *testing.T) {
 		res := s.REST(t, "GET", "/session/"+sid+"/webhook", apptest.AdminToken, "")

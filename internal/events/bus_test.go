@@ -88,7 +88,7 @@ func TestBusReplayAndLiveUnderLoad(t *testing.T) {
 		err  error
 	}
 	results := make(chan result, 2*total)
-	var subs sync.WaitGroup
+	var subs, subscribed sync.WaitGroup
 	seen, launched := 0, 0
 	for seq := range progress {
 		seen++
@@ -102,6 +102,7 @@ func TestBusReplayAndLiveUnderLoad(t *testing.T) {
 		// one live only.
 		for _, from := range []int64{seq / 2, -1} {
 			launched++
+			subscribed.Add(1)
 			subs.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -110,6 +111,7 @@ func TestBusReplayAndLiveUnderLoad(t *testing.T) {
 					cur = &Cursor{Seq: from}
 				}
 				s, err := b.Subscribe(ctx, "s1", nil, cur)
+				subscribed.Done()
 				if err != nil {
 					results <- result{from: from, err: err}
 					return
@@ -139,8 +141,10 @@ func TestBusReplayAndLiveUnderLoad(t *testing.T) {
 		}
 	}
 	pub.Wait()
-	// The last event, after every subscriber has started: each reads up
-	// to it.
+	// The last event, after every subscriber has subscribed (not only
+	// been launched: one subscribing after it would wait for it forever):
+	// each reads up to it.
+	subscribed.Wait()
 	if envs := publishN(t, b, "s1", ChatsUpsert, 1); envs[0].Seq != total+1 {
 		t.Fatalf("the last event has seq %d, want %d", envs[0].Seq, total+1)
 	}

@@ -13,12 +13,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
 	entevent "github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/predicate"
+	entsession "github.com/wagraph/wagraph/ent/session"
 	entwebhook "github.com/wagraph/wagraph/ent/webhook"
 )
 
@@ -92,6 +94,7 @@ type Log struct {
 	log      *slog.Logger
 	maxBatch int
 	maxWait  time.Duration
+	dialect  string // learnt by lockSessions; read and written by the batching goroutine only
 
 	mu      sync.Mutex
 	pending []*request
@@ -314,15 +317,17 @@ func (l *Log) commit(batch []*request) {
 
 // write stores the batch: envs[i] are the envelopes of batch[i].
 //
-// seq is max(seq)+1 of the session read inside the write transaction. On
-// SQLite that orders commits: _txlock=immediate takes the single write lock
-// at BEGIN, so no other writer runs between the read and the commit, and
-// this goroutine is the log's only writer in the process. PostgreSQL's
-// transactions do not serialise that way: there the write transaction must
-// first lock the session (SELECT … FOR UPDATE on its row, or
-// pg_advisory_xact_lock of the session) so two processes cannot read the
-// same max, and a reader following seq never sees a later seq commit before
-// an earlier one.
+// seq is max(seq)+1 of the session read inside the write transaction, and
+// must be gap-free, unique and in commit order (a reader following seq
+// never sees a later seq commit before an earlier one). On SQLite the
+// transaction already serialises: _txlock=immediate takes the single write
+// lock at BEGIN. On PostgreSQL, where several writers (processes) run at
+// once, the transaction first locks the batch's session rows (lockSessions):
+// a second writer of a session waits there until the first commits, then
+// reads the max it committed. The unique (session_id, seq) index stays as
+// the backstop. A unique index with a retry instead would keep seq unique,
+// not in commit order: a subscriber past seq 6 would miss a 5 committed
+// after it.
 func (l *Log) write(batch []*request) ([][]Envelope, error) {
 	now := l.now().UTC().Truncate(time.Millisecond) // the wire's precision, so a replay equals the live envelope
 	envs := make([][]Envelope, len(batch))
@@ -347,6 +352,9 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	err := ent.WithTx(ctx, l.db, func(tx *ent.Tx) error {
+		if err := l.lockSessions(ctx, tx, sessions); err != nil {
+			return err
+		}
 		next, err := lastSeqs(ctx, tx, sessions)
 		if err != nil {
 			return err
@@ -423,6 +431,27 @@ func storedKeys(ctx context.Context, tx *ent.Tx, batch []*request) (map[sessionK
 		}
 	}
 	return out, nil
+}
+
+// lockSessions takes the row locks of the sessions on PostgreSQL, in id
+// order so that two writers of the same sessions cannot deadlock. FOR NO
+// KEY UPDATE leaves foreign-key checks (KEY SHARE) of other tables' inserts
+// free. On SQLite there is nothing to lock (write's comment): the first
+// batch learns the dialect and later ones skip the query.
+func (l *Log) lockSessions(ctx context.Context, tx *ent.Tx, sessions []string) error {
+	if l.dialect == dialect.SQLite {
+		return nil
+	}
+	_, err := tx.Session.Query().Where(entsession.IDIn(slices.Sorted(slices.Values(sessions))...), func(s *sql.Selector) {
+		l.dialect = s.Dialect()
+		if l.dialect == dialect.Postgres {
+			s.For(sql.LockNoKeyUpdate)
+		}
+	}).Order(ent.Asc(entsession.FieldID)).IDs(ctx)
+	if err != nil {
+		return fmt.Errorf("lock sessions %v: %w", sessions, err)
+	}
+	return nil
 }
 
 // lastSeqs returns the highest seq stored for each session (absent: none).

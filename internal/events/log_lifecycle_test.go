@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
 	entevent "github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // TestAfter: pages in seq order from a cursor, with and without a kinds
@@ -225,7 +228,7 @@ func TestBatchFailure(t *testing.T) {
 // a caller whose batch is already running does not cancel it for the others.
 func TestAppendCanceledWhileQueued(t *testing.T) {
 	ctx := context.Background()
-	db, path := openDBPath(t, "s1")
+	db, d := openStorage(t, "s1")
 	// The batch goroutine reads randomness for ids before it begins the
 	// transaction: the first read says a batch has been taken.
 	taken := make(chan struct{})
@@ -241,17 +244,11 @@ func TestAppendCanceledWhileQueued(t *testing.T) {
 	default:
 	}
 
-	// Another connection holds SQLite's write lock: the first batch waits
-	// at BEGIN, so the second append stays queued until its caller gives up.
-	other, err := sql.Open("sqlite3", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	lock, err := other.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Another transaction holds what the log's writer waits for: SQLite's
+	// write lock (an immediate transaction of another connection), or the
+	// session's row lock on PostgreSQL (Log.lockSessions). The first batch
+	// waits, so the second append stays queued until its caller gives up.
+	lock := holdWriteLock(t, d, "s1")
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if _, err := l.Append(ctx, "s1", []New{{Kind: Call, Data: data(`{"kept":true}`)}}); err != nil {
@@ -294,4 +291,31 @@ type signalReader struct {
 func (s *signalReader) Read(p []byte) (int, error) {
 	s.once.Do(func() { close(s.first) })
 	return s.r.Read(p)
+}
+
+// holdWriteLock begins a transaction that holds what the log's writer of
+// session needs until it is rolled back.
+func holdWriteLock(t *testing.T, d *storage.DB, session string) *sql.Tx {
+	t.Helper()
+	ctx := context.Background()
+	if d.Dialect == dialect.Postgres {
+		lock, err := d.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lock.ExecContext(ctx, "SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE", session); err != nil {
+			t.Fatal(err)
+		}
+		return lock
+	}
+	other, err := sql.Open("sqlite3", ent.SQLiteDSN(d.Where))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	lock, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }

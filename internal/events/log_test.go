@@ -3,52 +3,39 @@ package events
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
-// openDB opens a fresh SQLite file as the app does (internal/app
-// openDatabase): WAL, busy timeout, foreign keys, _txlock=immediate.
+// openDB opens a fresh database of the run's backend as the app does
+// (internal/dbtest, internal/storage), with a user owning the sessions.
 func openDB(t testing.TB, sessions ...string) *ent.Client {
-	db, _ := openDBPath(t, sessions...)
+	db, _ := openStorage(t, sessions...)
 	return db
 }
 
-// dsn is the data source of openDatabase.
-func dsn(path string) string { return ent.SQLiteDSN(path) }
-
-// openDBPath is openDB also returning the database file.
-func openDBPath(t testing.TB, sessions ...string) (*ent.Client, string) {
+// openStorage is openDB also returning the opened storage.
+func openStorage(t testing.TB, sessions ...string) (*ent.Client, *storage.DB) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "wagraph.db")
-	sqlDB, err := sql.Open("sqlite3", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
-	t.Cleanup(func() { db.Close() })
+	d := dbtest.Open(t)
+	db := d.Ent
 	ctx := context.Background()
-	if err := db.Schema.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	for _, s := range sessions {
 		db.Session.Create().SetID(s).SetOwnerID("u1").ExecX(ctx)
 	}
-	return db, path
+	return db, d
 }
 
 // fixedClock is a settable clock, safe across goroutines.
@@ -256,5 +243,94 @@ func TestNewULID(t *testing.T) {
 	}
 	if _, err := newULID(t0, bytes.NewReader(nil)); err == nil {
 		t.Error("no error when randomness runs out")
+	}
+}
+
+// TestAppendSeqSeveralLogs: three Logs on their own pools of one database
+// (as processes of a cluster are) append to the same sessions at once.
+// Each session's seqs are 1..n without gap or repeat, and in commit order:
+// a reader following the log with After from its last seq, while they
+// write, sees every event once. On SQLite the write lock orders the
+// writers; on PostgreSQL the session row lock (Log.lockSessions) does.
+func TestAppendSeqSeveralLogs(t *testing.T) {
+	const logs, workers, perWorker = 3, 3, 60
+	sessions := []string{"s1", "s2"}
+	loc := dbtest.NewLocation(t)
+	first := loc.Open(t).Ent
+	ctx := context.Background()
+	first.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+	for _, s := range sessions {
+		first.Session.Create().SetID(s).SetOwnerID("u1").ExecX(ctx)
+	}
+	var writers sync.WaitGroup
+	for n := range logs {
+		db := first
+		if n > 0 {
+			db = loc.Open(t).Ent
+		}
+		l := newLog(t, db, LogOptions{})
+		for w := range workers {
+			writers.Go(func() {
+				for i := range perWorker {
+					s := sessions[(n+w+i)%len(sessions)]
+					if _, err := l.Append(ctx, s, []New{{Kind: MessagesUpdate, Data: data(fmt.Sprintf(`{"l":%d,"w":%d,"i":%d}`, n, w, i))}}); err != nil {
+						t.Errorf("log %d worker %d append %d: %v", n, w, i, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	writing := make(chan struct{})
+	go func() { writers.Wait(); close(writing) }()
+
+	reader := newLog(t, first, LogOptions{})
+	var seen []int64
+	follow := func() {
+		for {
+			after := int64(0)
+			if len(seen) > 0 {
+				after = seen[len(seen)-1]
+			}
+			page, err := reader.After(ctx, "s1", after, nil, MaxPage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				return
+			}
+			for _, e := range page {
+				seen = append(seen, e.Seq)
+			}
+		}
+	}
+	for done := false; !done; {
+		select {
+		case <-writing:
+			done = true
+		default:
+		}
+		follow()
+	}
+	follow()
+	want := logs * workers * perWorker / len(sessions)
+	if len(seen) != want {
+		t.Errorf("the reader followed %d events of s1, want %d", len(seen), want)
+	}
+	for i, seq := range seen {
+		if seq != int64(i+1) {
+			t.Fatalf("the reader saw seq %d at position %d (%v…): a gap, a repeat or a seq committed out of order", seq, i, seen[max(0, i-3):i+1])
+		}
+	}
+	for _, s := range sessions {
+		stored, err := reader.After(ctx, s, 0, nil, MaxPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range stored {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("session %s: stored seq %d at position %d", s, e.Seq, i)
+			}
+		}
 	}
 }

@@ -57,6 +57,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, when set, is told how each send ended.
 	Observer Observer
+	// ConcurrentWrites says the database takes writers at once
+	// (PostgreSQL): Records then do not queue on each other (recordMu).
+	ConcurrentWrites bool
 }
 
 // Service sends messages and keeps the message store.
@@ -78,8 +81,11 @@ type Service struct {
 	// once, and a writer that finds it taken sleeps in the busy handler
 	// (1, 2, 5 … 100 ms) however soon the lock is free, so the event
 	// log's writer and the webhook dispatcher waited behind them. Queued
-	// here, they take the lock in turn without sleeping.
-	recordMu sync.Mutex
+	// here, they take the lock in turn without sleeping. PostgreSQL
+	// locks rows, not the database: there the queue would only slow
+	// sessions down (Options.ConcurrentWrites).
+	recordMu   sync.Mutex
+	concurrent bool
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -93,6 +99,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
+		concurrent: opts.ConcurrentWrites,
 	}
 }
 
@@ -166,8 +173,10 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 // becomes sent), and revokes. It is called before the event is
 // acknowledged to WhatsApp, so an error here makes WhatsApp send it again.
 func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Event) error {
-	s.recordMu.Lock()
-	defer s.recordMu.Unlock()
+	if !s.concurrent {
+		s.recordMu.Lock()
+		defer s.recordMu.Unlock()
+	}
 	if m := ev.Message; m != nil && ev.Kind == whatsapp.KindMediaUpdate {
 		return s.replaceMedia(ctx, sessionID, m)
 	}

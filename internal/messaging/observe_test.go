@@ -2,13 +2,12 @@ package messaging
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/wagraph/wagraph/ent/enttest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -71,7 +70,7 @@ func TestObserver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+			db := dbtest.Open(t).Ent
 			t.Cleanup(func() { db.Close() })
 			db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 			db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)

@@ -3,15 +3,14 @@ package messaging
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -21,7 +20,7 @@ import (
 // wins), and a received message never changes a record.
 func TestRecordOwnMessage(t *testing.T) {
 	ctx := context.Background()
-	db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+	db := dbtest.Open(t).Ent
 	t.Cleanup(func() { db.Close() })
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/messaging"
@@ -36,7 +35,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	db := enttest.Open(t, "sqlite3", ent.SQLiteDSN(filepath.Join(t.TempDir(), "t.db")))
+	db := dbtest.Open(t).Ent
 	t.Cleanup(func() { db.Close() })
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)

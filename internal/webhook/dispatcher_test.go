@@ -2,23 +2,20 @@ package webhook_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
 	entattempt "github.com/wagraph/wagraph/ent/attempt"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/netguard"
@@ -29,30 +26,17 @@ import (
 // measure of speed.
 const waitLimit = 30 * time.Second
 
-// openOutbox opens a fresh SQLite file as the app does, with user u1 and
-// session s1, and returns it with its path.
-func openOutbox(t *testing.T) (*ent.Client, string) {
+// openOutbox opens a fresh database of the run's backend as the app does
+// (internal/dbtest), with user u1 and session s1, and returns it with its
+// location.
+func openOutbox(t *testing.T) (*ent.Client, dbtest.Location) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "wagraph.db")
-	db := openPath(t, path)
+	loc := dbtest.NewLocation(t)
+	db := loc.Open(t).Ent
 	ctx := context.Background()
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
-	return db, path
-}
-
-func openPath(t *testing.T, path string) *ent.Client {
-	t.Helper()
-	sqlDB, err := sql.Open("sqlite3", ent.SQLiteDSN(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.SQLite, sqlDB)))
-	t.Cleanup(func() { db.Close() })
-	if err := db.Schema.Create(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return db, loc
 }
 
 // addHook stores an enabled webhook of s1 selecting kinds, signed with
@@ -455,7 +439,7 @@ func TestDispatchResumesAfterRestart(t *testing.T) {
 	fresh := appendEvents(t, newLog(t, db, clk.now), events.New{Kind: events.Call})[0]
 	db.Close()
 
-	db = openPath(t, path)
+	db = path.Open(t).Ent
 	clk.set(t0.Add(2 * time.Hour)) // past the retry's time (1h ± jitter)
 	obs = newObserver()
 	runDispatcher(t, webhook.DispatcherOptions{DB: db, Sender: sender, Observer: obs, Now: clk.now, Schedule: schedule})

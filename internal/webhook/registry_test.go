@@ -2,7 +2,6 @@ package webhook_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +9,8 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
@@ -51,7 +50,7 @@ var publicURLs = []string{
 // session, "s1".
 func newRegistry(t *testing.T, allowPrivate bool) (*webhook.Registry, *ent.Client) {
 	t.Helper()
-	db := enttest.Open(t, "sqlite3", "file:"+filepath.Join(t.TempDir(), "t.db")+"?_foreign_keys=on")
+	db := dbtest.Open(t).Ent
 	t.Cleanup(func() { db.Close() })
 	ctx := t.Context()
 	if err := db.User.Create().SetID("u1").SetName("owner").Exec(ctx); err != nil {

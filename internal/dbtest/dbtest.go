@@ -1,0 +1,136 @@
+// Package dbtest gives each storage test a fresh product database on the
+// backend the test run is for: SQLite in the test's temporary directory
+// (the default), or, when WAGRAPH_TEST_BACKEND=postgres, a PostgreSQL
+// database created for the test on the server at WAGRAPH_TEST_POSTGRES and
+// dropped when the test ends.
+//
+// `make test` runs the whole suite on SQLite, then, when
+// WAGRAPH_TEST_POSTGRES is set (.ci/postgres.sh starts a throwaway server
+// and sets it), the packages whose tests use this package (directly or
+// through internal/apptest) a second time with WAGRAPH_TEST_BACKEND=postgres:
+// a second pass rather than a subtest per backend, so each test runs
+// unchanged under its own name, processes a test starts (the server binary,
+// the crash test's child) inherit the backend through the environment, and
+// the output says which backend a failure is on.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	neturl "net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/storage"
+)
+
+// The environment of a test run.
+const (
+	// ServerEnv is a postgres:// URL of a server the tests may create and
+	// drop databases on (its user needs CREATEDB).
+	ServerEnv = "WAGRAPH_TEST_POSTGRES"
+	// BackendEnv selects the backend: "postgres" or "sqlite" (empty).
+	BackendEnv = "WAGRAPH_TEST_BACKEND"
+)
+
+// Postgres reports whether this run's tests are on PostgreSQL; it fails the
+// test when the run asks for PostgreSQL without naming a server, or names
+// an unknown backend, so a misconfigured run cannot pass on SQLite.
+func Postgres(t testing.TB) bool {
+	t.Helper()
+	switch b := os.Getenv(BackendEnv); b {
+	case "", "sqlite":
+		return false
+	case "postgres":
+		if os.Getenv(ServerEnv) == "" {
+			t.Fatalf("%s=postgres needs %s, the URL of a PostgreSQL server (.ci/postgres.sh starts one)", BackendEnv, ServerEnv)
+		}
+		return true
+	default:
+		t.Fatalf("%s=%q: want postgres or sqlite", BackendEnv, b)
+		return false
+	}
+}
+
+// DatabaseURL is the --database-url of a test server: on PostgreSQL a
+// fresh database's URL (dropped when the test ends), on SQLite "" (the
+// server's data directory holds its database).
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	if !Postgres(t) {
+		return ""
+	}
+	return createDatabase(t)
+}
+
+// Location is where a test's database lives: a data directory (SQLite's
+// wagraph.db) and, on PostgreSQL, the URL of its database.
+type Location struct {
+	DataDir string
+	URL     string
+}
+
+// NewLocation returns a fresh location of the run's backend: a temporary
+// directory, and on PostgreSQL a new database (dropped when the test ends).
+func NewLocation(t testing.TB) Location {
+	t.Helper()
+	return Location{DataDir: t.TempDir(), URL: DatabaseURL(t)}
+}
+
+// Open opens the database at l (creating it on SQLite) with its schema,
+// closed when the test ends; a test may open it again after closing it.
+func (l Location) Open(t testing.TB) *storage.DB {
+	t.Helper()
+	d, err := storage.Open(context.Background(), l.DataDir, l.URL)
+	if err != nil {
+		t.Fatalf("open the test database: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// Open returns a fresh product database with its schema, closed when the
+// test ends: SQLite in a temporary directory, or a new PostgreSQL database.
+func Open(t testing.TB) *storage.DB {
+	t.Helper()
+	return NewLocation(t).Open(t)
+}
+
+// createDatabase creates a database named for nothing but randomness (tests
+// of every package share the server at once) and drops it at cleanup.
+func createDatabase(t testing.TB) string {
+	t.Helper()
+	server := os.Getenv(ServerEnv)
+	u, err := neturl.Parse(server)
+	if err != nil {
+		t.Fatalf("%s: not a URL", ServerEnv)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "wagraph_test_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open(storage.PostgresDriver, server)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", storage.PostgresWhere(server), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		t.Fatalf("create a test database on %s: %v", storage.PostgresWhere(server), err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// FORCE: a pool the test left open (a server it stopped uncleanly
+		// on purpose) must not keep the database alive.
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}

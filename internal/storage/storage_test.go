@@ -1,0 +1,65 @@
+package storage_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/wagraph/wagraph/internal/storage"
+)
+
+// TestPostgresWhere: a URL is named by host, port and database, never its
+// user or password, whatever its form.
+func TestPostgresWhere(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"postgres://u:hunter2@db.example:5432/wagraph?sslmode=require", "PostgreSQL db.example:5432/wagraph"},
+		{"postgresql://db/wg", "PostgreSQL db/wg"},
+		{"postgres://u:p%40ss@[::1]:5433/x#frag", "PostgreSQL [::1]:5433/x"},
+		{"postgres://u:p@ss@h/x", "PostgreSQL h/x"},
+		{"postgres://u:hunter2@h/%zz", "PostgreSQL (an unreadable URL)"},
+	} {
+		got := storage.PostgresWhere(tt.url)
+		if got != tt.want {
+			t.Errorf("PostgresWhere(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+		if strings.Contains(got, "hunter2") || strings.Contains(got, "u:") {
+			t.Errorf("PostgresWhere(%q) = %q shows the credentials", tt.url, got)
+		}
+	}
+}
+
+// TestOpenSQLite: without a URL the database is wagraph.db in the data
+// directory, created with it (0700), in WAL mode, migrated, and opened
+// again as it was left.
+func TestOpenSQLite(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "nested", "data")
+	d, err := storage.Open(ctx, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Dialect != dialect.SQLite || d.Where != filepath.Join(dir, "wagraph.db") {
+		t.Errorf("opened %s at %s", d.Dialect, d.Where)
+	}
+	d.Ent.User.Create().SetID("u1").SetName("alice").ExecX(ctx)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory: %v %v, want mode 700", fi, err)
+	}
+	var mode string
+	if err := d.SQL.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal mode %q (%v), want wal", mode, err)
+	}
+	d.Close()
+	again, err := storage.Open(ctx, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if n := again.Ent.User.Query().CountX(ctx); n != 1 {
+		t.Errorf("%d users after reopening, want 1", n)
+	}
+}
