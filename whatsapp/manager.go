@@ -215,10 +215,16 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Co
 	}
 	db.SetMaxIdleConns(storeIdleConns)
 	db.SetConnMaxIdleTime(storeIdleTime)
-	c := sqlstore.NewWithDB(db, "sqlite3", newWALogger(log, "sqlstore"))
+	return upgradeStore(ctx, db, "sqlite3", path, log)
+}
+
+// upgradeStore makes whatsmeow's store over db (of dialect) and creates or
+// upgrades its tables; where names the database in errors.
+func upgradeStore(ctx context.Context, db *sql.DB, dialect, where string, log *slog.Logger) (*sqlstore.Container, error) {
+	c := sqlstore.NewWithDB(db, dialect, newWALogger(log, "sqlstore"))
 	if err := c.Upgrade(ctx); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("open whatsmeow store %s: %w", path, err)
+		return nil, fmt.Errorf("open whatsmeow store %s: %w", where, err)
 	}
 	return c, nil
 }
@@ -242,12 +248,7 @@ func OpenPostgresStore(ctx context.Context, driver, url, where string, log *slog
 	db.SetMaxOpenConns(storeIdleConns)
 	db.SetMaxIdleConns(storeIdleConns / 2)
 	db.SetConnMaxIdleTime(storeIdleTime)
-	c := sqlstore.NewWithDB(db, "postgres", newWALogger(log, "sqlstore"))
-	if err := c.Upgrade(ctx); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("open whatsmeow store in %s: %w", where, err)
-	}
-	return c, nil
+	return upgradeStore(ctx, db, "postgres", "in "+where, log)
 }
 
 // NewManager returns a manager with no session running: call Restore to
