@@ -18,7 +18,9 @@ import (
 	"github.com/wagraph/wagraph/ent/attempt"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
@@ -39,8 +41,12 @@ type Client struct {
 	Delivery *DeliveryClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// Lease is the client for interacting with the Lease builders.
+	Lease *LeaseClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// Node is the client for interacting with the Node builders.
+	Node *NodeClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
 	ScheduledSend *ScheduledSendClient
 	// Session is the client for interacting with the Session builders.
@@ -65,7 +71,9 @@ func (c *Client) init() {
 	c.Attempt = NewAttemptClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
 	c.Event = NewEventClient(c.config)
+	c.Lease = NewLeaseClient(c.config)
 	c.Message = NewMessageClient(c.config)
+	c.Node = NewNodeClient(c.config)
 	c.ScheduledSend = NewScheduledSendClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.Token = NewTokenClient(c.config)
@@ -166,7 +174,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Attempt:       NewAttemptClient(cfg),
 		Delivery:      NewDeliveryClient(cfg),
 		Event:         NewEventClient(cfg),
+		Lease:         NewLeaseClient(cfg),
 		Message:       NewMessageClient(cfg),
+		Node:          NewNodeClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
 		Session:       NewSessionClient(cfg),
 		Token:         NewTokenClient(cfg),
@@ -194,7 +204,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Attempt:       NewAttemptClient(cfg),
 		Delivery:      NewDeliveryClient(cfg),
 		Event:         NewEventClient(cfg),
+		Lease:         NewLeaseClient(cfg),
 		Message:       NewMessageClient(cfg),
+		Node:          NewNodeClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
 		Session:       NewSessionClient(cfg),
 		Token:         NewTokenClient(cfg),
@@ -229,8 +241,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Attempt, c.Delivery, c.Event, c.Message, c.ScheduledSend, c.Session, c.Token,
-		c.User, c.Webhook,
+		c.Attempt, c.Delivery, c.Event, c.Lease, c.Message, c.Node, c.ScheduledSend,
+		c.Session, c.Token, c.User, c.Webhook,
 	} {
 		n.Use(hooks...)
 	}
@@ -240,8 +252,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Attempt, c.Delivery, c.Event, c.Message, c.ScheduledSend, c.Session, c.Token,
-		c.User, c.Webhook,
+		c.Attempt, c.Delivery, c.Event, c.Lease, c.Message, c.Node, c.ScheduledSend,
+		c.Session, c.Token, c.User, c.Webhook,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -256,8 +268,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Delivery.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
+	case *LeaseMutation:
+		return c.Lease.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
+	case *NodeMutation:
+		return c.Node.mutate(ctx, m)
 	case *ScheduledSendMutation:
 		return c.ScheduledSend.mutate(ctx, m)
 	case *SessionMutation:
@@ -768,6 +784,155 @@ func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, erro
 	}
 }
 
+// LeaseClient is a client for the Lease schema.
+type LeaseClient struct {
+	config
+}
+
+// NewLeaseClient returns a client for the Lease from the given config.
+func NewLeaseClient(c config) *LeaseClient {
+	return &LeaseClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `lease.Hooks(f(g(h())))`.
+func (c *LeaseClient) Use(hooks ...Hook) {
+	c.hooks.Lease = append(c.hooks.Lease, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `lease.Intercept(f(g(h())))`.
+func (c *LeaseClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Lease = append(c.inters.Lease, interceptors...)
+}
+
+// Create returns a builder for creating a Lease entity.
+func (c *LeaseClient) Create() *LeaseCreate {
+	mutation := newLeaseMutation(c.config, OpCreate)
+	return &LeaseCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Lease entities.
+func (c *LeaseClient) CreateBulk(builders ...*LeaseCreate) *LeaseCreateBulk {
+	return &LeaseCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *LeaseClient) MapCreateBulk(slice any, setFunc func(*LeaseCreate, int)) *LeaseCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &LeaseCreateBulk{err: fmt.Errorf("calling to LeaseClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*LeaseCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &LeaseCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Lease.
+func (c *LeaseClient) Update() *LeaseUpdate {
+	mutation := newLeaseMutation(c.config, OpUpdate)
+	return &LeaseUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *LeaseClient) UpdateOne(_m *Lease) *LeaseUpdateOne {
+	mutation := newLeaseMutation(c.config, OpUpdateOne, withLease(_m))
+	return &LeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *LeaseClient) UpdateOneID(id int) *LeaseUpdateOne {
+	mutation := newLeaseMutation(c.config, OpUpdateOne, withLeaseID(id))
+	return &LeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Lease.
+func (c *LeaseClient) Delete() *LeaseDelete {
+	mutation := newLeaseMutation(c.config, OpDelete)
+	return &LeaseDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *LeaseClient) DeleteOne(_m *Lease) *LeaseDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *LeaseClient) DeleteOneID(id int) *LeaseDeleteOne {
+	builder := c.Delete().Where(lease.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &LeaseDeleteOne{builder}
+}
+
+// Query returns a query builder for Lease.
+func (c *LeaseClient) Query() *LeaseQuery {
+	return &LeaseQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeLease},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Lease entity by its id.
+func (c *LeaseClient) Get(ctx context.Context, id int) (*Lease, error) {
+	return c.Query().Where(lease.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *LeaseClient) GetX(ctx context.Context, id int) *Lease {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a Lease.
+func (c *LeaseClient) QuerySession(_m *Lease) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(lease.Table, lease.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, true, lease.SessionTable, lease.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *LeaseClient) Hooks() []Hook {
+	return c.hooks.Lease
+}
+
+// Interceptors returns the client interceptors.
+func (c *LeaseClient) Interceptors() []Interceptor {
+	return c.inters.Lease
+}
+
+func (c *LeaseClient) mutate(ctx context.Context, m *LeaseMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&LeaseCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&LeaseUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&LeaseUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&LeaseDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Lease mutation op: %q", m.Op())
+	}
+}
+
 // MessageClient is a client for the Message schema.
 type MessageClient struct {
 	config
@@ -914,6 +1079,139 @@ func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, 
 		return (&MessageDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Message mutation op: %q", m.Op())
+	}
+}
+
+// NodeClient is a client for the Node schema.
+type NodeClient struct {
+	config
+}
+
+// NewNodeClient returns a client for the Node from the given config.
+func NewNodeClient(c config) *NodeClient {
+	return &NodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `node.Hooks(f(g(h())))`.
+func (c *NodeClient) Use(hooks ...Hook) {
+	c.hooks.Node = append(c.hooks.Node, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `node.Intercept(f(g(h())))`.
+func (c *NodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Node = append(c.inters.Node, interceptors...)
+}
+
+// Create returns a builder for creating a Node entity.
+func (c *NodeClient) Create() *NodeCreate {
+	mutation := newNodeMutation(c.config, OpCreate)
+	return &NodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Node entities.
+func (c *NodeClient) CreateBulk(builders ...*NodeCreate) *NodeCreateBulk {
+	return &NodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *NodeClient) MapCreateBulk(slice any, setFunc func(*NodeCreate, int)) *NodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &NodeCreateBulk{err: fmt.Errorf("calling to NodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*NodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &NodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Node.
+func (c *NodeClient) Update() *NodeUpdate {
+	mutation := newNodeMutation(c.config, OpUpdate)
+	return &NodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *NodeClient) UpdateOne(_m *Node) *NodeUpdateOne {
+	mutation := newNodeMutation(c.config, OpUpdateOne, withNode(_m))
+	return &NodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *NodeClient) UpdateOneID(id string) *NodeUpdateOne {
+	mutation := newNodeMutation(c.config, OpUpdateOne, withNodeID(id))
+	return &NodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Node.
+func (c *NodeClient) Delete() *NodeDelete {
+	mutation := newNodeMutation(c.config, OpDelete)
+	return &NodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *NodeClient) DeleteOne(_m *Node) *NodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *NodeClient) DeleteOneID(id string) *NodeDeleteOne {
+	builder := c.Delete().Where(node.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &NodeDeleteOne{builder}
+}
+
+// Query returns a query builder for Node.
+func (c *NodeClient) Query() *NodeQuery {
+	return &NodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeNode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Node entity by its id.
+func (c *NodeClient) Get(ctx context.Context, id string) (*Node, error) {
+	return c.Query().Where(node.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *NodeClient) GetX(ctx context.Context, id string) *Node {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *NodeClient) Hooks() []Hook {
+	return c.hooks.Node
+}
+
+// Interceptors returns the client interceptors.
+func (c *NodeClient) Interceptors() []Interceptor {
+	return c.inters.Node
+}
+
+func (c *NodeClient) mutate(ctx context.Context, m *NodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&NodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&NodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&NodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&NodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Node mutation op: %q", m.Op())
 	}
 }
 
@@ -1263,6 +1561,22 @@ func (c *SessionClient) QueryEvents(_m *Session) *EventQuery {
 			sqlgraph.From(session.Table, session.FieldID, id),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.EventsTable, session.EventsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryLease queries the lease edge of a Session.
+func (c *SessionClient) QueryLease(_m *Session) *LeaseQuery {
+	query := (&LeaseClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(lease.Table, lease.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, session.LeaseTable, session.LeaseColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1793,12 +2107,12 @@ func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Attempt, Delivery, Event, Message, ScheduledSend, Session, Token, User,
-		Webhook []ent.Hook
+		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, Session, Token,
+		User, Webhook []ent.Hook
 	}
 	inters struct {
-		Attempt, Delivery, Event, Message, ScheduledSend, Session, Token, User,
-		Webhook []ent.Interceptor
+		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, Session, Token,
+		User, Webhook []ent.Interceptor
 	}
 )
 

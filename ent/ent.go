@@ -15,7 +15,9 @@ import (
 	"github.com/wagraph/wagraph/ent/attempt"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
@@ -84,7 +86,9 @@ func checkColumn(t, c string) error {
 			attempt.Table:       attempt.ValidColumn,
 			delivery.Table:      delivery.ValidColumn,
 			event.Table:         event.ValidColumn,
+			lease.Table:         lease.ValidColumn,
 			message.Table:       message.ValidColumn,
+			node.Table:          node.ValidColumn,
 			scheduledsend.Table: scheduledsend.ValidColumn,
 			session.Table:       session.ValidColumn,
 			token.Table:         token.ValidColumn,

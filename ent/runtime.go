@@ -8,7 +8,9 @@ import (
 	"github.com/wagraph/wagraph/ent/attempt"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/session"
@@ -67,12 +69,32 @@ func init() {
 	eventDescID := eventFields[0].Descriptor()
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	event.IDValidator = eventDescID.Validators[0].(func(string) error)
+	leaseFields := schema.Lease{}.Fields()
+	_ = leaseFields
+	// leaseDescSessionID is the schema descriptor for session_id field.
+	leaseDescSessionID := leaseFields[0].Descriptor()
+	// lease.SessionIDValidator is a validator for the "session_id" field. It is called by the builders before save.
+	lease.SessionIDValidator = leaseDescSessionID.Validators[0].(func(string) error)
+	// leaseDescHolder is the schema descriptor for holder field.
+	leaseDescHolder := leaseFields[1].Descriptor()
+	// lease.DefaultHolder holds the default value on creation for the holder field.
+	lease.DefaultHolder = leaseDescHolder.Default.(string)
+	// leaseDescFence is the schema descriptor for fence field.
+	leaseDescFence := leaseFields[3].Descriptor()
+	// lease.DefaultFence holds the default value on creation for the fence field.
+	lease.DefaultFence = leaseDescFence.Default.(int64)
 	messageFields := schema.Message{}.Fields()
 	_ = messageFields
 	// messageDescMessageID is the schema descriptor for message_id field.
 	messageDescMessageID := messageFields[1].Descriptor()
 	// message.MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
 	message.MessageIDValidator = messageDescMessageID.Validators[0].(func(string) error)
+	nodeFields := schema.Node{}.Fields()
+	_ = nodeFields
+	// nodeDescID is the schema descriptor for id field.
+	nodeDescID := nodeFields[0].Descriptor()
+	// node.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	node.IDValidator = nodeDescID.Validators[0].(func(string) error)
 	scheduledsendFields := schema.ScheduledSend{}.Fields()
 	_ = scheduledsendFields
 	// scheduledsendDescAttempts is the schema descriptor for attempts field.

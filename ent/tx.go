@@ -20,8 +20,12 @@ type Tx struct {
 	Delivery *DeliveryClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// Lease is the client for interacting with the Lease builders.
+	Lease *LeaseClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// Node is the client for interacting with the Node builders.
+	Node *NodeClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
 	ScheduledSend *ScheduledSendClient
 	// Session is the client for interacting with the Session builders.
@@ -166,7 +170,9 @@ func (tx *Tx) init() {
 	tx.Attempt = NewAttemptClient(tx.config)
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.Lease = NewLeaseClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
+	tx.Node = NewNodeClient(tx.config)
 	tx.ScheduledSend = NewScheduledSendClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -131,6 +132,35 @@ var (
 			},
 		},
 	}
+	// SessionLeasesColumns holds the columns for the "session_leases" table.
+	SessionLeasesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "holder", Type: field.TypeString, Default: ""},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "fence", Type: field.TypeInt64, Default: 1},
+		{Name: "session_id", Type: field.TypeString, Unique: true},
+	}
+	// SessionLeasesTable holds the schema information for the "session_leases" table.
+	SessionLeasesTable = &schema.Table{
+		Name:       "session_leases",
+		Columns:    SessionLeasesColumns,
+		PrimaryKey: []*schema.Column{SessionLeasesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "session_leases_sessions_lease",
+				Columns:    []*schema.Column{SessionLeasesColumns[4]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "lease_holder",
+				Unique:  false,
+				Columns: []*schema.Column{SessionLeasesColumns[1]},
+			},
+		},
+	}
 	// MessagesColumns holds the columns for the "messages" table.
 	MessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -171,6 +201,20 @@ var (
 				Columns: []*schema.Column{MessagesColumns[11], MessagesColumns[2]},
 			},
 		},
+	}
+	// ClusterNodesColumns holds the columns for the "cluster_nodes" table.
+	ClusterNodesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "advertise_addr", Type: field.TypeString},
+		{Name: "secret", Type: field.TypeBytes},
+		{Name: "started_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// ClusterNodesTable holds the schema information for the "cluster_nodes" table.
+	ClusterNodesTable = &schema.Table{
+		Name:       "cluster_nodes",
+		Columns:    ClusterNodesColumns,
+		PrimaryKey: []*schema.Column{ClusterNodesColumns[0]},
 	}
 	// ScheduledSendsColumns holds the columns for the "scheduled_sends" table.
 	ScheduledSendsColumns = []*schema.Column{
@@ -328,7 +372,9 @@ var (
 		AttemptsTable,
 		DeliveriesTable,
 		EventsTable,
+		SessionLeasesTable,
 		MessagesTable,
+		ClusterNodesTable,
 		ScheduledSendsTable,
 		SessionsTable,
 		TokensTable,
@@ -342,7 +388,14 @@ func init() {
 	DeliveriesTable.ForeignKeys[0].RefTable = EventsTable
 	DeliveriesTable.ForeignKeys[1].RefTable = WebhooksTable
 	EventsTable.ForeignKeys[0].RefTable = SessionsTable
+	SessionLeasesTable.ForeignKeys[0].RefTable = SessionsTable
+	SessionLeasesTable.Annotation = &entsql.Annotation{
+		Table: "session_leases",
+	}
 	MessagesTable.ForeignKeys[0].RefTable = SessionsTable
+	ClusterNodesTable.Annotation = &entsql.Annotation{
+		Table: "cluster_nodes",
+	}
 	ScheduledSendsTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionsTable.ForeignKeys[0].RefTable = UsersTable
 	TokensTable.ForeignKeys[0].RefTable = SessionsTable

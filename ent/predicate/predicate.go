@@ -15,8 +15,14 @@ type Delivery func(*sql.Selector)
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
 
+// Lease is the predicate function for lease builders.
+type Lease func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
+
+// Node is the predicate function for node builders.
+type Node func(*sql.Selector)
 
 // ScheduledSend is the predicate function for scheduledsend builders.
 type ScheduledSend func(*sql.Selector)
