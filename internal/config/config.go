@@ -52,6 +52,12 @@ type Config struct {
 	// EventRetention is how long stored events are kept (those with a
 	// delivery still pending are kept longer).
 	EventRetention time.Duration
+	// AdvertiseAddr is the host:port the other processes of a cluster
+	// reach this one at (PostgreSQL only); "" is the listening address.
+	AdvertiseAddr string
+	// LeaseTTL is how long a session's lease holds without renewal: the
+	// longest a dead process keeps its sessions from the others.
+	LeaseTTL time.Duration
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -106,6 +112,8 @@ func settings() []setting {
 		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
 		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
 		{"wa-version", "WAGRAPH_WA_VERSION", "auto", "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N", false, parseWAVersion},
+		{"advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "", "with --database-url: the host:port the other processes of the cluster reach this one at (default: the listening address)", false, parseAdvertiseAddr},
+		{"lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "with --database-url: how long a session's lease holds unrenewed (renewed every third of it); a dead process's sessions move after at most this", false, parseLeaseTTL},
 		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "", "loopback address serving /debug/pprof, such as 127.0.0.1:6060 (default: none)", false, parseDebugAddr},
 	}
 }
@@ -147,6 +155,10 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 			}
 			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem}
 		}
+	}
+	if c.AdvertiseAddr != "" && c.DatabaseURL == "" {
+		return Config{}, &Error{Flag: "advertise-addr", Env: "WAGRAPH_ADVERTISE_ADDR", Value: c.AdvertiseAddr,
+			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
 	}
 	return c, nil
 }
@@ -466,6 +478,40 @@ func parseSandboxNetwork(c *Config, v string) string {
 
 // parseDebugAddr takes a loopback address only: pprof shows the process's
 // memory, goroutines and command line to whoever reaches it, with no token.
+func parseAdvertiseAddr(c *Config, v string) string {
+	if v == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" {
+		return "want the host:port the other processes reach this one at, such as 10.0.0.5:8080"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return "the host must be one the others can reach, not " + host
+	}
+	if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return "port must be a number from 1 to 65535"
+	}
+	c.AdvertiseAddr = v
+	return ""
+}
+
+// The bounds of --lease-ttl: renewing every third of it must not load the
+// database, and a dead process must not hold its sessions for long.
+const (
+	MinLeaseTTL = 3 * time.Second
+	MaxLeaseTTL = 5 * time.Minute
+)
+
+func parseLeaseTTL(c *Config, v string) string {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < MinLeaseTTL || d > MaxLeaseTTL {
+		return fmt.Sprintf("want a duration from %s to %s such as 15s", MinLeaseTTL, MaxLeaseTTL)
+	}
+	c.LeaseTTL = d
+	return ""
+}
+
 func parseDebugAddr(c *Config, v string) string {
 	if v == "" {
 		return ""

@@ -62,6 +62,7 @@ func TestLoadDefaults(t *testing.T) {
 		},
 		WebhookTimeout:    15 * time.Second,
 		EventRetention:    720 * time.Hour,
+		LeaseTTL:          15 * time.Second,
 		MaxBody:           67108864,
 		BodyTimeout:       time.Minute,
 		GraphQLComplexity: 1000,
@@ -255,6 +256,13 @@ func TestLoadBadValues(t *testing.T) {
 		{"retention under an hour", "event-retention", "WAGRAPH_EVENT_RETENTION", "59m", "between 1h and 87600h", nil},
 		{"retention over ten years", "event-retention", "WAGRAPH_EVENT_RETENTION", "87601h", "between 1h and 87600h", nil},
 		{"too many retries", "webhook-retry", "WAGRAPH_WEBHOOK_RETRY", strings.Repeat("1s,", 30) + "1s", "at most 30", nil},
+		{"advertise addr without port", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "10.0.0.5", "host:port", nil},
+		{"advertise addr without host", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", ":8080", "host:port", nil},
+		{"advertise addr unspecified", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "0.0.0.0:8080", "not 0.0.0.0", nil},
+		{"advertise addr port 0", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "10.0.0.5:0", "from 1 to 65535", nil},
+		{"lease ttl too short", "lease-ttl", "WAGRAPH_LEASE_TTL", "2s", "from 3s to 5m0s", nil},
+		{"lease ttl too long", "lease-ttl", "WAGRAPH_LEASE_TTL", "6m", "from 3s to 5m0s", nil},
+		{"lease ttl not a duration", "lease-ttl", "WAGRAPH_LEASE_TTL", "15", "duration", nil},
 		{"timeout 0s", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "0s", "between 1s and 5m", nil},
 		{"timeout over 5m", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "6m", "between 1s and 5m", nil},
 		{"timeout not a duration", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15", "duration", nil},
@@ -401,14 +409,15 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
 		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
-		"--debug-addr", "WAGRAPH_DEBUG_ADDR",
+		"--debug-addr", "WAGRAPH_DEBUG_ADDR", "--advertise-addr", "WAGRAPH_ADVERTISE_ADDR",
+		"--lease-ttl", "WAGRAPH_LEASE_TTL", "15s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 21 {
-		t.Errorf("Usage has %d lines, want one per setting (21)", got)
+	if got := strings.Count(out, "\n"); got != 23 {
+		t.Errorf("Usage has %d lines, want one per setting (23)", got)
 	}
 }
 
@@ -510,5 +519,23 @@ func TestDebugAddrLoopback(t *testing.T) {
 		if c.DebugAddr != v {
 			t.Errorf("--debug-addr %s: DebugAddr = %q", v, c.DebugAddr)
 		}
+	}
+}
+
+// An advertised address only means something to the other processes of a
+// cluster, and a cluster is only on PostgreSQL: the setting alone is a
+// mistake worth stopping the start for.
+func TestLoadAdvertiseAddrNeedsDatabaseURL(t *testing.T) {
+	_, err := config.Load([]string{"--advertise-addr", "10.0.0.5:8080"}, noEnv, io.Discard)
+	var cerr *config.Error
+	if !errors.As(err, &cerr) || cerr.Flag != "advertise-addr" || !strings.Contains(cerr.Problem, "--database-url") {
+		t.Fatalf("Load(--advertise-addr alone) = %v, want an advertise-addr error naming --database-url", err)
+	}
+	c, err := config.Load([]string{"--advertise-addr", "10.0.0.5:8080", "--database-url", "postgres://u@db:5432/w", "--lease-ttl", "9s"}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatalf("Load(cluster settings): %v", err)
+	}
+	if c.AdvertiseAddr != "10.0.0.5:8080" || c.LeaseTTL != 9*time.Second {
+		t.Errorf("AdvertiseAddr, LeaseTTL = %q, %s; want 10.0.0.5:8080, 9s", c.AdvertiseAddr, c.LeaseTTL)
 	}
 }
