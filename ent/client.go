@@ -892,22 +892,6 @@ func (c *LeaseClient) GetX(ctx context.Context, id int) *Lease {
 	return obj
 }
 
-// QuerySession queries the session edge of a Lease.
-func (c *LeaseClient) QuerySession(_m *Lease) *SessionQuery {
-	query := (&SessionClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(lease.Table, lease.FieldID, id),
-			sqlgraph.To(session.Table, session.FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, true, lease.SessionTable, lease.SessionColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
 // Hooks returns the client hooks.
 func (c *LeaseClient) Hooks() []Hook {
 	return c.hooks.Lease
@@ -1561,22 +1545,6 @@ func (c *SessionClient) QueryEvents(_m *Session) *EventQuery {
 			sqlgraph.From(session.Table, session.FieldID, id),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.EventsTable, session.EventsColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
-// QueryLease queries the lease edge of a Session.
-func (c *SessionClient) QueryLease(_m *Session) *LeaseQuery {
-	query := (&LeaseClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(session.Table, session.FieldID, id),
-			sqlgraph.To(lease.Table, lease.FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, false, session.LeaseTable, session.LeaseColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil

@@ -10,7 +10,6 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/wagraph/wagraph/ent/lease"
-	"github.com/wagraph/wagraph/ent/session"
 )
 
 // Lease is the model entity for the Lease schema.
@@ -25,31 +24,8 @@ type Lease struct {
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// Fence holds the value of the "fence" field.
-	Fence int64 `json:"fence,omitempty"`
-	// Edges holds the relations/edges for other nodes in the graph.
-	// The values are being populated by the LeaseQuery when eager-loading is set.
-	Edges        LeaseEdges `json:"edges"`
+	Fence        int64 `json:"fence,omitempty"`
 	selectValues sql.SelectValues
-}
-
-// LeaseEdges holds the relations/edges for other nodes in the graph.
-type LeaseEdges struct {
-	// Session holds the value of the session edge.
-	Session *Session `json:"session,omitempty"`
-	// loadedTypes holds the information for reporting if a
-	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
-}
-
-// SessionOrErr returns the Session value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e LeaseEdges) SessionOrErr() (*Session, error) {
-	if e.Session != nil {
-		return e.Session, nil
-	} else if e.loadedTypes[0] {
-		return nil, &NotFoundError{label: session.Label}
-	}
-	return nil, &NotLoadedError{edge: "session"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -119,11 +95,6 @@ func (_m *Lease) assignValues(columns []string, values []any) error {
 // This includes values selected through modifiers, order, etc.
 func (_m *Lease) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
-}
-
-// QuerySession queries the "session" edge of the Lease entity.
-func (_m *Lease) QuerySession() *SessionQuery {
-	return NewLeaseClient(_m.config).QuerySession(_m)
 }
 
 // Update returns a builder for updating this Lease.

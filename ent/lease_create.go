@@ -12,7 +12,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/lease"
-	"github.com/wagraph/wagraph/ent/session"
 )
 
 // LeaseCreate is the builder for creating a Lease entity.
@@ -61,11 +60,6 @@ func (_c *LeaseCreate) SetNillableFence(v *int64) *LeaseCreate {
 		_c.SetFence(*v)
 	}
 	return _c
-}
-
-// SetSession sets the "session" edge to the Session entity.
-func (_c *LeaseCreate) SetSession(v *Session) *LeaseCreate {
-	return _c.SetSessionID(v.ID)
 }
 
 // Mutation returns the LeaseMutation object of the builder.
@@ -132,9 +126,6 @@ func (_c *LeaseCreate) check() error {
 	if _, ok := _c.mutation.Fence(); !ok {
 		return &ValidationError{Name: "fence", err: errors.New(`ent: missing required field "Lease.fence"`)}
 	}
-	if len(_c.mutation.SessionIDs()) == 0 {
-		return &ValidationError{Name: "session", err: errors.New(`ent: missing required edge "Lease.session"`)}
-	}
 	return nil
 }
 
@@ -162,6 +153,10 @@ func (_c *LeaseCreate) createSpec() (*Lease, *sqlgraph.CreateSpec) {
 		_spec = sqlgraph.NewCreateSpec(lease.Table, sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt))
 	)
 	_spec.OnConflict = _c.conflict
+	if value, ok := _c.mutation.SessionID(); ok {
+		_spec.SetField(lease.FieldSessionID, field.TypeString, value)
+		_node.SessionID = value
+	}
 	if value, ok := _c.mutation.Holder(); ok {
 		_spec.SetField(lease.FieldHolder, field.TypeString, value)
 		_node.Holder = value
@@ -173,23 +168,6 @@ func (_c *LeaseCreate) createSpec() (*Lease, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Fence(); ok {
 		_spec.SetField(lease.FieldFence, field.TypeInt64, value)
 		_node.Fence = value
-	}
-	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: true,
-			Table:   lease.SessionTable,
-			Columns: []string{lease.SessionColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(session.FieldID, field.TypeString),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_node.SessionID = nodes[0]
-		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
 }

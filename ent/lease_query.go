@@ -13,17 +13,15 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/predicate"
-	"github.com/wagraph/wagraph/ent/session"
 )
 
 // LeaseQuery is the builder for querying Lease entities.
 type LeaseQuery struct {
 	config
-	ctx         *QueryContext
-	order       []lease.OrderOption
-	inters      []Interceptor
-	predicates  []predicate.Lease
-	withSession *SessionQuery
+	ctx        *QueryContext
+	order      []lease.OrderOption
+	inters     []Interceptor
+	predicates []predicate.Lease
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -58,28 +56,6 @@ func (_q *LeaseQuery) Unique(unique bool) *LeaseQuery {
 func (_q *LeaseQuery) Order(o ...lease.OrderOption) *LeaseQuery {
 	_q.order = append(_q.order, o...)
 	return _q
-}
-
-// QuerySession chains the current query on the "session" edge.
-func (_q *LeaseQuery) QuerySession() *SessionQuery {
-	query := (&SessionClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(lease.Table, lease.FieldID, selector),
-			sqlgraph.To(session.Table, session.FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, true, lease.SessionTable, lease.SessionColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
 }
 
 // First returns the first Lease entity from the query.
@@ -269,27 +245,15 @@ func (_q *LeaseQuery) Clone() *LeaseQuery {
 		return nil
 	}
 	return &LeaseQuery{
-		config:      _q.config,
-		ctx:         _q.ctx.Clone(),
-		order:       append([]lease.OrderOption{}, _q.order...),
-		inters:      append([]Interceptor{}, _q.inters...),
-		predicates:  append([]predicate.Lease{}, _q.predicates...),
-		withSession: _q.withSession.Clone(),
+		config:     _q.config,
+		ctx:        _q.ctx.Clone(),
+		order:      append([]lease.OrderOption{}, _q.order...),
+		inters:     append([]Interceptor{}, _q.inters...),
+		predicates: append([]predicate.Lease{}, _q.predicates...),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
 	}
-}
-
-// WithSession tells the query-builder to eager-load the nodes that are connected to
-// the "session" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *LeaseQuery) WithSession(opts ...func(*SessionQuery)) *LeaseQuery {
-	query := (&SessionClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withSession = query
-	return _q
 }
 
 // GroupBy is used to group vertices by one or more fields/columns.
@@ -368,11 +332,8 @@ func (_q *LeaseQuery) prepareQuery(ctx context.Context) error {
 
 func (_q *LeaseQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Lease, error) {
 	var (
-		nodes       = []*Lease{}
-		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
-			_q.withSession != nil,
-		}
+		nodes = []*Lease{}
+		_spec = _q.querySpec()
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
 		return (*Lease).scanValues(nil, columns)
@@ -380,7 +341,6 @@ func (_q *LeaseQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Lease,
 	_spec.Assign = func(columns []string, values []any) error {
 		node := &Lease{config: _q.config}
 		nodes = append(nodes, node)
-		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
 	for i := range hooks {
@@ -392,43 +352,7 @@ func (_q *LeaseQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Lease,
 	if len(nodes) == 0 {
 		return nodes, nil
 	}
-	if query := _q.withSession; query != nil {
-		if err := _q.loadSession(ctx, query, nodes, nil,
-			func(n *Lease, e *Session) { n.Edges.Session = e }); err != nil {
-			return nil, err
-		}
-	}
 	return nodes, nil
-}
-
-func (_q *LeaseQuery) loadSession(ctx context.Context, query *SessionQuery, nodes []*Lease, init func(*Lease), assign func(*Lease, *Session)) error {
-	ids := make([]string, 0, len(nodes))
-	nodeids := make(map[string][]*Lease)
-	for i := range nodes {
-		fk := nodes[i].SessionID
-		if _, ok := nodeids[fk]; !ok {
-			ids = append(ids, fk)
-		}
-		nodeids[fk] = append(nodeids[fk], nodes[i])
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	query.Where(session.IDIn(ids...))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		nodes, ok := nodeids[n.ID]
-		if !ok {
-			return fmt.Errorf(`unexpected foreign-key "session_id" returned %v`, n.ID)
-		}
-		for i := range nodes {
-			assign(nodes[i], n)
-		}
-	}
-	return nil
 }
 
 func (_q *LeaseQuery) sqlCount(ctx context.Context) (int, error) {
@@ -455,9 +379,6 @@ func (_q *LeaseQuery) querySpec() *sqlgraph.QuerySpec {
 			if fields[i] != lease.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
-		}
-		if _q.withSession != nil {
-			_spec.Node.AddColumnOnce(lease.FieldSessionID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

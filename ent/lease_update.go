@@ -109,18 +109,7 @@ func (_u *LeaseUpdate) ExecX(ctx context.Context) {
 	}
 }
 
-// check runs all checks and user-defined validators on the builder.
-func (_u *LeaseUpdate) check() error {
-	if _u.mutation.SessionCleared() && len(_u.mutation.SessionIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Lease.session"`)
-	}
-	return nil
-}
-
 func (_u *LeaseUpdate) sqlSave(ctx context.Context) (_node int, err error) {
-	if err := _u.check(); err != nil {
-		return _node, err
-	}
 	_spec := sqlgraph.NewUpdateSpec(lease.Table, lease.Columns, sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -255,18 +244,7 @@ func (_u *LeaseUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
-// check runs all checks and user-defined validators on the builder.
-func (_u *LeaseUpdateOne) check() error {
-	if _u.mutation.SessionCleared() && len(_u.mutation.SessionIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "Lease.session"`)
-	}
-	return nil
-}
-
 func (_u *LeaseUpdateOne) sqlSave(ctx context.Context) (_node *Lease, err error) {
-	if err := _u.check(); err != nil {
-		return _node, err
-	}
 	_spec := sqlgraph.NewUpdateSpec(lease.Table, lease.Columns, sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
 	if !ok {

@@ -2772,19 +2772,18 @@ func (m *EventMutation) ResetEdge(name string) error {
 // LeaseMutation represents an operation that mutates the Lease nodes in the graph.
 type LeaseMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int
-	holder         *string
-	expires_at     *time.Time
-	fence          *int64
-	addfence       *int64
-	clearedFields  map[string]struct{}
-	session        *string
-	clearedsession bool
-	done           bool
-	oldValue       func(context.Context) (*Lease, error)
-	predicates     []predicate.Lease
+	op            Op
+	typ           string
+	id            *int
+	session_id    *string
+	holder        *string
+	expires_at    *time.Time
+	fence         *int64
+	addfence      *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Lease, error)
+	predicates    []predicate.Lease
 }
 
 var _ ent.Mutation = (*LeaseMutation)(nil)
@@ -2887,12 +2886,12 @@ func (m *LeaseMutation) IDs(ctx context.Context) ([]int, error) {
 
 // SetSessionID sets the "session_id" field.
 func (m *LeaseMutation) SetSessionID(s string) {
-	m.session = &s
+	m.session_id = &s
 }
 
 // SessionID returns the value of the "session_id" field in the mutation.
 func (m *LeaseMutation) SessionID() (r string, exists bool) {
-	v := m.session
+	v := m.session_id
 	if v == nil {
 		return
 	}
@@ -2918,7 +2917,7 @@ func (m *LeaseMutation) OldSessionID(ctx context.Context) (v string, err error) 
 
 // ResetSessionID resets all changes to the "session_id" field.
 func (m *LeaseMutation) ResetSessionID() {
-	m.session = nil
+	m.session_id = nil
 }
 
 // SetHolder sets the "holder" field.
@@ -3049,33 +3048,6 @@ func (m *LeaseMutation) ResetFence() {
 	m.addfence = nil
 }
 
-// ClearSession clears the "session" edge to the Session entity.
-func (m *LeaseMutation) ClearSession() {
-	m.clearedsession = true
-	m.clearedFields[lease.FieldSessionID] = struct{}{}
-}
-
-// SessionCleared reports if the "session" edge to the Session entity was cleared.
-func (m *LeaseMutation) SessionCleared() bool {
-	return m.clearedsession
-}
-
-// SessionIDs returns the "session" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// SessionID instead. It exists only for internal usage by the builders.
-func (m *LeaseMutation) SessionIDs() (ids []string) {
-	if id := m.session; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetSession resets all changes to the "session" edge.
-func (m *LeaseMutation) ResetSession() {
-	m.session = nil
-	m.clearedsession = false
-}
-
 // Where appends a list predicates to the LeaseMutation builder.
 func (m *LeaseMutation) Where(ps ...predicate.Lease) {
 	m.predicates = append(m.predicates, ps...)
@@ -3111,7 +3083,7 @@ func (m *LeaseMutation) Type() string {
 // AddedFields().
 func (m *LeaseMutation) Fields() []string {
 	fields := make([]string, 0, 4)
-	if m.session != nil {
+	if m.session_id != nil {
 		fields = append(fields, lease.FieldSessionID)
 	}
 	if m.holder != nil {
@@ -3275,28 +3247,19 @@ func (m *LeaseMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *LeaseMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
-	if m.session != nil {
-		edges = append(edges, lease.EdgeSession)
-	}
+	edges := make([]string, 0, 0)
 	return edges
 }
 
 // AddedIDs returns all IDs (to other nodes) that were added for the given edge
 // name in this mutation.
 func (m *LeaseMutation) AddedIDs(name string) []ent.Value {
-	switch name {
-	case lease.EdgeSession:
-		if id := m.session; id != nil {
-			return []ent.Value{*id}
-		}
-	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *LeaseMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 0)
 	return edges
 }
 
@@ -3308,42 +3271,25 @@ func (m *LeaseMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *LeaseMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
-	if m.clearedsession {
-		edges = append(edges, lease.EdgeSession)
-	}
+	edges := make([]string, 0, 0)
 	return edges
 }
 
 // EdgeCleared returns a boolean which indicates if the edge with the given name
 // was cleared in this mutation.
 func (m *LeaseMutation) EdgeCleared(name string) bool {
-	switch name {
-	case lease.EdgeSession:
-		return m.clearedsession
-	}
 	return false
 }
 
 // ClearEdge clears the value of the edge with the given name. It returns an error
 // if that edge is not defined in the schema.
 func (m *LeaseMutation) ClearEdge(name string) error {
-	switch name {
-	case lease.EdgeSession:
-		m.ClearSession()
-		return nil
-	}
 	return fmt.Errorf("unknown Lease unique edge %s", name)
 }
 
 // ResetEdge resets all changes to the edge with the given name in this mutation.
 // It returns an error if the edge is not defined in the schema.
 func (m *LeaseMutation) ResetEdge(name string) error {
-	switch name {
-	case lease.EdgeSession:
-		m.ResetSession()
-		return nil
-	}
 	return fmt.Errorf("unknown Lease edge %s", name)
 }
 
@@ -5746,8 +5692,6 @@ type SessionMutation struct {
 	events                 map[string]struct{}
 	removedevents          map[string]struct{}
 	clearedevents          bool
-	lease                  *int
-	clearedlease           bool
 	done                   bool
 	oldValue               func(context.Context) (*Session, error)
 	predicates             []predicate.Session
@@ -6445,45 +6389,6 @@ func (m *SessionMutation) ResetEvents() {
 	m.removedevents = nil
 }
 
-// SetLeaseID sets the "lease" edge to the Lease entity by id.
-func (m *SessionMutation) SetLeaseID(id int) {
-	m.lease = &id
-}
-
-// ClearLease clears the "lease" edge to the Lease entity.
-func (m *SessionMutation) ClearLease() {
-	m.clearedlease = true
-}
-
-// LeaseCleared reports if the "lease" edge to the Lease entity was cleared.
-func (m *SessionMutation) LeaseCleared() bool {
-	return m.clearedlease
-}
-
-// LeaseID returns the "lease" edge ID in the mutation.
-func (m *SessionMutation) LeaseID() (id int, exists bool) {
-	if m.lease != nil {
-		return *m.lease, true
-	}
-	return
-}
-
-// LeaseIDs returns the "lease" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// LeaseID instead. It exists only for internal usage by the builders.
-func (m *SessionMutation) LeaseIDs() (ids []int) {
-	if id := m.lease; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetLease resets all changes to the "lease" edge.
-func (m *SessionMutation) ResetLease() {
-	m.lease = nil
-	m.clearedlease = false
-}
-
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -6740,7 +6645,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 6)
 	if m.owner != nil {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -6758,9 +6663,6 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.events != nil {
 		edges = append(edges, session.EdgeEvents)
-	}
-	if m.lease != nil {
-		edges = append(edges, session.EdgeLease)
 	}
 	return edges
 }
@@ -6803,17 +6705,13 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case session.EdgeLease:
-		if id := m.lease; id != nil {
-			return []ent.Value{*id}
-		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 6)
 	if m.removedtokens != nil {
 		edges = append(edges, session.EdgeTokens)
 	}
@@ -6872,7 +6770,7 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 6)
 	if m.clearedowner {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -6890,9 +6788,6 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedevents {
 		edges = append(edges, session.EdgeEvents)
-	}
-	if m.clearedlease {
-		edges = append(edges, session.EdgeLease)
 	}
 	return edges
 }
@@ -6913,8 +6808,6 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedscheduled_sends
 	case session.EdgeEvents:
 		return m.clearedevents
-	case session.EdgeLease:
-		return m.clearedlease
 	}
 	return false
 }
@@ -6925,9 +6818,6 @@ func (m *SessionMutation) ClearEdge(name string) error {
 	switch name {
 	case session.EdgeOwner:
 		m.ClearOwner()
-		return nil
-	case session.EdgeLease:
-		m.ClearLease()
 		return nil
 	}
 	return fmt.Errorf("unknown Session unique edge %s", name)
@@ -6954,9 +6844,6 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeEvents:
 		m.ResetEvents()
-		return nil
-	case session.EdgeLease:
-		m.ResetLease()
 		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)

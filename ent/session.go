@@ -9,7 +9,6 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
-	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/user"
 )
@@ -53,11 +52,9 @@ type SessionEdges struct {
 	ScheduledSends []*ScheduledSend `json:"scheduled_sends,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*Event `json:"events,omitempty"`
-	// Lease holds the value of the lease edge.
-	Lease *Lease `json:"lease,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [6]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -114,17 +111,6 @@ func (e SessionEdges) EventsOrErr() ([]*Event, error) {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
-}
-
-// LeaseOrErr returns the Lease value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e SessionEdges) LeaseOrErr() (*Lease, error) {
-	if e.Lease != nil {
-		return e.Lease, nil
-	} else if e.loadedTypes[6] {
-		return nil, &NotFoundError{label: lease.Label}
-	}
-	return nil, &NotLoadedError{edge: "lease"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -243,11 +229,6 @@ func (_m *Session) QueryScheduledSends() *ScheduledSendQuery {
 // QueryEvents queries the "events" edge of the Session entity.
 func (_m *Session) QueryEvents() *EventQuery {
 	return NewSessionClient(_m.config).QueryEvents(_m)
-}
-
-// QueryLease queries the "lease" edge of the Session entity.
-func (_m *Session) QueryLease() *LeaseQuery {
-	return NewSessionClient(_m.config).QueryLease(_m)
 }
 
 // Update returns a builder for updating this Session.

@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/event"
-	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/session"
@@ -204,25 +203,6 @@ func (_c *SessionCreate) AddEvents(v ...*Event) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddEventIDs(ids...)
-}
-
-// SetLeaseID sets the "lease" edge to the Lease entity by ID.
-func (_c *SessionCreate) SetLeaseID(id int) *SessionCreate {
-	_c.mutation.SetLeaseID(id)
-	return _c
-}
-
-// SetNillableLeaseID sets the "lease" edge to the Lease entity by ID if the given value is not nil.
-func (_c *SessionCreate) SetNillableLeaseID(id *int) *SessionCreate {
-	if id != nil {
-		_c = _c.SetLeaseID(*id)
-	}
-	return _c
-}
-
-// SetLease sets the "lease" edge to the Lease entity.
-func (_c *SessionCreate) SetLease(v *Lease) *SessionCreate {
-	return _c.SetLeaseID(v.ID)
 }
 
 // Mutation returns the SessionMutation object of the builder.
@@ -451,22 +431,6 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeString),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.LeaseIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: false,
-			Table:   session.LeaseTable,
-			Columns: []string{session.LeaseColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

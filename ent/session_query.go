@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/event"
-	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
@@ -36,7 +35,6 @@ type SessionQuery struct {
 	withMessages       *MessageQuery
 	withScheduledSends *ScheduledSendQuery
 	withEvents         *EventQuery
-	withLease          *LeaseQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -198,28 +196,6 @@ func (_q *SessionQuery) QueryEvents() *EventQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(event.Table, event.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.EventsTable, session.EventsColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
-}
-
-// QueryLease chains the current query on the "lease" edge.
-func (_q *SessionQuery) QueryLease() *LeaseQuery {
-	query := (&LeaseClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(session.Table, session.FieldID, selector),
-			sqlgraph.To(lease.Table, lease.FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, false, session.LeaseTable, session.LeaseColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -425,7 +401,6 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		withMessages:       _q.withMessages.Clone(),
 		withScheduledSends: _q.withScheduledSends.Clone(),
 		withEvents:         _q.withEvents.Clone(),
-		withLease:          _q.withLease.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -495,17 +470,6 @@ func (_q *SessionQuery) WithEvents(opts ...func(*EventQuery)) *SessionQuery {
 		opt(query)
 	}
 	_q.withEvents = query
-	return _q
-}
-
-// WithLease tells the query-builder to eager-load the nodes that are connected to
-// the "lease" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *SessionQuery) WithLease(opts ...func(*LeaseQuery)) *SessionQuery {
-	query := (&LeaseClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withLease = query
 	return _q
 }
 
@@ -587,14 +551,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [6]bool{
 			_q.withOwner != nil,
 			_q.withTokens != nil,
 			_q.withWebhooks != nil,
 			_q.withMessages != nil,
 			_q.withScheduledSends != nil,
 			_q.withEvents != nil,
-			_q.withLease != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -653,12 +616,6 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadEvents(ctx, query, nodes,
 			func(n *Session) { n.Edges.Events = []*Event{} },
 			func(n *Session, e *Event) { n.Edges.Events = append(n.Edges.Events, e) }); err != nil {
-			return nil, err
-		}
-	}
-	if query := _q.withLease; query != nil {
-		if err := _q.loadLease(ctx, query, nodes, nil,
-			func(n *Session, e *Lease) { n.Edges.Lease = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -832,33 +789,6 @@ func (_q *SessionQuery) loadEvents(ctx context.Context, query *EventQuery, nodes
 	}
 	query.Where(predicate.Event(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.EventsColumn), fks...))
-	}))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		fk := n.SessionID
-		node, ok := nodeids[fk]
-		if !ok {
-			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
-		}
-		assign(node, n)
-	}
-	return nil
-}
-func (_q *SessionQuery) loadLease(ctx context.Context, query *LeaseQuery, nodes []*Session, init func(*Session), assign func(*Session, *Lease)) error {
-	fks := make([]driver.Value, 0, len(nodes))
-	nodeids := make(map[string]*Session)
-	for i := range nodes {
-		fks = append(fks, nodes[i].ID)
-		nodeids[nodes[i].ID] = nodes[i]
-	}
-	if len(query.ctx.Fields) > 0 {
-		query.ctx.AppendFieldOnce(lease.FieldSessionID)
-	}
-	query.Where(predicate.Lease(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(session.LeaseColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

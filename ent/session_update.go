@@ -12,7 +12,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/event"
-	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
@@ -197,25 +196,6 @@ func (_u *SessionUpdate) AddEvents(v ...*Event) *SessionUpdate {
 	return _u.AddEventIDs(ids...)
 }
 
-// SetLeaseID sets the "lease" edge to the Lease entity by ID.
-func (_u *SessionUpdate) SetLeaseID(id int) *SessionUpdate {
-	_u.mutation.SetLeaseID(id)
-	return _u
-}
-
-// SetNillableLeaseID sets the "lease" edge to the Lease entity by ID if the given value is not nil.
-func (_u *SessionUpdate) SetNillableLeaseID(id *int) *SessionUpdate {
-	if id != nil {
-		_u = _u.SetLeaseID(*id)
-	}
-	return _u
-}
-
-// SetLease sets the "lease" edge to the Lease entity.
-func (_u *SessionUpdate) SetLease(v *Lease) *SessionUpdate {
-	return _u.SetLeaseID(v.ID)
-}
-
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -324,12 +304,6 @@ func (_u *SessionUpdate) RemoveEvents(v ...*Event) *SessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
-}
-
-// ClearLease clears the "lease" edge to the Lease entity.
-func (_u *SessionUpdate) ClearLease() *SessionUpdate {
-	_u.mutation.ClearLease()
-	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -633,35 +607,6 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	if _u.mutation.LeaseCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: false,
-			Table:   session.LeaseTable,
-			Columns: []string{session.LeaseColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.LeaseIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: false,
-			Table:   session.LeaseTable,
-			Columns: []string{session.LeaseColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{session.Label}
@@ -845,25 +790,6 @@ func (_u *SessionUpdateOne) AddEvents(v ...*Event) *SessionUpdateOne {
 	return _u.AddEventIDs(ids...)
 }
 
-// SetLeaseID sets the "lease" edge to the Lease entity by ID.
-func (_u *SessionUpdateOne) SetLeaseID(id int) *SessionUpdateOne {
-	_u.mutation.SetLeaseID(id)
-	return _u
-}
-
-// SetNillableLeaseID sets the "lease" edge to the Lease entity by ID if the given value is not nil.
-func (_u *SessionUpdateOne) SetNillableLeaseID(id *int) *SessionUpdateOne {
-	if id != nil {
-		_u = _u.SetLeaseID(*id)
-	}
-	return _u
-}
-
-// SetLease sets the "lease" edge to the Lease entity.
-func (_u *SessionUpdateOne) SetLease(v *Lease) *SessionUpdateOne {
-	return _u.SetLeaseID(v.ID)
-}
-
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -972,12 +898,6 @@ func (_u *SessionUpdateOne) RemoveEvents(v ...*Event) *SessionUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
-}
-
-// ClearLease clears the "lease" edge to the Lease entity.
-func (_u *SessionUpdateOne) ClearLease() *SessionUpdateOne {
-	_u.mutation.ClearLease()
-	return _u
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -1304,35 +1224,6 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeString),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
-	if _u.mutation.LeaseCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: false,
-			Table:   session.LeaseTable,
-			Columns: []string{session.LeaseColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.LeaseIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
-			Inverse: false,
-			Table:   session.LeaseTable,
-			Columns: []string{session.LeaseColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(lease.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -4,7 +4,6 @@ package lease
 
 import (
 	"entgo.io/ent/dialect/sql"
-	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
 const (
@@ -20,17 +19,8 @@ const (
 	FieldExpiresAt = "expires_at"
 	// FieldFence holds the string denoting the fence field in the database.
 	FieldFence = "fence"
-	// EdgeSession holds the string denoting the session edge name in mutations.
-	EdgeSession = "session"
 	// Table holds the table name of the lease in the database.
 	Table = "session_leases"
-	// SessionTable is the table that holds the session relation/edge.
-	SessionTable = "session_leases"
-	// SessionInverseTable is the table name for the Session entity.
-	// It exists in this package in order to avoid circular dependency with the "session" package.
-	SessionInverseTable = "sessions"
-	// SessionColumn is the table column denoting the session relation/edge.
-	SessionColumn = "session_id"
 )
 
 // Columns holds all SQL columns for lease fields.
@@ -87,18 +77,4 @@ func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 // ByFence orders the results by the fence field.
 func ByFence(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldFence, opts...).ToFunc()
-}
-
-// BySessionField orders the results by session field.
-func BySessionField(field string, opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newSessionStep(), sql.OrderByField(field, opts...))
-	}
-}
-func newSessionStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(SessionInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2O, true, SessionTable, SessionColumn),
-	)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
-	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/wagraph/wagraph/ent/predicate"
 )
 
@@ -283,29 +282,6 @@ func FenceLT(v int64) predicate.Lease {
 // FenceLTE applies the LTE predicate on the "fence" field.
 func FenceLTE(v int64) predicate.Lease {
 	return predicate.Lease(sql.FieldLTE(FieldFence, v))
-}
-
-// HasSession applies the HasEdge predicate on the "session" edge.
-func HasSession() predicate.Lease {
-	return predicate.Lease(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, true, SessionTable, SessionColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasSessionWith applies the HasEdge predicate on the "session" edge with a given conditions (other predicates).
-func HasSessionWith(preds ...predicate.Session) predicate.Lease {
-	return predicate.Lease(func(s *sql.Selector) {
-		step := newSessionStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
 }
 
 // And groups predicates with the AND operator between them.

@@ -135,29 +135,21 @@ var (
 	// SessionLeasesColumns holds the columns for the "session_leases" table.
 	SessionLeasesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "session_id", Type: field.TypeString, Unique: true},
 		{Name: "holder", Type: field.TypeString, Default: ""},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "fence", Type: field.TypeInt64, Default: 1},
-		{Name: "session_id", Type: field.TypeString, Unique: true},
 	}
 	// SessionLeasesTable holds the schema information for the "session_leases" table.
 	SessionLeasesTable = &schema.Table{
 		Name:       "session_leases",
 		Columns:    SessionLeasesColumns,
 		PrimaryKey: []*schema.Column{SessionLeasesColumns[0]},
-		ForeignKeys: []*schema.ForeignKey{
-			{
-				Symbol:     "session_leases_sessions_lease",
-				Columns:    []*schema.Column{SessionLeasesColumns[4]},
-				RefColumns: []*schema.Column{SessionsColumns[0]},
-				OnDelete:   schema.Cascade,
-			},
-		},
 		Indexes: []*schema.Index{
 			{
 				Name:    "lease_holder",
 				Unique:  false,
-				Columns: []*schema.Column{SessionLeasesColumns[1]},
+				Columns: []*schema.Column{SessionLeasesColumns[2]},
 			},
 		},
 	}
@@ -388,7 +380,6 @@ func init() {
 	DeliveriesTable.ForeignKeys[0].RefTable = EventsTable
 	DeliveriesTable.ForeignKeys[1].RefTable = WebhooksTable
 	EventsTable.ForeignKeys[0].RefTable = SessionsTable
-	SessionLeasesTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionLeasesTable.Annotation = &entsql.Annotation{
 		Table: "session_leases",
 	}

@@ -4,7 +4,6 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
-	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 )
@@ -13,7 +12,10 @@ import (
 // "Storage and several processes"): one row per session that was ever
 // held. A released lease keeps its row (holder empty, expired) so that the
 // fencing number only grows: the next holder's is one more, and a write
-// conditioned on an older number cannot land.
+// conditioned on an older number cannot land. No foreign key: a deleted
+// session's lease still names the process that must unlink its device
+// (the row goes with that), and the balancer only takes leases of
+// sessions that exist.
 type Lease struct{ ent.Schema }
 
 func (Lease) Annotations() []schema.Annotation {
@@ -30,12 +32,6 @@ func (Lease) Fields() []ent.Field {
 		// it with the database's now(), so their clocks need not agree.
 		field.Time("expires_at"),
 		field.Int64("fence").Default(1),
-	}
-}
-
-func (Lease) Edges() []ent.Edge {
-	return []ent.Edge{
-		edge.From("session", Session.Type).Ref("lease").Field("session_id").Unique().Required().Immutable(),
 	}
 }
 

@@ -36,7 +36,6 @@ func (Session) Edges() []ent.Edge {
 		edge.To("messages", Message.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("scheduled_sends", ScheduledSend.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("events", Event.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
-		edge.To("lease", Lease.Type).Unique().Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

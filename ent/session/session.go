@@ -41,8 +41,6 @@ const (
 	EdgeScheduledSends = "scheduled_sends"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
-	// EdgeLease holds the string denoting the lease edge name in mutations.
-	EdgeLease = "lease"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// OwnerTable is the table that holds the owner relation/edge.
@@ -87,13 +85,6 @@ const (
 	EventsInverseTable = "events"
 	// EventsColumn is the table column denoting the events relation/edge.
 	EventsColumn = "session_id"
-	// LeaseTable is the table that holds the lease relation/edge.
-	LeaseTable = "session_leases"
-	// LeaseInverseTable is the table name for the Lease entity.
-	// It exists in this package in order to avoid circular dependency with the "lease" package.
-	LeaseInverseTable = "session_leases"
-	// LeaseColumn is the table column denoting the lease relation/edge.
-	LeaseColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -275,13 +266,6 @@ func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
-
-// ByLeaseField orders the results by lease field.
-func ByLeaseField(field string, opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newLeaseStep(), sql.OrderByField(field, opts...))
-	}
-}
 func newOwnerStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -322,12 +306,5 @@ func newEventsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(EventsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
-	)
-}
-func newLeaseStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(LeaseInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2O, false, LeaseTable, LeaseColumn),
 	)
 }

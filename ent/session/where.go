@@ -623,29 +623,6 @@ func HasEventsWith(preds ...predicate.Event) predicate.Session {
 	})
 }
 
-// HasLease applies the HasEdge predicate on the "lease" edge.
-func HasLease() predicate.Session {
-	return predicate.Session(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, false, LeaseTable, LeaseColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasLeaseWith applies the HasEdge predicate on the "lease" edge with a given conditions (other predicates).
-func HasLeaseWith(preds ...predicate.Lease) predicate.Session {
-	return predicate.Session(func(s *sql.Selector) {
-		step := newLeaseStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))
