@@ -353,8 +353,11 @@ func (m *Manager) Watch(ctx context.Context, sessionID string, fn func(SessionSt
 	}
 	for {
 		s.mu.Lock()
-		st, ch, deleted := s.st.public(), s.changed, s.deleted
+		st, ch, deleted, moved := s.st.public(), s.changed, s.deleted, s.moved
 		s.mu.Unlock()
+		if moved {
+			return ErrMoved
+		}
 		if deleted {
 			return fault.New(fault.NotFound, "session %s not found", sessionID)
 		}
@@ -596,6 +599,11 @@ func (m *Manager) restore(ctx context.Context, id string) error {
 		return err
 	}
 	defer s.opMu.Unlock()
+	return m.restoreLocked(ctx, s)
+}
+
+// restoreLocked is restore with s.opMu held.
+func (m *Manager) restoreLocked(ctx context.Context, s *session) error {
 	s.mu.Lock()
 	linked, running := !s.st.jid.IsEmpty() && s.st.status != StatusLoggedOut, s.cli != nil
 	s.mu.Unlock()

@@ -44,6 +44,9 @@ type session struct {
 	published connState     // the last connection.update published
 	changed   chan struct{} // closed and replaced at every change
 	deleted   bool
+	// moved is set with deleted when the session was released to another
+	// process of a cluster (Release) rather than deleted.
+	moved bool
 }
 
 // sessionState is the in-memory state of a session.

@@ -25,6 +25,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/media"
@@ -84,6 +85,11 @@ type App struct {
 
 	waStore  io.Closer         // the whatsmeow device store
 	manager  *whatsapp.Manager // nil until built
+	// ops runs the WhatsApp operations of the API: the manager, or on
+	// PostgreSQL the router that runs each where its session runs.
+	ops    sessionOps
+	node   *cluster.Node   // this process in the cluster; nil on SQLite
+	router *cluster.Router // nil on SQLite
 	network  io.Closer         // the simulated network in sandbox mode
 	sandbox  graph.SandboxNetwork
 	local    *sandbox.Local // the in-process network of --sandbox
@@ -146,9 +152,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
 		Deliveries: a.hooks.deliveries,
-		Link:       a.manager,
-		GroupAdmin: a.manager,
-		Account:    a.manager,
+		Link:       a.ops,
+		GroupAdmin: a.ops,
+		Account:    a.ops,
 		Messages:   a.messages,
 		Media:      a.loader,
 		Sandbox:    a.sandbox,
@@ -227,6 +233,15 @@ func (a *App) Close() error {
 	if a.manager != nil {
 		a.manager.Close()
 	}
+	if a.node != nil {
+		// After the manager: its sessions are stopped (and their statuses
+		// saved under the leases), so the others may start them at once.
+		lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := a.node.Leave(lctx); err != nil {
+			a.log.Warn("giving the session leases back failed: they expire by themselves", "err", err)
+		}
+		cancel()
+	}
 	a.closeEvents()
 	var errs []error
 	if a.network != nil {
@@ -272,6 +287,9 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 	served := make(chan error, 1)
 	go func() { served <- serve(serveCtx, ln, front, opts.Logger) }()
 
+	if cfg.DatabaseURL != "" && cfg.AdvertiseAddr == "" {
+		cfg.AdvertiseAddr = advertised(ln.Addr())
+	}
 	a, err := New(ctx, cfg, opts)
 	if err != nil {
 		stopServing()
@@ -326,4 +344,29 @@ func (l *lockedReader) Read(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.r.Read(p)
+}
+
+// sessionOps are the WhatsApp operations the API calls (the resolvers' and
+// the messaging service's interfaces): the manager's, or the router's.
+type sessionOps interface {
+	graph.Linker
+	graph.GroupAdmin
+	graph.AccountAdmin
+	messaging.Sender
+}
+
+// advertised is the address the other processes of a cluster reach this
+// one at when --advertise-addr is unset: the listening address, with the
+// machine's name when it listens on every interface.
+func advertised(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil {
+			host = name
+		}
+	}
+	return net.JoinHostPort(host, port)
 }

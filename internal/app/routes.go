@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/metrics"
@@ -47,6 +48,11 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	// them (Prometheus sends it as bearer credentials). Refusals are the
 	// REST envelope.
 	mux.Handle("GET /metrics", authSvc.Middleware(limiter, a.log, rest.Refuse)(adminOnly("read /metrics", rest.Refuse, a.metrics.Handler())))
+	if a.router != nil {
+		// Calls forwarded by the other processes of the cluster, signed
+		// with this process's key; a send's media travel inside (base64).
+		mux.Handle("POST "+cluster.CallPath, a.router.Handler(a.cfg.MaxBody/3*4+1<<20))
+	}
 	mux.Handle("GET /{$}", playground.Handler("wagraph", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -72,6 +73,16 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	a.waStore = mopts.Store
 	sink := a.sink
 	mopts.Logger, mopts.Publisher, mopts.Statuses = a.log, sink, sessions.NewStatusStore(a.db)
+	if a.cfg.DatabaseURL != "" {
+		// On PostgreSQL every process is a member of a cluster (maybe of
+		// one): it runs the sessions it leases, and saves their statuses
+		// only while it holds them.
+		a.node, err = cluster.New(cluster.Options{DB: a.sqlDB, Logger: a.log, Advertise: a.cfg.AdvertiseAddr, TTL: a.cfg.LeaseTTL})
+		if err != nil {
+			return err
+		}
+		mopts.Statuses = cluster.NewFencedStatuses(sessions.NewStatusStore(a.db), a.node)
+	}
 	a.sandbox, a.network, err = openSandbox(ctx, a.cfg, a.log, &mopts)
 	if err != nil {
 		return err
@@ -84,9 +95,18 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	}
 	mopts.Versions = a.versions
 	a.manager = whatsapp.NewManager(mopts)
+	a.ops = a.manager
+	var held func() []string
+	if a.node != nil {
+		if err := a.node.Join(ctx, a.manager); err != nil {
+			return err
+		}
+		a.router = cluster.NewRouter(a.node, a.manager, sessions.NewStatusStore(a.db), a.log)
+		a.ops, held = a.router, a.node.HeldIDs
+	}
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
-		DB: a.db, Sender: a.manager, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
+		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
 		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL
@@ -140,7 +160,16 @@ func (a *App) startBackground(ctx context.Context) {
 			a.versions.Run(bg)
 		}()
 		a.background.Go(func() { a.eventLog.RunPrune(bg, a.cfg.EventRetention, events.PruneInterval) })
-		a.sessionsStarted.Store(a.restore(bg))
+		if a.node != nil {
+			a.background.Go(func() { a.node.Run(bg) })
+			select {
+			case <-a.node.Ready():
+				a.sessionsStarted.Store(true)
+			case <-bg.Done():
+			}
+		} else {
+			a.sessionsStarted.Store(a.restore(bg))
+		}
 		close(a.restored)
 		if bg.Err() == nil {
 			a.messages.Run(bg)

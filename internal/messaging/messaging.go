@@ -57,6 +57,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, when set, is told how each send ended.
 	Observer Observer
+	// Held, when set, lists the sessions whose scheduled sends this
+	// process makes: in a cluster, those it runs (each process makes its
+	// own sessions' sends, so none is made twice). nil: every session.
+	Held func() []string
 	// ConcurrentWrites says the database takes writers at once
 	// (PostgreSQL): Records then do not queue on each other (recordMu).
 	ConcurrentWrites bool
@@ -74,6 +78,7 @@ type Service struct {
 	log    *slog.Logger
 	obs    Observer      // nil: nobody is told
 	wake   chan struct{} // a new scheduled send: the scheduler looks again
+	held   func() []string // Options.Held
 
 	// recordMu lets one Record write at a time. Every session's events
 	// pass through Record on the session's own goroutine: with a hundred
@@ -99,7 +104,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
-		concurrent: opts.ConcurrentWrites,
+		concurrent: opts.ConcurrentWrites, held: opts.Held,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -187,9 +188,17 @@ func (s *Service) Run(ctx context.Context) {
 
 // runDue sends every due row and returns how long until the next one.
 func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
+	pending := []predicate.ScheduledSend{scheduledsend.StateEQ(scheduledsend.StatePending)}
+	if s.held != nil {
+		ids := s.held()
+		if len(ids) == 0 {
+			return schedulerIdle, nil
+		}
+		pending = append(pending, scheduledsend.SessionIDIn(ids...))
+	}
 	for ctx.Err() == nil {
 		rows, err := s.db.ScheduledSend.Query().
-			Where(scheduledsend.StateEQ(scheduledsend.StatePending), scheduledsend.DueAtLTE(s.now().UTC())).
+			Where(append(pending, scheduledsend.DueAtLTE(s.now().UTC()))...).
 			Order(scheduledsend.ByDueAt(), scheduledsend.ByID()).Limit(schedulerBatch).All(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("due sends: %w", err)
@@ -205,7 +214,7 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	next, err := s.db.ScheduledSend.Query().
-		Where(scheduledsend.StateEQ(scheduledsend.StatePending)).
+		Where(pending...).
 		Order(scheduledsend.ByDueAt()).First(ctx)
 	if ent.IsNotFound(err) {
 		return schedulerIdle, nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/ent/predicate"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -46,7 +47,20 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 
 // SaveStatus writes a session's status record.
 func (s StatusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.StatusRecord) error {
-	u := s.db.Session.UpdateOneID(id).SetStatus(entsession.Status(rec.Status))
+	saved, err := s.SaveStatusIf(ctx, id, rec)
+	if err == nil && !saved {
+		err = fmt.Errorf("save status of session %s: the session does not exist", id)
+	}
+	return err
+}
+
+// SaveStatusIf writes a session's status record when the session's row
+// also meets cond, in one statement: a cluster's fencing (the write lands
+// only while the writer holds the session's lease). saved is false when
+// nothing was written.
+func (s StatusStore) SaveStatusIf(ctx context.Context, id string, rec whatsapp.StatusRecord, cond ...predicate.Session) (saved bool, err error) {
+	u := s.db.Session.Update().Where(append([]predicate.Session{entsession.ID(id)}, cond...)...).
+		SetStatus(entsession.Status(rec.Status))
 	if rec.JID != "" {
 		u.SetJid(rec.JID)
 	} else {
@@ -60,10 +74,11 @@ func (s StatusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.Sta
 	if !rec.ConnectedAt.IsZero() {
 		u.SetConnectedAt(rec.ConnectedAt.UTC())
 	}
-	if err := u.Exec(ctx); err != nil {
-		return fmt.Errorf("save status of session %s: %w", id, err)
+	n, err := u.Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("save status of session %s: %w", id, err)
 	}
-	return nil
+	return n > 0, nil
 }
 
 // Linked lists the sessions with a linked device, to log in at start.

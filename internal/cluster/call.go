@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// CallPath is where a process takes the calls the others forward to it.
+// It is served on the API's listener, outside the users' authentication:
+// a call is signed with the key of the process it is for (cluster_nodes),
+// which only readers of the database know.
+const CallPath = "/internal/cluster/call"
+
+// The headers of a forwarded call.
+const (
+	headerNode      = "Wagraph-Node"      // the caller's node id (for the log)
+	headerTimestamp = "Wagraph-Timestamp" // unix seconds
+	headerSignature = "Wagraph-Signature" // base64 HMAC-SHA256 of timestamp "." path "." body
+)
+
+// callSkew is how far a call's timestamp may be from the receiver's clock:
+// a recorded call cannot be replayed later than that.
+const callSkew = time.Minute
+
+// call is a forwarded operation: one method of the session manager.
+type call struct {
+	Session string          `json:"session"`
+	Op      string          `json:"op"`
+	Args    json.RawMessage `json:"args"`
+}
+
+// reply is its outcome: Result, or Error.
+type reply struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *replyError     `json:"error,omitempty"`
+}
+
+type replyError struct {
+	Code    string `json:"code"` // a fault code; codeMoved; codeInternal
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// codeMoved: the receiver does not hold the session (any more). The caller
+// reads the holder again and retries once.
+const codeMoved = "MOVED"
+
+var errMoved = errors.New("cluster: the process called does not hold the session")
+
+// op runs one forwarded operation here: args decoded, result encoded.
+type op func(ctx context.Context, sessionID string, args json.RawMessage) (any, error)
+
+// opOf adapts a manager method of one argument (a struct for several).
+func opOf[A, R any](fn func(ctx context.Context, sessionID string, a A) (R, error)) op {
+	return func(ctx context.Context, sessionID string, raw json.RawMessage) (any, error) {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, fmt.Errorf("decode the arguments: %w", err)
+		}
+		return fn(ctx, sessionID, a)
+	}
+}
+
+func sign(secret []byte, ts, path string, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts))
+	mac.Write([]byte("."))
+	mac.Write([]byte(path))
+	mac.Write([]byte("."))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// callServer answers forwarded calls with the operations of this process.
+type callServer struct {
+	node    *Node
+	ops     map[string]op
+	maxBody int64
+	log     *slog.Logger
+}
+
+func (s *callServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// The signature's inputs first, then the body, bounded: an unsigned
+	// call costs a header check.
+	ts, sig := r.Header.Get(headerTimestamp), r.Header.Get(headerSignature)
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || sig == "" || time.Since(time.Unix(sec, 0)).Abs() > callSkew {
+		http.Error(w, "unauthenticated", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		http.Error(w, "body too large or cut", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if !hmac.Equal([]byte(sig), []byte(sign(s.node.secret, ts, CallPath, body))) {
+		http.Error(w, "unauthenticated", http.StatusUnauthorized)
+		return
+	}
+	var c call
+	if err := json.Unmarshal(body, &c); err != nil {
+		http.Error(w, "bad call", http.StatusBadRequest)
+		return
+	}
+	fn, ok := s.ops[c.Op]
+	if !ok || c.Session == "" {
+		http.Error(w, "unknown operation", http.StatusBadRequest)
+		return
+	}
+	log := s.log.With("session_id", c.Session, "op", c.Op, "from", r.Header.Get(headerNode))
+	var out reply
+	if !s.node.Holds(c.Session) {
+		out.Error = &replyError{Code: codeMoved, Message: "this process does not hold the session"}
+	} else if res, err := fn(r.Context(), c.Session, c.Args); err != nil {
+		out.Error = replyErrorOf(err, log)
+	} else if out.Result, err = json.Marshal(res); err != nil {
+		out.Error = replyErrorOf(fmt.Errorf("encode the result: %w", err), log)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// replyErrorOf carries a classified error as it is; anything else is
+// logged here, with its cause, and travels as an internal error.
+func replyErrorOf(err error, log *slog.Logger) *replyError {
+	if f := fault.From(err); f != nil {
+		return &replyError{Code: string(f.Code), Field: f.Field, Message: f.Message}
+	}
+	log.Error("a forwarded operation failed", "err", err)
+	return &replyError{Code: string(fault.Internal), Message: "internal error"}
+}
+
+// caller forwards calls to the process holding a session.
+type caller struct {
+	node   *Node
+	client *http.Client
+}
+
+func newCaller(n *Node) *caller {
+	tr := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       time.Minute,
+		ResponseHeaderTimeout: 5 * time.Minute, // a media send can take long; the caller's context bounds it too
+	}
+	return &caller{node: n, client: &http.Client{Transport: tr}}
+}
+
+// do forwards one operation to h and decodes its result into res.
+func (c *caller) do(ctx context.Context, h Holder, sessionID, opName string, args, res any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("cluster: encode %s: %w", opName, err)
+	}
+	body, err := json.Marshal(call{Session: sessionID, Op: opName, Args: raw})
+	if err != nil {
+		return fmt.Errorf("cluster: encode %s: %w", opName, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+h.Addr+CallPath, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("cluster: %s: %w", opName, err)
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(headerNode, c.node.id)
+	req.Header.Set(headerTimestamp, ts)
+	req.Header.Set(headerSignature, sign(h.secret, ts, CallPath, body))
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fault.Wrap(err, fault.NotConnected, "session %s: the process running it (%s) does not answer; another takes the session over within %s",
+			sessionID, h.Addr, c.node.ttl)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("cluster: %s forwarded to %s: %s: %s", opName, h.Addr, resp.Status, bytes.TrimSpace(msg))
+	}
+	var out reply
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return fmt.Errorf("cluster: %s forwarded to %s: decode the reply: %w", opName, h.Addr, err)
+	}
+	if e := out.Error; e != nil {
+		switch e.Code {
+		case codeMoved:
+			return errMoved
+		case string(fault.Internal), "":
+			return fmt.Errorf("cluster: %s forwarded to %s failed there (see that process's log)", opName, h.Addr)
+		}
+		return &fault.Error{Code: fault.Code(e.Code), Field: e.Field, Message: e.Message}
+	}
+	if res == nil || len(out.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(out.Result, res); err != nil {
+		return fmt.Errorf("cluster: %s forwarded to %s: decode the result: %w", opName, h.Addr, err)
+	}
+	return nil
+}
