@@ -294,7 +294,7 @@ func (r *clientRun) handleEvent(raw any) bool {
 	case *events.ConnectFailure:
 		return r.end(StatusDisconnected, "WhatsApp refused the connection: "+evt.PermanentDisconnectDescription(), true)
 	case *events.ClientOutdated:
-		return r.end(StatusDisconnected, r.m.refusedAsOutdated(), true)
+		return r.handleClientOutdated()
 	case *events.PushNameSetting:
 		return r.handlePushName(evt)
 	case *events.Message:
@@ -364,6 +364,21 @@ func (r *clientRun) end(status Status, reason string, serverCloses bool) bool {
 	} else {
 		r.cli.Disconnect()
 		stop()
+	}
+	return ok
+}
+
+// handleClientOutdated ends a session WhatsApp refused as outdated; the
+// keeper then reads the current version, and its listener reconnects the
+// refused sessions. That listener may run before this session is
+// DISCONNECTED (end waits for the session's previous change to be
+// stored, a database round trip), and then misses it: so when a newer
+// version is known by the time the session has ended, it reconnects here.
+func (r *clientRun) handleClientOutdated() bool {
+	refused := r.m.announced()
+	ok := r.end(StatusDisconnected, r.m.refusedAsOutdated(), true)
+	if r.m.announced() != refused {
+		r.m.wg.Go(r.m.reconnectOutdated)
 	}
 	return ok
 }

@@ -83,14 +83,14 @@ type App struct {
 	db      *ent.Client
 	handler http.Handler
 
-	waStore  io.Closer         // the whatsmeow device store
-	manager  *whatsapp.Manager // nil until built
+	waStore io.Closer         // the whatsmeow device store
+	manager *whatsapp.Manager // nil until built
 	// ops runs the WhatsApp operations of the API: the manager, or on
 	// PostgreSQL the router that runs each where its session runs.
-	ops    sessionOps
-	node   *cluster.Node   // this process in the cluster; nil on SQLite
-	router *cluster.Router // nil on SQLite
-	network  io.Closer         // the simulated network in sandbox mode
+	ops      sessionOps
+	node     *cluster.Node   // this process in the cluster; nil on SQLite
+	router   *cluster.Router // nil on SQLite
+	network  io.Closer       // the simulated network in sandbox mode
 	sandbox  graph.SandboxNetwork
 	local    *sandbox.Local // the in-process network of --sandbox
 	messages *messaging.Service

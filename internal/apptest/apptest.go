@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,6 +64,10 @@ func Config(t testing.TB) config.Config {
 	return cfg
 }
 
+// LogEnv, when set, makes the servers the tests start write their log to
+// stderr at debug level: to see what a failing test's server did.
+const LogEnv = "WAGRAPH_TEST_LOG"
+
 // Start runs a server with cfg (Config(t) when nil is given through the
 // zero value) until the test ends.
 func Start(t testing.TB, cfg config.Config) *Server {
@@ -86,6 +92,9 @@ func start(t testing.TB, cfg config.Config, opts app.Options) *Server {
 	}
 	stderr := &bytes.Buffer{}
 	opts.Announce = stderr
+	if opts.Logger == nil && os.Getenv(LogEnv) != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	a, err := app.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatalf("start server: %v", err)

@@ -24,12 +24,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -69,8 +71,14 @@ type Node struct {
 	log    *slog.Logger
 
 	wake  chan struct{}
-	ready chan struct{} // closed after the first tick that renewed
+	ready chan struct{} // closed once the first share taken has been started
 	once  sync.Once
+
+	// leaseMu serialises what changes the leases: a tick (renewal to
+	// rebalance) and a Claim. A lease claimed while a renewal was under
+	// way would be missing from what the renewal returned, and taken for
+	// lost.
+	leaseMu sync.Mutex
 
 	mu     sync.Mutex
 	held   map[string]int64 // session → fence of the lease this process holds
@@ -209,6 +217,8 @@ func (n *Node) Wake() {
 
 // tick is one renewal and rebalance.
 func (n *Node) tick(ctx context.Context) error {
+	n.leaseMu.Lock()
+	defer n.leaseMu.Unlock()
 	start := time.Now()
 	n.mu.Lock()
 	deadline := n.lastOK.Add(n.dropDeadline())
@@ -229,7 +239,7 @@ func (n *Node) tick(ctx context.Context) error {
 		return err
 	}
 	share := (total + live - 1) / max(live, 1)
-	mine := len(renewed)
+	mine := n.Held()
 	switch {
 	case mine > share:
 		n.giveBack(ctx, n.extra(mine-share))
@@ -240,8 +250,7 @@ func (n *Node) tick(ctx context.Context) error {
 		}
 		found = append(found, n.take(got)...)
 	}
-	n.adopt(ctx, found)
-	n.once.Do(func() { close(n.ready) })
+	n.adopt(ctx, found, func() { n.once.Do(func() { close(n.ready) }) })
 	return nil
 }
 
@@ -263,7 +272,7 @@ func (n *Node) reconcile(renewed map[string]int64, start time.Time) (lost, found
 			found = append(found, id)
 		}
 	}
-	n.held = renewed
+	n.held = maps.Clone(renewed) // Claim adds to it under n.mu; renewed stays the caller's
 	return lost, found
 }
 
@@ -280,17 +289,20 @@ func (n *Node) take(got map[string]int64) []string {
 	return ids
 }
 
-// adopt starts the sessions just taken, in the background: a tick must not
-// wait for logins. Each is asked again whether it is still held.
-func (n *Node) adopt(ctx context.Context, ids []string) {
+// adopt starts the sessions just taken, in the background (a tick must
+// not wait for logins), then calls started. Each is asked again whether
+// it is still held.
+func (n *Node) adopt(ctx context.Context, ids []string, started func()) {
 	if len(ids) == 0 {
+		started()
 		return
 	}
 	n.log.Info("took sessions", "sessions", len(ids), "held", n.Held())
 	n.adopting.Go(func() {
+		defer started()
 		n.local.AdoptEach(ctx, ids, n.Holds, func(i int, err error) {
-			if err != nil && ctx.Err() == nil {
-				n.log.Error("starting a session taken over failed", "session_id", ids[i], "err", err)
+			if err != nil && ctx.Err() == nil && fault.CodeOf(err) != fault.NotFound {
+				n.log.Error("restoring the session failed", "session_id", ids[i], "err", err)
 			}
 		})
 	})
@@ -366,11 +378,14 @@ func (n *Node) dropAll(why string) {
 // reports false when another process holds it (or the session does not
 // exist).
 func (n *Node) Claim(ctx context.Context, sessionID string) (bool, error) {
+	n.leaseMu.Lock()
 	got, err := n.acquire(ctx, sessionID, 1)
 	if err != nil || len(got) == 0 {
+		n.leaseMu.Unlock()
 		return false, err
 	}
 	n.take(got)
+	n.leaseMu.Unlock()
 	if err := n.local.Adopt(ctx, sessionID, func() bool { return n.Holds(sessionID) }); err != nil {
 		return true, err
 	}
@@ -381,6 +396,8 @@ func (n *Node) Claim(ctx context.Context, sessionID string) (bool, error) {
 // Call it once the sessions are stopped (the manager closed): the others
 // take them at once rather than after the TTL.
 func (n *Node) Leave(ctx context.Context) error {
+	n.leaseMu.Lock()
+	defer n.leaseMu.Unlock()
 	n.mu.Lock()
 	if n.left {
 		n.mu.Unlock()

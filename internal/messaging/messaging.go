@@ -76,8 +76,8 @@ type Service struct {
 	pub    Publisher
 	now    func() time.Time
 	log    *slog.Logger
-	obs    Observer      // nil: nobody is told
-	wake   chan struct{} // a new scheduled send: the scheduler looks again
+	obs    Observer        // nil: nobody is told
+	wake   chan struct{}   // a new scheduled send: the scheduler looks again
 	held   func() []string // Options.Held
 
 	// recordMu lets one Record write at a time. Every session's events
