@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/predicate"
@@ -46,32 +49,43 @@ func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next tim
 // lease, so two claimers (goroutines or processes) cannot both win a row,
 // and a claimer that dies mid-attempt leaves its row due again when the
 // lease ends: the attempt is made again, at least once. On PostgreSQL the
-// candidates' SELECT is to take FOR UPDATE SKIP LOCKED, so claimers do not
-// queue on each other's rows; this is the one place to change.
+// candidates' SELECT locks their rows and skips those another claimer has
+// locked (lockCandidates), so claimers do not queue on each other's rows.
+//
+// contended reports that no candidate was readable because every due row
+// was locked by another transaction (PostgreSQL only): a claimer mid-claim
+// will push them out of reach, but until it commits nextDue still sees
+// them due, so claiming again at once would spin. On SQLite an empty read
+// means another claimer committed since nextDue, whose next read is then
+// right, so contended is never set there.
 func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy, full []string, limit int,
-	room func(webhookID string) int, took func(id, webhookID string)) ([]*ent.Delivery, error) {
+	room func(webhookID string) int, took func(id, webhookID string)) (won []*ent.Delivery, contended bool, err error) {
 	now = now.UTC()
 	until := now.Add(d.lease)
-	var won []*ent.Delivery
+	var locking bool
+	lock := func(s *sql.Selector) { locking = lockCandidates(s) }
 	// One transaction for the read and every claim: one SQLite write lock
 	// for the lot, where an UPDATE each made the dispatcher queue on the
 	// lock against the event log's writer once per delivery. The event
 	// and the webhook are read with the candidates: the attempt needs
 	// them, and reading them now saves two queries per attempt.
-	err := ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
-		won = nil
+	err = ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
+		won, contended = nil, false
 		candidates, err := tx.Delivery.Query().
-			Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now))...).
+			Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now), lock)...).
 			Order(ent.Asc(entdelivery.FieldNextAttemptAt), ent.Asc(entdelivery.FieldID)).
 			Limit(limit).WithEvent().WithWebhook().All(ctx)
 		if err != nil {
 			return fmt.Errorf("read due deliveries: %w", err)
 		}
+		contended = locking && len(candidates) == 0
 		taken := map[string]int{}
 		for _, c := range candidates {
 			if taken[c.WebhookID] >= room(c.WebhookID) {
 				continue
 			}
+			// Under the row lock this UPDATE cannot lose on PostgreSQL;
+			// its conditions are what make a claim single on SQLite.
 			n, err := tx.Delivery.Update().
 				Where(entdelivery.ID(c.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAtLTE(now)).
 				SetNextAttemptAt(until).Save(ctx)
@@ -87,12 +101,36 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy, full []stri
 		return nil
 	})
 	if err != nil {
-		return nil, err // rolled back: nothing was claimed
+		return nil, false, err // rolled back: nothing was claimed
 	}
 	for _, c := range won {
 		took(c.ID, c.WebhookID)
 	}
-	return won, nil
+	return won, contended, nil
+}
+
+// lockCandidates, a predicate in form only, makes the candidates' SELECT
+// lock its rows FOR NO KEY UPDATE SKIP LOCKED on PostgreSQL, and reports
+// whether it did. Without it, two claimers reading the same earliest rows
+// would both UPDATE them: the second would wait on the first's row locks
+// until its commit, then find them claimed (the conditional UPDATE stays
+// the backstop) and claim nothing that round, so claimers would take turns
+// instead of sharing the outbox. SKIP LOCKED hands each claimer rows no
+// other is claiming. NO KEY UPDATE is the lock the claim's UPDATE takes
+// anyway (it changes no key): it excludes other claimers, yet lets the
+// recorder insert an attempt row referencing the delivery, whose foreign
+// key check takes KEY SHARE, which FOR UPDATE would block. The lock names
+// the deliveries table alone (OF): the event and webhook read with the
+// candidates are eager loads, separate SELECTs that lock nothing, and a
+// JOIN added to this query one day must not lock the webhook row every
+// claimer reads. SQLite has no row locks (its one writer lock serialises
+// claimers) and ent refuses FOR there, so its query is unchanged.
+func lockCandidates(s *sql.Selector) bool {
+	if s.Dialect() != dialect.Postgres {
+		return false
+	}
+	s.For(sql.LockNoKeyUpdate, sql.WithLockTables(s.TableName()), sql.WithLockAction(sql.SkipLocked))
+	return true
 }
 
 // release gives a claimed delivery back, due at once, without counting an

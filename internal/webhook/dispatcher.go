@@ -262,7 +262,7 @@ func (d *Dispatcher) fill(ctx context.Context, f *flight, timer *time.Timer) []*
 			timer.Reset(min(wait, d.pollInterval))
 			return started
 		}
-		won, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), func(hook string) int {
+		won, contended, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), func(hook string) int {
 			return d.perWebhook - f.hooks[hook]
 		}, f.add)
 		started = append(started, won...) // counted in f; none on an error (rolled back)
@@ -274,7 +274,14 @@ func (d *Dispatcher) fill(ctx context.Context, f *flight, timer *time.Timer) []*
 			return started
 		}
 		// Nothing won means another claimer took what was due: the next
-		// read sees the outbox without it.
+		// read sees the outbox without it, unless that claimer has not
+		// committed yet (contended): its rows stay due to nextDue until
+		// then, so this dispatcher waits for the poll (or a wake, or a
+		// finished attempt) rather than spinning on them.
+		if contended {
+			timer.Reset(d.pollInterval)
+			return started
+		}
 	}
 	return started
 }

@@ -19,8 +19,11 @@ import (
 
 // The control API: every operation is a POST of a JSON object to
 // /v1/<operation>; the answer is 200 with the result as JSON, or the fault's
-// HTTP status with {"error": {"code", "field", "message"}}. GET /v1/network
-// tells where the network listens and the public key of its root.
+// HTTP status with {"error": {"code", "field", "message"}}. Two reads are
+// GETs without a body: GET /v1/network tells where the network listens and
+// the public key of its root; GET /v1/connections counts each linked
+// device's logged-in connections, {"devices": {"<device JID>": {"open",
+// "maxOpen", "logins", "replaced"}}} (connections.go).
 const (
 	pathNetwork          = "/v1/network"
 	pathLinkDevice       = "/v1/link-device"
@@ -122,6 +125,7 @@ func Handler(n *wafake.Network, log *slog.Logger) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, info)
 	})
+	mux.HandleFunc("GET "+pathConnections, l.serveConnections)
 	handle(mux, l.log, pathLinkDevice, func(ctx context.Context, q linkReq) (done, error) {
 		return done{}, l.LinkDevice(ctx, q.QRCode, q.Phone)
 	})

@@ -36,6 +36,11 @@ func TestControlAPI(t *testing.T) {
 				t.Errorf("info %+v, want %s and a 32-byte key", info, l.Network().Addr())
 			}
 		}},
+		{"connections, none yet", "GET", "127.0.0.1:7781", "/v1/connections", "", "", http.StatusOK, func(t *testing.T, body string) {
+			if strings.TrimSpace(body) != `{"devices":{}}` {
+				t.Errorf("body %s, want no devices", body)
+			}
+		}},
 		{"an inbox by name", "POST", "localhost:7781", "/v1/inbox", "application/json", `{"phone":"491701234567"}`, http.StatusOK, func(t *testing.T, body string) {
 			if strings.TrimSpace(body) != "[]" {
 				t.Errorf("body %s, want []", body)

@@ -13,7 +13,9 @@
 //     tests).
 //   - Remote talks to a network running as its own process (`wagraph
 //     sandbox-network`) over that process's control API, which Handler
-//     serves: JSON over HTTP, one POST per operation (control.go).
+//     serves: JSON over HTTP, one POST per operation, and two GETs that
+//     read: the network's address and root, and each linked device's
+//     connection counts (control.go, connections.go).
 //
 // The control API has no authentication: it is a development tool that
 // listens on loopback only (Listen refuses anything else), and Handler

@@ -33,6 +33,7 @@ type backend interface {
 	Account(ctx context.Context, phone string) (*sandbox.Account, error)
 	DropConnection(ctx context.Context, device string) error
 	RemoveDevice(ctx context.Context, device string) error
+	Connections(ctx context.Context) (map[string]sandbox.DeviceConnections, error)
 	Point(cli *whatsmeow.Client)
 	Close() error
 }

@@ -126,6 +126,16 @@ func steps() []step {
 		{"link: the QR code is used up", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			return nil, e.b.LinkDevice(ctx, e.qr, me)
 		}, failsWith(fault.Conflict, "no session shows this QR code")},
+		{"connections of the linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			// The pairing connection never logged in: the login after
+			// PairSuccess is the device's first, and still open.
+			c, err := e.b.Connections(ctx)
+			want := map[string]sandbox.DeviceConnections{e.dev.String(): {Open: 1, MaxOpen: 1, Logins: 1}}
+			if err == nil && !reflect.DeepEqual(c, want) {
+				t.Errorf("connections %+v, want %+v", c, want)
+			}
+			return c, err
+		}, nil},
 
 		{"account of the linked phone", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			a, err := e.b.Account(ctx, me)

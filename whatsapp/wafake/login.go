@@ -21,6 +21,7 @@ func (n *Network) login(c *conn) bool {
 	}
 	old := comp.loggedIn
 	comp.loggedIn, c.dev = c, comp
+	n.counts.loginLocked(comp.jid().String(), old != nil)
 	n.mu.Unlock()
 	if old != nil {
 		// As every stream end: give the old client the reason before the

@@ -54,6 +54,7 @@ type Network struct {
 	pairing  map[string]*conn // QR reference → the client showing it
 	pending  map[string]pendingIQ
 	codeRegs map[string]*codeReg // paircode.go: pairing-code reference → the waiting client, under mu
+	counts   connCounts          // connections.go: logged-in connections by device, under mu
 
 	media   mediaStore  // media.go: uploaded blobs, with their own lock
 	groups  groupState  // groups.go: groups and pictures, under mu
@@ -97,6 +98,7 @@ func New(opts Options) (*Network, error) {
 		log: log, ln: ln, static: keys.NewKeyPair(), root: root,
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
 		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
+		counts: connCounts{},
 	}
 	mux := http.NewServeMux()
 	n.routes(mux)
@@ -207,8 +209,12 @@ func (n *Network) serveChat(w http.ResponseWriter, r *http.Request) {
 				delete(n.pending, id)
 			}
 		}
-		if c.dev != nil && c.dev.loggedIn == c {
-			c.dev.loggedIn = nil
+		if c.dev != nil {
+			// Set by an accepted login only, which counted the connection.
+			n.counts.closedLocked(c.dev.jid().String())
+			if c.dev.loggedIn == c {
+				c.dev.loggedIn = nil
+			}
 		}
 		n.mu.Unlock()
 		c.close()
