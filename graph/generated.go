@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Session() SessionResolver
 	Subscription() SubscriptionResolver
 }
 
@@ -293,6 +294,7 @@ type ComplexityRoot struct {
 		CreatedAt    func(childComplexity int) int
 		ID           func(childComplexity int) int
 		Jid          func(childComplexity int) int
+		Lease        func(childComplexity int) int
 		Name         func(childComplexity int) int
 		PairingCode  func(childComplexity int) int
 		Phone        func(childComplexity int) int
@@ -301,6 +303,13 @@ type ComplexityRoot struct {
 		QRImage      func(childComplexity int) int
 		Status       func(childComplexity int) int
 		StatusReason func(childComplexity int) int
+	}
+
+	SessionLease struct {
+		Address   func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		Fence     func(childComplexity int) int
+		Node      func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -403,6 +412,9 @@ type QueryResolver interface {
 	Webhooks(ctx context.Context, sessionID string, page *int, pageSize *int) (*model.WebhookPage, error)
 	Webhook(ctx context.Context, sessionID string, id string) (*model.Webhook, error)
 	Deliveries(ctx context.Context, sessionID string, webhookID string, first *int, after *string) (*model.DeliveryConnection, error)
+}
+type SessionResolver interface {
+	Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error)
 }
 type SubscriptionResolver interface {
 	SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error)
@@ -1791,6 +1803,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Jid(childComplexity), true
+	case "Session.lease":
+		if e.ComplexityRoot.Session.Lease == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Lease(childComplexity), true
 	case "Session.name":
 		if e.ComplexityRoot.Session.Name == nil {
 			break
@@ -1839,6 +1857,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.StatusReason(childComplexity), true
+
+	case "SessionLease.address":
+		if e.ComplexityRoot.SessionLease.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLease.Address(childComplexity), true
+	case "SessionLease.expiresAt":
+		if e.ComplexityRoot.SessionLease.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLease.ExpiresAt(childComplexity), true
+	case "SessionLease.fence":
+		if e.ComplexityRoot.SessionLease.Fence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLease.Fence(childComplexity), true
+	case "SessionLease.node":
+		if e.ComplexityRoot.SessionLease.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLease.Node(childComplexity), true
 
 	case "Subscription.events":
 		if e.ComplexityRoot.Subscription.Events == nil {
@@ -2520,8 +2563,24 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_createdAt(ctx, field)
 	case "connectedAt":
 		return ec.fieldContext_Session_connectedAt(ctx, field)
+	case "lease":
+		return ec.fieldContext_Session_lease(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionLease(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_SessionLease_node(ctx, field)
+	case "address":
+		return ec.fieldContext_SessionLease_address(ctx, field)
+	case "fence":
+		return ec.fieldContext_SessionLease_fence(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_SessionLease_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionLease", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9687,6 +9746,130 @@ func (ec *executionContext) fieldContext_Session_connectedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Session_lease(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_lease(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Lease(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionLease) graphql.Marshaler {
+			return ec.marshalOSessionLease2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionLease(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_lease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionLease(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionLease_node(ctx context.Context, field graphql.CollectedField, obj *model.SessionLease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLease_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLease_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SessionLease_address(ctx context.Context, field graphql.CollectedField, obj *model.SessionLease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLease_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLease_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SessionLease_fence(ctx context.Context, field graphql.CollectedField, obj *model.SessionLease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLease_fence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLease_fence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SessionLease_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.SessionLease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLease_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLease_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_sessionStatus(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -14051,61 +14234,152 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 		case "id":
 			out.Values[i] = ec._Session_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Session_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Session_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "statusReason":
 			out.Values[i] = ec._Session_statusReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "jid":
 			out.Values[i] = ec._Session_jid(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "phone":
 			out.Values[i] = ec._Session_phone(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pushName":
 			out.Values[i] = ec._Session_pushName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "qrCode":
 			out.Values[i] = ec._Session_qrCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "qrImage":
 			out.Values[i] = ec._Session_qrImage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pairingCode":
 			out.Values[i] = ec._Session_pairingCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Session_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "connectedAt":
 			out.Values[i] = ec._Session_connectedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lease":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_lease(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sessionLeaseImplementors = []string{"SessionLease"}
+
+func (ec *executionContext) _SessionLease(ctx context.Context, sel ast.SelectionSet, obj *model.SessionLease) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionLeaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionLease")
+		case "node":
+			out.Values[i] = ec._SessionLease_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "address":
+			out.Values[i] = ec._SessionLease_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fence":
+			out.Values[i] = ec._SessionLease_fence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._SessionLease_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -15778,6 +16052,13 @@ func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋwagraphᚋwagraph�
 		return graphql.Null
 	}
 	return ec._Session(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSessionLease2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionLease(ctx context.Context, sel ast.SelectionSet, v *model.SessionLease) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SessionLease(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

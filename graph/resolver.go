@@ -45,6 +45,9 @@ type Resolver struct {
 	// Events is the session event stream: the log the events query pages
 	// and testWebhook appends to, and the bus subscriptions follow.
 	Events *events.Bus
+	// Leases tells which process of a cluster runs a session; nil on
+	// SQLite (one process).
+	Leases Leases
 
 	// owners caches who owns each recently reached session (reach.go);
 	// made on first use, so that a Resolver literal is ready as it is.

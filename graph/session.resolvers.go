@@ -162,6 +162,10 @@ func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session,
 	return nil, err
 }
 
+func (r *sessionResolver) Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error) {
+	return r.leaseOf(ctx, obj.ID)
+}
+
 func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error) {
 	_, s, err := r.reachSession(ctx, sessionID)
 	if err != nil {
@@ -192,6 +196,11 @@ func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID stri
 	return ch, nil
 }
 
+func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }
+
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
-type subscriptionResolver struct{ *Resolver }
+type (
+	sessionResolver      struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
+)

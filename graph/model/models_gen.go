@@ -339,6 +339,23 @@ type Session struct {
 	PairingCode *string    `json:"pairingCode,omitempty"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+	// Which process of a cluster runs the session (several processes on one
+	// PostgreSQL database, operations.md). Admins only: null for other callers,
+	// on SQLite, and while no process holds the session (its holder died and the
+	// lease has not expired yet, or nobody has taken it).
+	Lease *SessionLease `json:"lease,omitempty"`
+}
+
+// The lease by which one process of a cluster runs a session.
+type SessionLease struct {
+	// The holding process's id in the cluster (a new one at each start).
+	Node string `json:"node"`
+	// Where the other processes reach it (--advertise-addr).
+	Address string `json:"address"`
+	// Grows with every new holder: the writes of an earlier holder are refused.
+	Fence int `json:"fence"`
+	// When the lease ends unless renewed (every third of --lease-ttl).
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // Live streams; each area adds its own.

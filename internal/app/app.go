@@ -162,6 +162,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		NewID:      newID,
 		Events:     a.bus,
 	}
+	if a.node != nil {
+		resolver.Leases = a.node
+	}
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
 	a.handler = a.routes(resolver, authSvc, limiter)
 	a.startBackground(ctx)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The statements of the leases. Every expiry is computed and compared on
@@ -12,17 +13,25 @@ import (
 // process measures its own deadline from when it sent the renewal, which
 // is never later than the database's now() of it.
 
-// register writes this process's row (or renews it).
-func (n *Node) register(ctx context.Context) error {
-	_, err := n.db.ExecContext(ctx, `
+// register writes this process's row, unless a live process has its id;
+// took reports whether it did. A row left by a process gone is taken over
+// with this process's address and key.
+func (n *Node) register(ctx context.Context) (took bool, err error) {
+	res, err := n.db.ExecContext(ctx, `
 		INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
 		VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')
-		ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+		ON CONFLICT (id) DO UPDATE SET advertise_addr = EXCLUDED.advertise_addr, secret = EXCLUDED.secret,
+			started_at = EXCLUDED.started_at, expires_at = EXCLUDED.expires_at
+		WHERE cluster_nodes.expires_at <= now()`,
 		n.id, n.addr, n.secret, n.ttlMS())
 	if err != nil {
-		return fmt.Errorf("cluster: register node: %w", err)
+		return false, fmt.Errorf("cluster: register node: %w", err)
 	}
-	return nil
+	rows, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("cluster: register node: %w", err)
+	}
+	return rows == 1, nil
 }
 
 // renew extends this process's row and every lease it still holds, in one
@@ -34,12 +43,27 @@ func (n *Node) renew(ctx context.Context) (map[string]int64, error) {
 		return nil, fmt.Errorf("cluster: renew: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
-		VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')
-		ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
-		n.id, n.addr, n.secret, n.ttlMS()); err != nil {
+	// The row is this process's only while it carries its key: never
+	// renew a row another process took over.
+	res, err := tx.ExecContext(ctx, `
+		UPDATE cluster_nodes SET expires_at = now() + $3::float8 * interval '1 millisecond'
+		WHERE id = $1 AND secret = $2`, n.id, n.secret, n.ttlMS())
+	if err != nil {
 		return nil, fmt.Errorf("cluster: renew node: %w", err)
+	}
+	if k, err := res.RowsAffected(); err != nil || k != 1 {
+		// Gone (forgotten after an hour expired: this process stalled that
+		// long): written again, unless another process has the id now.
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
+			VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')
+			ON CONFLICT (id) DO NOTHING`, n.id, n.addr, n.secret, n.ttlMS())
+		if err != nil {
+			return nil, fmt.Errorf("cluster: renew node: %w", err)
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			return nil, fmt.Errorf("cluster: renew node: another process has taken node id %s", n.id)
+		}
 	}
 	rows, err := tx.QueryContext(ctx, `
 		UPDATE session_leases SET expires_at = now() + $2::float8 * interval '1 millisecond'
@@ -136,12 +160,12 @@ type Holder struct {
 	Node      string // its id
 	Addr      string // its advertised address
 	Fence     int64
-	ExpiresAt string // RFC 3339, on the database's clock
+	ExpiresAt time.Time // on the database's clock
 	Self      bool   // this process
 	secret    []byte
 }
 
-// HolderOf returns the live holder of a session's lease; errNoHolder when
+// HolderOf returns the live holder of a session's lease; ErrNoHolder when
 // nobody holds it (never taken, expired, given back, or its process is
 // gone).
 func (n *Node) HolderOf(ctx context.Context, sessionID string) (Holder, error) {
@@ -153,12 +177,12 @@ func (n *Node) HolderOf(ctx context.Context, sessionID string) (Holder, error) {
 		WHERE l.session_id = $1 AND l.expires_at > now() AND c.expires_at > now()`, sessionID).
 		Scan(&h.Node, &h.Fence, &exp, &h.Addr, &h.secret)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Holder{}, errNoHolder
+		return Holder{}, ErrNoHolder
 	}
 	if err != nil {
 		return Holder{}, fmt.Errorf("cluster: read the holder of session %s: %w", sessionID, err)
 	}
-	h.ExpiresAt = exp.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	h.ExpiresAt = exp.Time.UTC()
 	h.Self = h.Node == n.id
 	return h, nil
 }

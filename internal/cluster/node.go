@@ -51,6 +51,9 @@ const DefaultTTL = 15 * time.Second
 
 // Options are what a Node needs.
 type Options struct {
+	// ID is this process's name in the cluster (--node-id); "" is a
+	// random one.
+	ID     string
 	DB     *sql.DB // the PostgreSQL database of the cluster
 	Logger *slog.Logger
 	// Advertise is the host:port the other processes reach this one at.
@@ -101,8 +104,11 @@ func New(opts Options) (*Node, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("cluster: node key: %w", err)
 	}
+	if opts.ID == "" {
+		opts.ID = uuid.NewString()
+	}
 	n := &Node{
-		id: uuid.NewString(), addr: opts.Advertise, secret: secret, ttl: opts.TTL, db: opts.DB,
+		id: opts.ID, addr: opts.Advertise, secret: secret, ttl: opts.TTL, db: opts.DB,
 		held: map[string]int64{}, wake: make(chan struct{}, 1), ready: make(chan struct{}),
 	}
 	n.log = opts.Logger.With("node", n.id)
@@ -110,18 +116,39 @@ func New(opts Options) (*Node, error) {
 }
 
 // Join registers this process in the cluster, running its sessions on
-// local, and returns holding none yet: Run takes its share.
+// local, and returns holding none yet: Run takes its share. While another
+// live process has this node id (a process restarted before its previous
+// self's row expired, or two processes given one --node-id), it waits for
+// that row to expire, at most ctx's time: taking over a live process's
+// identity would take its leases too.
 func (n *Node) Join(ctx context.Context, local Local) error {
 	n.local = local
-	start := time.Now()
-	if err := n.register(ctx); err != nil {
-		return err
+	logged := false
+	for {
+		start := time.Now()
+		took, err := n.register(ctx)
+		if err != nil {
+			return err
+		}
+		if took {
+			n.mu.Lock()
+			n.lastOK = start
+			n.mu.Unlock()
+			n.log.Info("joined the cluster", "advertise_addr", n.addr, "lease_ttl", n.ttl)
+			return nil
+		}
+		if !logged {
+			n.log.Warn("another live process has this node id: waiting for its row to expire (--node-id names each process of a cluster; a restart waits at most --lease-ttl)", "lease_ttl", n.ttl)
+			logged = true
+		}
+		t := time.NewTimer(n.ttl / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("cluster: join as %s: another live process has this node id: %w", n.id, ctx.Err())
+		case <-t.C:
+		}
 	}
-	n.mu.Lock()
-	n.lastOK = start
-	n.mu.Unlock()
-	n.log.Info("joined the cluster", "advertise_addr", n.addr, "lease_ttl", n.ttl)
-	return nil
 }
 
 // Ready is closed once Run has renewed and taken its first share (the
@@ -414,4 +441,5 @@ func (n *Node) Leave(ctx context.Context) error {
 	return nil
 }
 
-var errNoHolder = errors.New("cluster: nobody holds the session")
+// ErrNoHolder says no live process holds a session's lease.
+var ErrNoHolder = errors.New("cluster: nobody holds the session")

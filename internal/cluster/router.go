@@ -180,7 +180,7 @@ func (r *Router) table() map[string]op {
 
 // where says who runs the session: this process (local), or h. With claim,
 // a session nobody holds is taken here first (an operation on it cannot
-// wait for the next rebalance); without, errNoHolder says nobody runs it.
+// wait for the next rebalance); without, ErrNoHolder says nobody runs it.
 func (r *Router) where(ctx context.Context, id string, claim bool) (local bool, h Holder, err error) {
 	if r.node.Holds(id) {
 		return true, Holder{}, nil
@@ -189,7 +189,7 @@ func (r *Router) where(ctx context.Context, id string, claim bool) (local bool, 
 	switch {
 	case err == nil:
 		return h.Self, h, nil
-	case !errors.Is(err, errNoHolder) || !claim:
+	case !errors.Is(err, ErrNoHolder) || !claim:
 		return false, Holder{}, err
 	}
 	took, err := r.node.Claim(ctx, id)
@@ -201,7 +201,7 @@ func (r *Router) where(ctx context.Context, id string, claim bool) (local bool, 
 	}
 	// Another process took it meanwhile, or the session does not exist.
 	h, err = r.node.HolderOf(ctx, id)
-	if errors.Is(err, errNoHolder) {
+	if errors.Is(err, ErrNoHolder) {
 		return false, Holder{}, fault.New(fault.NotFound, "session %s not found", id)
 	}
 	return err == nil && h.Self, h, err
@@ -245,7 +245,7 @@ func (r *Router) Status(ctx context.Context, id string) (whatsapp.SessionState, 
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-	case !errors.Is(err, errNoHolder):
+	case !errors.Is(err, ErrNoHolder):
 		return whatsapp.SessionState{}, err
 	}
 	rec, found, err := r.statuses.LoadStatus(ctx, id)
@@ -343,7 +343,7 @@ func (r *Router) Delete(ctx context.Context, id string) error {
 			return err
 		}
 		r.log.Warn("the process running a deleted session did not forget it: forgetting it here", "session_id", id, "err", err)
-	case err != nil && !errors.Is(err, errNoHolder):
+	case err != nil && !errors.Is(err, ErrNoHolder):
 		return err
 	}
 	_, err = r.delete(ctx, id, none{})

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -52,6 +53,8 @@ type Config struct {
 	// EventRetention is how long stored events are kept (those with a
 	// delivery still pending are kept longer).
 	EventRetention time.Duration
+	// NodeID is this process's name in a cluster (and in Session.owner).
+	NodeID string
 	// AdvertiseAddr is the host:port the other processes of a cluster
 	// reach this one at (PostgreSQL only); "" is the listening address.
 	AdvertiseAddr string
@@ -112,6 +115,7 @@ func settings() []setting {
 		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
 		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
 		{"wa-version", "WAGRAPH_WA_VERSION", "auto", "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N", false, parseWAVersion},
+		{"node-id", "WAGRAPH_NODE_ID", "", "this process's name in a cluster (several processes on one PostgreSQL); default hostname-pid", false, parseNodeID},
 		{"advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "", "with --database-url: the host:port the other processes of the cluster reach this one at (default: the listening address)", false, parseAdvertiseAddr},
 		{"lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "with --database-url: how long a session's lease holds unrenewed (renewed every third of it); a dead process's sessions move after at most this", false, parseLeaseTTL},
 		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "", "loopback address serving /debug/pprof, such as 127.0.0.1:6060 (default: none)", false, parseDebugAddr},
@@ -478,6 +482,29 @@ func parseSandboxNetwork(c *Config, v string) string {
 
 // parseDebugAddr takes a loopback address only: pprof shows the process's
 // memory, goroutines and command line to whoever reaches it, with no token.
+// MaxNodeIDLen bounds --node-id.
+const MaxNodeIDLen = 64
+
+func parseNodeID(c *Config, v string) string {
+	if v == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "wagraph"
+		}
+		v = fmt.Sprintf("%s-%d", host, os.Getpid())
+		if len(v) > MaxNodeIDLen {
+			v = v[len(v)-MaxNodeIDLen:]
+		}
+	}
+	if len(v) > MaxNodeIDLen || strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) {
+		return fmt.Sprintf("want 1 to %d letters, digits, '-', '_' or '.', such as wagraph-1", MaxNodeIDLen)
+	}
+	c.NodeID = v
+	return ""
+}
+
 func parseAdvertiseAddr(c *Config, v string) string {
 	if v == "" {
 		return ""

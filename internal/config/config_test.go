@@ -63,6 +63,7 @@ func TestLoadDefaults(t *testing.T) {
 		WebhookTimeout:    15 * time.Second,
 		EventRetention:    720 * time.Hour,
 		LeaseTTL:          15 * time.Second,
+		NodeID:            c.NodeID, // hostname-pid: checked below
 		MaxBody:           67108864,
 		BodyTimeout:       time.Minute,
 		GraphQLComplexity: 1000,
@@ -73,6 +74,9 @@ func TestLoadDefaults(t *testing.T) {
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         "text",
 		WAVersion:         "auto",
+	}
+	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
+		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -260,6 +264,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"advertise addr without host", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", ":8080", "host:port", nil},
 		{"advertise addr unspecified", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "0.0.0.0:8080", "not 0.0.0.0", nil},
 		{"advertise addr port 0", "advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "10.0.0.5:0", "from 1 to 65535", nil},
+		{"node id with a space", "node-id", "WAGRAPH_NODE_ID", "node one", "letters, digits", nil},
+		{"node id too long", "node-id", "WAGRAPH_NODE_ID", strings.Repeat("n", 65), "1 to 64", nil},
 		{"lease ttl too short", "lease-ttl", "WAGRAPH_LEASE_TTL", "2s", "from 3s to 5m0s", nil},
 		{"lease ttl too long", "lease-ttl", "WAGRAPH_LEASE_TTL", "6m", "from 3s to 5m0s", nil},
 		{"lease ttl not a duration", "lease-ttl", "WAGRAPH_LEASE_TTL", "15", "duration", nil},
@@ -410,14 +416,14 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
 		"--debug-addr", "WAGRAPH_DEBUG_ADDR", "--advertise-addr", "WAGRAPH_ADVERTISE_ADDR",
-		"--lease-ttl", "WAGRAPH_LEASE_TTL", "15s",
+		"--lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "--node-id", "WAGRAPH_NODE_ID",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 23 {
-		t.Errorf("Usage has %d lines, want one per setting (23)", got)
+	if got := strings.Count(out, "\n"); got != 24 {
+		t.Errorf("Usage has %d lines, want one per setting (24)", got)
 	}
 }
 
