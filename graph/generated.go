@@ -296,6 +296,7 @@ type ComplexityRoot struct {
 		Jid          func(childComplexity int) int
 		Lease        func(childComplexity int) int
 		Name         func(childComplexity int) int
+		Owner        func(childComplexity int) int
 		PairingCode  func(childComplexity int) int
 		Phone        func(childComplexity int) int
 		PushName     func(childComplexity int) int
@@ -414,6 +415,7 @@ type QueryResolver interface {
 	Deliveries(ctx context.Context, sessionID string, webhookID string, first *int, after *string) (*model.DeliveryConnection, error)
 }
 type SessionResolver interface {
+	Owner(ctx context.Context, obj *model.Session) (*string, error)
 	Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error)
 }
 type SubscriptionResolver interface {
@@ -1815,6 +1817,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Name(childComplexity), true
+	case "Session.owner":
+		if e.ComplexityRoot.Session.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Owner(childComplexity), true
 	case "Session.pairingCode":
 		if e.ComplexityRoot.Session.PairingCode == nil {
 			break
@@ -2563,6 +2571,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_createdAt(ctx, field)
 	case "connectedAt":
 		return ec.fieldContext_Session_connectedAt(ctx, field)
+	case "owner":
+		return ec.fieldContext_Session_owner(ctx, field)
 	case "lease":
 		return ec.fieldContext_Session_lease(ctx, field)
 	}
@@ -9746,6 +9756,29 @@ func (ec *executionContext) fieldContext_Session_connectedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Session", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Session_owner(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Owner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Session_lease(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14291,6 +14324,44 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "owner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_owner(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "lease":
 			field := field
 

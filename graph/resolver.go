@@ -48,6 +48,8 @@ type Resolver struct {
 	// Leases tells which process of a cluster runs a session; nil on
 	// SQLite (one process).
 	Leases Leases
+	// NodeID is this process's --node-id (Session.owner on SQLite).
+	NodeID string
 
 	// owners caches who owns each recently reached session (reach.go);
 	// made on first use, so that a Resolver literal is ready as it is.

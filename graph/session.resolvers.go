@@ -162,6 +162,10 @@ func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session,
 	return nil, err
 }
 
+func (r *sessionResolver) Owner(ctx context.Context, obj *model.Session) (*string, error) {
+	return r.ownerOf(ctx, obj.ID)
+}
+
 func (r *sessionResolver) Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error) {
 	return r.leaseOf(ctx, obj.ID)
 }

@@ -21,6 +21,7 @@ const Prefix = "/api/v1"
 type Handler struct {
 	q     graph.QueryResolver
 	m     graph.MutationResolver
+	s     graph.SessionResolver // the session record's owner
 	media mediaSource // nil when root offers none: the media route then fails
 	// redeliverer is nil when root offers none: the redeliver route then fails.
 	redeliverer redeliverer
@@ -33,7 +34,7 @@ type Handler struct {
 // New returns the REST handler for paths under Prefix, calling the resolvers
 // of root.
 func New(root graph.ResolverRoot, log *slog.Logger) *Handler {
-	h := &Handler{q: root.Query(), m: root.Mutation(), log: log, mux: http.NewServeMux()}
+	h := &Handler{q: root.Query(), m: root.Mutation(), s: root.Session(), log: log, mux: http.NewServeMux()}
 	h.media, _ = root.(mediaSource)
 	h.redeliverer, _ = root.(redeliverer)
 	for _, rt := range h.routes() {

@@ -1,6 +1,7 @@
 package restcompat
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"mime"
@@ -21,13 +22,18 @@ type sessionJSON struct {
 	JID          *string `json:"jid"`
 	PushName     *string `json:"pushName"`
 	CreatedAt    string  `json:"createdAt"`
+	// Owner is the --node-id of the process running the session, for
+	// admin tokens only (graphql.md's Session.owner): absent for others.
+	Owner *string `json:"owner,omitempty"`
 }
 
-func toSessionJSON(s *model.Session) sessionJSON {
+// sessionJSON is the record of s, with its owner for an admin.
+func (h *Handler) sessionJSON(ctx context.Context, s *model.Session) (sessionJSON, error) {
+	owner, err := h.s.Owner(ctx, s)
 	return sessionJSON{
 		ID: s.ID, Name: s.Name, Status: string(s.Status), StatusReason: s.StatusReason, JID: s.Jid, PushName: s.PushName,
-		CreatedAt: model.FormatTime(s.CreatedAt),
-	}
+		CreatedAt: model.FormatTime(s.CreatedAt), Owner: owner,
+	}, err
 }
 
 func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +65,10 @@ func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]sessionJSON, len(ss))
 	for i, s := range ss {
-		out[i] = toSessionJSON(s)
+		if out[i], err = h.sessionJSON(r.Context(), s); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
 	}
 	ok(w, http.StatusOK, out)
 }
@@ -74,7 +83,12 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusOK, toSessionJSON(s))
+	out, err := h.sessionJSON(r.Context(), s)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, out)
 }
 
 func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +105,12 @@ func (h *Handler) connectSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusOK, toSessionJSON(s))
+	out, err := h.sessionJSON(r.Context(), s)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, out)
 }
 
 // getQR answers the current QR code as JSON, or as the PNG itself when the

@@ -339,6 +339,11 @@ type Session struct {
 	PairingCode *string    `json:"pairingCode,omitempty"`
 	CreatedAt   time.Time  `json:"createdAt"`
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+	// The --node-id of the process running the session: in a cluster (several
+	// processes on one PostgreSQL database) the holder of its lease, null while
+	// nobody holds it; on a single process its own id. Admins only: null for
+	// other callers.
+	Owner *string `json:"owner,omitempty"`
 	// Which process of a cluster runs the session (several processes on one
 	// PostgreSQL database, operations.md). Admins only: null for other callers,
 	// on SQLite, and while no process holds the session (its holder died and the

@@ -161,6 +161,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Now:        now,
 		NewID:      newID,
 		Events:     a.bus,
+		NodeID:     cfg.NodeID,
 	}
 	if a.node != nil {
 		resolver.Leases = a.node

@@ -77,7 +77,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		// On PostgreSQL every process is a member of a cluster (maybe of
 		// one): it runs the sessions it leases, and saves their statuses
 		// only while it holds them.
-		a.node, err = cluster.New(cluster.Options{DB: a.sqlDB, Logger: a.log, Advertise: a.cfg.AdvertiseAddr, TTL: a.cfg.LeaseTTL})
+		a.node, err = cluster.New(cluster.Options{ID: a.cfg.NodeID, DB: a.sqlDB, Logger: a.log, Advertise: a.cfg.AdvertiseAddr, TTL: a.cfg.LeaseTTL})
 		if err != nil {
 			return err
 		}
