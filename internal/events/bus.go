@@ -80,6 +80,9 @@ type BusOptions struct {
 // so every subscriber sees a session's events in seq order whoever published
 // them. It never blocks: a subscriber whose buffer is full is cut off and
 // learns the last event it got (LaggedError).
+//
+// A following bus (BusOptions.Follow, PostgreSQL) fans out what the log
+// holds instead, whichever process committed it (follow.go).
 type Bus struct {
 	log      *Log
 	buffer   int

@@ -94,9 +94,8 @@ func (f *follower) stop() {
 // so no event above the starting point is skipped; an event at or below it
 // was committed before the subscriber registered, so its replay, which reads
 // the log after registering, returns it. A session already followed stands
-// at a seq whose events were fanned out, hence committed, before this
-// registration: the same holds. What is both read and queued is dropped by
-// seq (Next).
+// at a seq fanned out or read as committed before this registration: the
+// same holds. What is both read and queued is dropped by seq (Next).
 func (f *follower) startLocked(sessionID string, seq int64) {
 	if f.fanned[sessionID] == nil {
 		f.fanned[sessionID] = &followed{seq: seq}
