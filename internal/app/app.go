@@ -104,6 +104,8 @@ type App struct {
 	eventBuf int // Options.EventBuffer
 	sink     *sessions.Sink
 
+	eventListener *storage.Listener // PostgreSQL's notifications to bus; nil on SQLite
+
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
 	stopBackground  context.CancelFunc

@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
 	"io"
 	"time"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // openEvents builds the event log, the bus over it, and the sink the
@@ -15,9 +17,29 @@ import (
 // down.
 // The webhook dispatcher is built in between (startWebhooks): it delivers
 // from the log, and the sink wakes it after each commit.
+//
+// On PostgreSQL other processes commit events of the same sessions: the bus
+// follows the log, and a listener hands it the log's notifications.
 func (a *App) openEvents(now func() time.Time, random io.Reader) {
 	a.eventLog = events.NewLog(a.db, events.LogOptions{Now: now, Random: random, Logger: a.log})
-	a.bus = events.NewBus(a.eventLog, events.BusOptions{Buffer: a.eventBuf, Observer: a.metrics, Stored: a.metrics})
+	follow := a.cfg.DatabaseURL != ""
+	a.bus = events.NewBus(a.eventLog, events.BusOptions{
+		Buffer: a.eventBuf, Observer: a.metrics, Stored: a.metrics, Follow: follow, Logger: a.log,
+	})
+	if !follow {
+		return
+	}
+	l, err := storage.Listen(context.Background(), storage.ListenerOptions{
+		URL: a.cfg.DatabaseURL, Channel: events.NotifyChannel,
+		Notify: a.bus.Notified, Connected: a.bus.FollowAll, Logger: a.log,
+	})
+	if err != nil {
+		// The database opened at this URL already: not expected. Local
+		// subscribers still get this process's events.
+		a.log.Error("events of other processes will not reach this one's subscribers", "error", err)
+		return
+	}
+	a.eventListener = l
 }
 
 // openSink builds the sink, once the dispatcher it wakes exists.
@@ -38,6 +60,9 @@ func (a *App) endStreams() {
 
 // closeEvents ends the subscriptions and commits what the log holds.
 func (a *App) closeEvents() {
+	if a.eventListener != nil {
+		a.eventListener.Close()
+	}
 	if a.bus != nil {
 		a.bus.Close()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,12 @@ type BusOptions struct {
 	// published it (the session sink, testWebhook), once: an event found
 	// already stored under its key is not told again. nil: none.
 	Stored StoredObserver
+	// Follow makes the bus fan out what the log holds rather than what this
+	// process commits: on PostgreSQL, where other processes commit events of
+	// the same sessions, a listener hands their notifications to Notified
+	// (follow.go). Off, the fan-out is the local commits (SQLite: one process).
+	Follow bool
+	Logger *slog.Logger // nil discards
 }
 
 // Bus is the session event stream: Publish stores events in the Log and,
@@ -73,6 +80,9 @@ type BusOptions struct {
 // so every subscriber sees a session's events in seq order whoever published
 // them. It never blocks: a subscriber whose buffer is full is cut off and
 // learns the last event it got (LaggedError).
+//
+// A following bus (BusOptions.Follow, PostgreSQL) fans out what the log
+// holds instead, whichever process committed it (follow.go).
 type Bus struct {
 	log      *Log
 	buffer   int
@@ -83,6 +93,8 @@ type Bus struct {
 	subs   map[string]map[*Subscription]struct{} // by session
 	closed bool
 	count  atomic.Int64
+
+	follower *follower // nil unless BusOptions.Follow
 }
 
 // NewBus returns the bus over log; one log has one bus.
@@ -92,6 +104,14 @@ func NewBus(log *Log, opts BusOptions) *Bus {
 		b.buffer = DefaultBuffer
 	}
 	fanOut := b.fanOut
+	if opts.Follow {
+		logger := opts.Logger
+		if logger == nil {
+			logger = slog.New(slog.DiscardHandler)
+		}
+		b.follower = startFollower(b, logger)
+		fanOut = b.committedFollowed
+	}
 	log.committed.Store(&fanOut)
 	return b
 }
@@ -101,7 +121,9 @@ func (b *Bus) Log() *Log { return b.log }
 
 // Publish stores evs of a session in one transaction (Log.Append) and
 // returns their envelopes once committed; by then the live subscribers of
-// the session have them.
+// the session have them, unless the bus follows the log and events another
+// process committed come first: then the follower hands them all on, in
+// seq order, after it has read those.
 func (b *Bus) Publish(ctx context.Context, sessionID string, evs []New) ([]Envelope, error) {
 	return b.log.Append(ctx, sessionID, evs)
 }
@@ -116,13 +138,24 @@ func (b *Bus) fanOut(envs []Envelope) {
 	if len(envs) == 0 {
 		return
 	}
+	b.countStored(envs)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.offerLocked(envs)
+}
+
+// countStored tells the Stored observer of committed envelopes.
+func (b *Bus) countStored(envs []Envelope) {
 	if b.stored != nil {
 		for _, e := range envs {
 			b.stored.EventStored(string(e.Kind))
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+}
+
+// offerLocked hands envelopes of one session, in seq order, to its
+// subscribers; b.mu is held.
+func (b *Bus) offerLocked(envs []Envelope) {
 	subs := b.subs[envs[0].SessionID]
 	if len(subs) == 0 {
 		return
@@ -155,15 +188,19 @@ func (b *Bus) EndSession(sessionID string) {
 
 // Close ends every open subscription (ErrBusClosed) and refuses new ones.
 // The Log stays open: the Bus does not own it.
+// A following bus stops its follower too.
 func (b *Bus) Close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.closed = true
 	for _, subs := range b.subs {
 		for s := range subs {
 			b.removeLocked(s)
 			s.finish(ErrBusClosed)
 		}
+	}
+	b.mu.Unlock()
+	if b.follower != nil {
+		b.follower.stop()
 	}
 }
 
@@ -175,6 +212,9 @@ func (b *Bus) removeLocked(s *Subscription) {
 	delete(subs, s)
 	if len(subs) == 0 {
 		delete(b.subs, s.sessionID)
+		if b.follower != nil {
+			b.follower.forgetLocked(s.sessionID)
+		}
 	}
 	b.count.Add(-1)
 	if b.observer != nil {
@@ -214,21 +254,31 @@ func (b *Bus) Subscribe(ctx context.Context, sessionID string, kinds []Kind, fro
 	// dropped as replayed: a caller that waited for the count and then
 	// published lost its event (graph's TestEventLaneSameBytes, now and
 	// then, more often on PostgreSQL's slower read).
-	if from != nil {
-		s.last = *from
-	} else {
-		last, ok, err := b.log.Last(ctx, sessionID)
+	//
+	// A following bus reads the last event in either case: it is where the
+	// fan-out of a session starts when the session gets its first
+	// subscriber (follower.startLocked says why that keeps the argument).
+	var last Cursor
+	if from == nil || b.follower != nil {
+		env, ok, err := b.log.Last(ctx, sessionID)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			s.last = Cursor{Seq: last.Seq, ID: last.ID}
+			last = Cursor{Seq: env.Seq, ID: env.ID}
 		}
+	}
+	s.last = last
+	if from != nil {
+		s.last = *from
 	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return nil, ErrBusClosed
+	}
+	if b.follower != nil {
+		b.follower.startLocked(sessionID, last.Seq)
 	}
 	if b.subs[sessionID] == nil {
 		b.subs[sessionID] = map[*Subscription]struct{}{}

@@ -7,12 +7,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
+// newBus returns a bus over a fresh log; on PostgreSQL it follows the log,
+// as the server's does there.
 func newBus(t testing.TB, sessions []string, opts BusOptions) *Bus {
 	t.Helper()
 	db := openDB(t, sessions...)
-	return NewBus(newLog(t, db, LogOptions{}), opts)
+	opts.Follow = dbtest.Postgres(t)
+	b := NewBus(newLog(t, db, LogOptions{}), opts)
+	t.Cleanup(b.Close)
+	return b
 }
 
 // publishN publishes n events of kind to a session, one append each.

@@ -392,12 +392,46 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 				return fmt.Errorf("insert events: %w", err)
 			}
 		}
-		return l.fanOut(ctx, tx, batch, sessions, envs, now)
+		if err := l.fanOut(ctx, tx, batch, sessions, envs, now); err != nil {
+			return err
+		}
+		return l.notify(ctx, tx, envs)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return envs, nil
+}
+
+// notify tells the processes following the log (Bus.Follow) which sessions
+// the transaction adds to, on PostgreSQL: one notification per session,
+// naming its highest new seq. The server delivers them at commit, in commit
+// order, and not at all on rollback; a process that was not listening then
+// reads the log when it listens again (Bus.FollowAll). SQLite has one
+// process, whose bus sees the commits.
+func (l *Log) notify(ctx context.Context, tx *ent.Tx, envs [][]Envelope) error {
+	if l.dialect != dialect.Postgres {
+		return nil
+	}
+	var order []string
+	last := map[string]int64{}
+	for _, es := range envs {
+		for _, e := range es {
+			if e.Existing {
+				continue
+			}
+			if _, ok := last[e.SessionID]; !ok {
+				order = append(order, e.SessionID)
+			}
+			last[e.SessionID] = max(last[e.SessionID], e.Seq)
+		}
+	}
+	for _, s := range order {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", NotifyChannel, notifyPayload(s, last[s])); err != nil {
+			return fmt.Errorf("notify the events of session %s: %w", s, err)
+		}
+	}
+	return nil
 }
 
 // sessionKey is a New.Key within its session.
