@@ -22,7 +22,7 @@ type Handler struct {
 	q     graph.QueryResolver
 	m     graph.MutationResolver
 	s     graph.SessionResolver // the session record's owner
-	media mediaSource // nil when root offers none: the media route then fails
+	media mediaSource           // nil when root offers none: the media route then fails
 	// redeliverer is nil when root offers none: the redeliver route then fails.
 	redeliverer redeliverer
 	log         *slog.Logger

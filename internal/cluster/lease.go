@@ -161,7 +161,7 @@ type Holder struct {
 	Addr      string // its advertised address
 	Fence     int64
 	ExpiresAt time.Time // on the database's clock
-	Self      bool   // this process
+	Self      bool      // this process
 	secret    []byte
 }
 
