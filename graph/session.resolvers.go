@@ -47,6 +47,7 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 	if err != nil {
 		return nil, err
 	}
+	r.claimNew(ctx, s.ID)
 	live, err := r.sessionOf(ctx, s)
 	if err != nil {
 		return nil, err

@@ -55,7 +55,8 @@ type Server struct {
 // way.
 func Config(t testing.TB) config.Config {
 	t.Helper()
-	cfg, err := config.Load([]string{"--data-dir", t.TempDir(), "--admin-token", AdminToken, "--rate", "10000/s,10000"},
+	dir := t.TempDir()
+	cfg, err := config.Load([]string{"--data-dir", dir, "--admin-token", AdminToken, "--rate", "10000/s,10000", "--node-id", nodeID(dir)},
 		func(string) (string, bool) { return "", false }, io.Discard)
 	if err != nil {
 		t.Fatalf("test config: %v", err)
@@ -67,6 +68,21 @@ func Config(t testing.TB) config.Config {
 // LogEnv, when set, makes the servers the tests start write their log to
 // stderr at debug level: to see what a failing test's server did.
 const LogEnv = "WAGRAPH_TEST_LOG"
+
+// nodeID names a test server after its data directory (the test's
+// temporary directory and the call's number in it): servers of one test
+// process sharing a database (the PostgreSQL pass) must have ids of their
+// own, as processes do (--node-id's default holds the pid).
+func nodeID(dataDir string) string {
+	id := filepath.Base(filepath.Dir(dataDir)) + "-" + filepath.Base(dataDir)
+	id = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, id)
+	return id[max(0, len(id)-config.MaxNodeIDLen):]
+}
 
 // Start runs a server with cfg (Config(t) when nil is given through the
 // zero value) until the test ends.

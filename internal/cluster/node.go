@@ -409,11 +409,15 @@ func (n *Node) Claim(ctx context.Context, sessionID string) (bool, error) {
 	got, err := n.acquire(ctx, sessionID, 1)
 	if err != nil || len(got) == 0 {
 		n.leaseMu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			n.log.Error("taking the lease of a session failed", "session_id", sessionID, "err", err)
+		}
 		return false, err
 	}
 	n.take(got)
 	n.leaseMu.Unlock()
 	if err := n.local.Adopt(ctx, sessionID, func() bool { return n.Holds(sessionID) }); err != nil {
+		n.log.Error("restoring the session failed", "session_id", sessionID, "err", err)
 		return true, err
 	}
 	return true, nil
