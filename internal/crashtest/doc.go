@@ -1,4 +1,13 @@
-// Package crashtest holds the crash test of the event pipeline: wagraph's
+// Package crashtest holds the tests that run wagraph's own binary as
+// several processes. The cluster test (cluster_test.go, PostgreSQL only)
+// starts a network and three servers on one database, links 30 sessions,
+// SIGKILLs the process holding most of them while contacts keep writing,
+// and checks the failover: every session CONNECTED again on the others
+// within 30 s, no device ever connected twice at once (the network counts
+// each device's connections), nothing lost for a webhook receiver or a
+// subscriber on a surviving process.
+//
+// The crash test of the event pipeline: wagraph's
 // own binary runs as two child processes, the simulated network
 // (`wagraph sandbox-network`) and the server (`wagraph serve
 // --sandbox-network`); the network sends a burst of texts to a linked
