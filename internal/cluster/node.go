@@ -234,7 +234,12 @@ func (n *Node) tick(ctx context.Context) error {
 		n.log.Warn("lost the lease of a session: another process holds it", "session_id", id)
 		n.local.Release(id)
 	}
-	live, total, err := n.counts(ctx)
+	// The rest of the tick is bounded as the renewal was, from this one: a
+	// statement stuck after a renewal must not hold the loop past the drop
+	// either. The adoptions keep ctx: they outlive the tick.
+	dctx, dcancel := context.WithDeadline(ctx, start.Add(n.dropDeadline()+n.ttl/8))
+	defer dcancel()
+	live, total, err := n.counts(dctx)
 	if err != nil {
 		return err
 	}
@@ -242,9 +247,9 @@ func (n *Node) tick(ctx context.Context) error {
 	mine := n.Held()
 	switch {
 	case mine > share:
-		n.giveBack(ctx, n.extra(mine-share))
+		n.giveBack(dctx, n.extra(mine-share))
 	case mine < share:
-		got, err := n.acquire(ctx, "", share-mine)
+		got, err := n.acquire(dctx, "", share-mine)
 		if err != nil {
 			return err
 		}
@@ -379,7 +384,15 @@ func (n *Node) dropAll(why string) {
 // exist).
 func (n *Node) Claim(ctx context.Context, sessionID string) (bool, error) {
 	n.leaseMu.Lock()
-	got, err := n.acquire(ctx, sessionID, 1)
+	// The claim holds the ticks back: bounded, so that a tick can still
+	// renew, or drop the sessions, before the leases expire when the
+	// database stops answering.
+	n.mu.Lock()
+	deadline := n.lastOK.Add(n.dropDeadline())
+	n.mu.Unlock()
+	cctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(n.ttl/8)))
+	got, err := n.acquire(cctx, sessionID, 1)
+	cancel()
 	if err != nil || len(got) == 0 {
 		n.leaseMu.Unlock()
 		return false, err
@@ -412,6 +425,13 @@ func (n *Node) Leave(ctx context.Context) error {
 	}
 	n.log.Info("left the cluster")
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 var errNoHolder = errors.New("cluster: nobody holds the session")
