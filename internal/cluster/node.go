@@ -212,7 +212,8 @@ func (n *Node) Run(ctx context.Context) {
 			since := time.Since(n.lastOK)
 			n.mu.Unlock()
 			n.log.Warn("renewing the session leases failed", "since_last_renewal", since.Round(time.Millisecond), "err", err)
-			if since >= n.dropDeadline() {
+			// A statement cut at the deadline ends a hair before it.
+			if since+n.ttl/50 >= n.dropDeadline() {
 				n.dropAll("the leases could not be renewed before they expire")
 			}
 			wait = min(time.Second, n.ttl/6)
@@ -250,7 +251,7 @@ func (n *Node) tick(ctx context.Context) error {
 	n.mu.Lock()
 	deadline := n.lastOK.Add(n.dropDeadline())
 	n.mu.Unlock()
-	rctx, cancel := context.WithDeadline(ctx, deadline.Add(n.ttl/8)) // a renewal stuck past the drop must not hold the loop
+	rctx, cancel := context.WithDeadline(ctx, deadline) // a renewal stuck past the drop must not hold the loop
 	defer cancel()
 	renewed, err := n.renew(rctx)
 	if err != nil {
@@ -261,7 +262,12 @@ func (n *Node) tick(ctx context.Context) error {
 		n.log.Warn("lost the lease of a session: another process holds it", "session_id", id)
 		n.local.Release(id)
 	}
-	live, total, err := n.counts(ctx)
+	// The rest of the tick is bounded as the renewal was, from this one: a
+	// statement stuck after a renewal must not hold the loop past the drop
+	// either. The adoptions keep ctx: they outlive the tick.
+	dctx, dcancel := context.WithDeadline(ctx, start.Add(n.dropDeadline()))
+	defer dcancel()
+	live, total, err := n.counts(dctx)
 	if err != nil {
 		return err
 	}
@@ -269,9 +275,9 @@ func (n *Node) tick(ctx context.Context) error {
 	mine := n.Held()
 	switch {
 	case mine > share:
-		n.giveBack(ctx, n.extra(mine-share))
+		n.giveBack(dctx, n.extra(mine-share))
 	case mine < share:
-		got, err := n.acquire(ctx, "", share-mine)
+		got, err := n.acquire(dctx, "", share-mine)
 		if err != nil {
 			return err
 		}
@@ -406,7 +412,15 @@ func (n *Node) dropAll(why string) {
 // exist).
 func (n *Node) Claim(ctx context.Context, sessionID string) (bool, error) {
 	n.leaseMu.Lock()
-	got, err := n.acquire(ctx, sessionID, 1)
+	// The claim holds the ticks back: bounded, so that a tick can still
+	// renew, or drop the sessions, before the leases expire when the
+	// database stops answering.
+	n.mu.Lock()
+	deadline := n.lastOK.Add(n.dropDeadline())
+	n.mu.Unlock()
+	cctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(n.ttl/8)))
+	got, err := n.acquire(cctx, sessionID, 1)
+	cancel()
 	if err != nil || len(got) == 0 {
 		n.leaseMu.Unlock()
 		if err != nil && ctx.Err() == nil {
@@ -443,6 +457,13 @@ func (n *Node) Leave(ctx context.Context) error {
 	}
 	n.log.Info("left the cluster")
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ErrNoHolder says no live process holds a session's lease.
