@@ -114,6 +114,11 @@ func TestListensBeforeSessionsAreStarted(t *testing.T) {
 			t.Errorf("session %s is %s once /readyz is 200; want CONNECTING or CONNECTED", id, st)
 		}
 	}
+	if t.Failed() { // what the cluster's ticks did (PostgreSQL)
+		for _, msg := range []string{"joined the cluster", "took sessions", "gave sessions to the other processes", "lost the lease of a session: another process holds it"} {
+			t.Logf("%s: %q", msg, logs.Lines(msg))
+		}
+	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		statuses = sessionStatuses(t, base)
 		connected := 0
