@@ -18,33 +18,11 @@ var ErrMoved = errors.New("whatsapp: the session moved to another process")
 // acknowledged: WhatsApp sends them again to the next connection. Its
 // watchers end with ErrMoved. A later call loads it anew from the store.
 func (m *Manager) Release(sessionID string) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return
-	}
-	// As Delete: a load whose read overlapped this reads again rather than
-	// bring the released session back.
-	m.deletions++
-	s := m.sessions[sessionID]
-	delete(m.sessions, sessionID)
-	if s != nil {
-		m.wg.Add(1) // Close cancels the clients' context only after this one is closed
-	}
-	m.mu.Unlock()
+	s, _ := m.forget(sessionID, true) // closed: Close stops it
 	if s == nil {
 		return
 	}
 	defer m.wg.Done()
-
-	s.emitMu.Lock()
-	s.mu.Lock()
-	s.deleted, s.moved = true, true
-	s.notifyLocked()
-	s.mu.Unlock()
-	s.emitMu.Unlock()
-
-	s.opMu.Lock() // an operation under way ends first; it changes nothing any more
 	defer s.opMu.Unlock()
 	s.mu.Lock()
 	cli, stop := s.detachLocked()

@@ -513,31 +513,11 @@ func (m *Manager) Logout(ctx context.Context, sessionID string) error {
 // down). A session the manager never loaded has neither client nor known
 // device; every session with a device is loaded (Restore, Connect).
 func (m *Manager) Delete(ctx context.Context, sessionID string) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return errClosed
-	}
-	m.deletions++
-	s := m.sessions[sessionID]
-	delete(m.sessions, sessionID)
-	if s != nil {
-		m.wg.Add(1) // Close cancels the clients' context only after this client is closed
-	}
-	m.mu.Unlock()
+	s, err := m.forget(sessionID, false)
 	if s == nil {
-		return nil
+		return err
 	}
 	defer m.wg.Done()
-
-	s.emitMu.Lock()
-	s.mu.Lock()
-	s.deleted = true
-	s.notifyLocked()
-	s.mu.Unlock()
-	s.emitMu.Unlock()
-
-	s.opMu.Lock() // an operation under way ends first; it changes nothing any more
 	defer s.opMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
 	defer cancel()
@@ -567,6 +547,40 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 		s.log.Error("deleting the device keys of the deleted session failed", "jid", jid.String(), "err", err)
 	}
 	return nil
+}
+
+// forget removes a session from the manager for Delete (moved false) or
+// Release (moved true): from then on no reader loads it again (load reads
+// the store anew when it overlapped this), nothing is persisted or
+// published about it, and its watchers end. It returns the session with
+// its opMu held (an operation under way ends first; it changes nothing any
+// more) and counted in m.wg (Close cancels the clients' context only after
+// its client is closed): the caller closes it, then calls m.wg.Done and
+// unlocks. nil when the manager did not hold it; errClosed once closed.
+func (m *Manager) forget(sessionID string, moved bool) (*session, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, errClosed
+	}
+	m.deletions++
+	s := m.sessions[sessionID]
+	delete(m.sessions, sessionID)
+	if s != nil {
+		m.wg.Add(1)
+	}
+	m.mu.Unlock()
+	if s == nil {
+		return nil, nil
+	}
+	s.emitMu.Lock()
+	s.mu.Lock()
+	s.deleted, s.moved = true, moved
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.emitMu.Unlock()
+	s.opMu.Lock()
+	return s, nil
 }
 
 // Restore loads the given sessions and reconnects those with a linked
