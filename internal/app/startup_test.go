@@ -109,10 +109,15 @@ func TestListensBeforeSessionsAreStarted(t *testing.T) {
 	if n := len(statuses); n != sessions {
 		t.Fatalf("%d sessions listed, want %d", n, sessions)
 	}
+	var notStarted []string
 	for id, st := range statuses {
 		if st != "CONNECTING" && st != "CONNECTED" {
 			t.Errorf("session %s is %s once /readyz is 200; want CONNECTING or CONNECTED", id, st)
+			notStarted = append(notStarted, id)
 		}
+	}
+	if len(notStarted) > 0 { // what the server did with one of them
+		t.Logf("the log of session %s: %q", notStarted[0], logs.Lines(notStarted[0]))
 	}
 	if t.Failed() { // what the cluster's ticks did (PostgreSQL)
 		for _, msg := range []string{"joined the cluster", "took sessions", "gave sessions to the other processes", "lost the lease of a session: another process holds it"} {

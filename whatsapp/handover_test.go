@@ -1,0 +1,62 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestReleaseThenAdopt is a session moving between two processes of a
+// cluster, with the real client on both sides: the first manager releases
+// it (its connection closes, nothing is saved or published, its watcher
+// ends with ErrMoved), the second adopts it and logs the same device in;
+// the network never sees the device connected twice. An adoption whose
+// lease was lost meanwhile (still false) starts nothing.
+func TestReleaseThenAdopt(t *testing.T) {
+	e := newEnv(t)
+	first, second := e.manager(), e.manager()
+	st := e.pairQR(first, "s1", phone)
+	dev := st.JID
+
+	watched := make(chan error, 1)
+	go func() {
+		watched <- first.Watch(ctx, "s1", func(SessionState) bool { return true })
+	}()
+	saved, published := e.statuses.get("s1"), len(e.pub.events("s1"))
+	first.Release("s1")
+	if err := <-watched; !errors.Is(err, ErrMoved) {
+		t.Errorf("the watcher of the released session ended with %v, want ErrMoved", err)
+	}
+	if got := e.statuses.get("s1"); !got.equal(saved) {
+		t.Errorf("Release saved %+v over %+v: the new holder's status would be overwritten", got, saved)
+	}
+	if n := len(e.pub.events("s1")); n != published {
+		t.Errorf("Release published %d events: %+v", n-published, e.pub.events("s1")[published:])
+	}
+	e.waitUntil("the network saw the released connection closed", func() bool {
+		return e.net.ConnectionCounts()[dev].Open == 0
+	})
+
+	if err := second.Adopt(ctx, "s1", func() bool { return false }); err != nil {
+		t.Fatalf("Adopt of a lease lost again: %v", err)
+	}
+	if s := second.State("s1"); s.Status != StatusDisconnected {
+		t.Errorf("an adoption whose lease was lost started the session: %+v", s)
+	}
+	if err := second.Adopt(ctx, "s1", func() bool { return true }); err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	got := e.waitStatus(second, "s1", StatusConnected)
+	e.settle(got)
+	if got.JID != dev {
+		t.Errorf("the adopted session logged in as %s, want the same device %s", got.JID, dev)
+	}
+	c := e.net.ConnectionCounts()[dev]
+	if c.MaxOpen != 1 || c.Replaced != 0 || c.Logins != 2 {
+		t.Errorf("the network counted %+v for the device; want at most 1 open at once, 2 logins, none replaced", c)
+	}
+	if s := first.State("s1"); s.Status != StatusDisconnected {
+		t.Errorf("the releasing manager still shows %+v", s)
+	}
+	_ = context.Background
+}
