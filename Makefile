@@ -98,7 +98,7 @@ check-generated: generate
 # Installs what the build and the tests need: a C compiler for go-sqlite3
 # (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
 # use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
-# storage tests run on both backends; Debian puts its binaries under
+# tests run on both backends; Debian puts its binaries under
 # /usr/lib/postgresql/<version>/bin) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \

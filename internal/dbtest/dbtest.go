@@ -6,12 +6,15 @@
 //
 // `make test` runs the whole suite on SQLite, then, when
 // WAGRAPH_TEST_POSTGRES is set (.ci/postgres.sh starts a throwaway server
-// and sets it), the packages whose tests use this package (directly or
-// through internal/apptest) a second time with WAGRAPH_TEST_BACKEND=postgres:
-// a second pass rather than a subtest per backend, so each test runs
-// unchanged under its own name, processes a test starts (the server binary,
-// the crash test's child) inherit the backend through the environment, and
-// the output says which backend a failure is on.
+// and sets it), the whole suite a second time with
+// WAGRAPH_TEST_BACKEND=postgres: every test that stores anything takes its
+// database from here (directly, through internal/apptest, or as the
+// --database-url of a server process it starts), including whatsmeow's
+// device stores of the whatsapp tests. A second pass rather than a subtest
+// per backend, so each test runs unchanged under its own name, processes a
+// test starts (the server binary, the crash test's child) inherit the
+// backend through the environment, and the output says which backend a
+// failure is on.
 package dbtest
 
 import (
