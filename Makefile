@@ -22,19 +22,20 @@ sandbox: build
 
 # Every test on SQLite; then, when a PostgreSQL server is at hand
 # (WAGRAPH_TEST_POSTGRES: `.ci/postgres.sh make test` starts a throwaway
-# one), a second pass of the storage tests on PostgreSQL: the packages whose
-# tests open their database through internal/dbtest or internal/apptest, a
-# fresh database per test (internal/dbtest says why a pass, not subtests).
-STORAGE_TEST_PKGS = $(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | \
-	grep -E ' github.com/wagraph/wagraph/internal/(dbtest|apptest)( |$$)' | cut -d' ' -f1
+# one), every test again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres):
+# each test that stores anything opens its database through internal/dbtest,
+# a fresh one per test, and a server or child process it starts gets its
+# --database-url (internal/dbtest says why a pass, not subtests). A package
+# that stores nothing simply runs twice.
 test:
-	@echo "== tests, storage on SQLite"
+	@echo "== all tests on SQLite"
 	$(GO) test -race -count=1 ./...
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
-		echo "== storage tests on PostgreSQL"; \
-		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 $$($(STORAGE_TEST_PKGS)); \
+		echo "== all tests on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
+		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 ./..."; \
+		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 ./...; \
 	else \
-		echo "== storage tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
+		echo "== all tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
 
 # The Go benchmarks of the hot paths (BENCHMARKS.md), only in the packages
@@ -97,7 +98,7 @@ check-generated: generate
 # Installs what the build and the tests need: a C compiler for go-sqlite3
 # (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
 # use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
-# storage tests run on both backends; Debian puts its binaries under
+# tests run on both backends; Debian puts its binaries under
 # /usr/lib/postgresql/<version>/bin) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \

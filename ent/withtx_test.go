@@ -3,14 +3,11 @@ package ent_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3"
-
 	"github.com/wagraph/wagraph/ent"
-	"github.com/wagraph/wagraph/ent/enttest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 var errRefused = errors.New("refused")
@@ -18,13 +15,13 @@ var errRefused = errors.New("refused")
 // TestWithTx: WithTx commits what fn wrote when it returns nil, and rolls it
 // back when it fails or panics (the panic reaching the caller); in every
 // case the write lock is free at once afterwards: the next write
-// transaction, given far less time than the busy timeout, succeeds.
+// transaction, given far less time than the busy timeout, succeeds. The
+// database is the product's, on the run's backend (internal/dbtest); the
+// lock is SQLite's (with the app's settings it is taken at BEGIN, and a
+// writer waits up to 10 s for it): on PostgreSQL, where a writer of other
+// rows does not wait, the test shows what is committed and what is not.
 func TestWithTx(t *testing.T) {
-	// The app's settings: the write lock is taken at BEGIN, and a writer
-	// waits up to 10 s for it.
-	dsn := ent.SQLiteDSN(filepath.Join(t.TempDir(), "t.db"))
-	db := enttest.Open(t, "sqlite3", dsn)
-	t.Cleanup(func() { db.Close() })
+	db := dbtest.Open(t).Ent
 	ctx := context.Background()
 
 	tests := []struct {

@@ -17,7 +17,9 @@ import (
 	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -111,8 +113,8 @@ func (r *recorder) statuses(id string, from int) []Status {
 	return out
 }
 
-// env is one test's world: a simulated network, a device store in a SQLite
-// file, the status store and the publisher the managers share.
+// env is one test's world: a simulated network, a device store on the run's
+// backend, the status store and the publisher the managers share.
 type env struct {
 	t        *testing.T
 	net      *wafake.Network
@@ -134,16 +136,32 @@ func newEnv(t *testing.T) *env {
 		out = os.Stderr
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store, err := OpenStore(context.Background(), filepath.Join(t.TempDir(), "whatsmeow.db"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openTestStore(t, log)
 	return &env{
 		t: t, net: net, store: store, log: log,
 		statuses: &memStatuses{recs: map[string]StatusRecord{}},
 		pub:      &recorder{evs: map[string][]published{}},
 	}
+}
+
+// openTestStore opens a fresh device store on the run's backend
+// (internal/dbtest), as the server opens it: a SQLite file in the test's
+// directory, or, on the PostgreSQL pass of `make test`, a database of the
+// test's own through the product's driver. Closed when the test ends.
+func openTestStore(t *testing.T, log *slog.Logger) *sqlstore.Container {
+	t.Helper()
+	var store *sqlstore.Container
+	var err error
+	if url := dbtest.DatabaseURL(t); url != "" {
+		store, err = OpenPostgresStore(context.Background(), storage.PostgresDriver, url, storage.PostgresWhere(url), log)
+	} else {
+		store, err = OpenStore(context.Background(), filepath.Join(t.TempDir(), "whatsmeow.db"), log)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
 
 // manager returns a new manager on the env's stores, closed when the test

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // TestAdminTokenRotation: a changed WAGRAPH_ADMIN_TOKEN revokes the admin
@@ -25,16 +27,16 @@ func TestAdminTokenRotation(t *testing.T) {
 		oldToken = "old-admin-token-0123456789abcdefghijklmn"
 		newToken = "new-admin-token-0123456789abcdefghijklmn"
 	)
-	dir := t.TempDir()
+	args := append([]string{"--addr", "127.0.0.1:0"}, storeArgs(t)...)
 	viewer := `{"query":"{ viewer { user { name } } }"}`
 
-	s := startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": oldToken}, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	s := startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": oldToken}, args...)
 	if code, body := s.call(t, oldToken, "POST", "/graphql", viewer); code != http.StatusOK || body["errors"] != nil {
 		t.Fatalf("the first token: %d %v", code, body)
 	}
 	s.stop(t)
 
-	s = startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": newToken}, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	s = startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": newToken}, args...)
 	if code, body := s.call(t, oldToken, "GET", "/api/v1/session", ""); code != http.StatusUnauthorized {
 		t.Errorf("the previous admin token after rotation: %d %v; want 401", code, body)
 	}
@@ -47,13 +49,13 @@ func TestAdminTokenRotation(t *testing.T) {
 	s.stop(t)
 
 	// Unset: the token of the last value stays, nothing is revoked.
-	s = startServer(t, map[string]string{}, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	s = startServer(t, map[string]string{}, args...)
 	if code, body := s.call(t, newToken, "GET", "/api/v1/session", ""); code != http.StatusOK {
 		t.Errorf("the admin token once the setting is unset: %d %v; want 200", code, body)
 	}
 	// Setting the old value again brings it back and ends the newer one.
 	s.stop(t)
-	s = startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": oldToken}, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	s = startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": oldToken}, args...)
 	if code, _ := s.call(t, oldToken, "GET", "/api/v1/session", ""); code != http.StatusOK {
 		t.Errorf("the reinstated token: %d; want 200", code)
 	}
@@ -62,7 +64,12 @@ func TestAdminTokenRotation(t *testing.T) {
 	}
 }
 
-const childEnv = "WAGRAPH_TEST_SERVE_CHILD"
+// The child server's data directory, and on the PostgreSQL pass of `make
+// test` its database (internal/dbtest): the parent makes both.
+const (
+	childEnv   = "WAGRAPH_TEST_SERVE_CHILD"
+	childDBEnv = "WAGRAPH_TEST_SERVE_CHILD_DATABASE"
+)
 
 // TestServeChild is the server of TestUnauthenticatedBodiesCostNoMemory, run
 // in a process of its own so its memory can be measured alone. It does
@@ -74,7 +81,11 @@ func TestServeChild(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	if code := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir},
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}
+	if url := os.Getenv(childDBEnv); url != "" {
+		args = append(args, "--database-url", url)
+	}
+	if code := run(ctx, args,
 		envOf(map[string]string{"WAGRAPH_ADMIN_TOKEN": childToken}), io.Discard, os.Stderr); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
@@ -92,7 +103,7 @@ func TestUnauthenticatedBodiesCostNoMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeChild$", "-test.count=1")
-	child.Env = append(os.Environ(), childEnv+"="+t.TempDir())
+	child.Env = append(os.Environ(), childEnv+"="+t.TempDir(), childDBEnv+"="+dbtest.DatabaseURL(t))
 	stderr, err := child.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/logtest"
 )
 
@@ -35,6 +36,19 @@ type server struct {
 	cancel context.CancelFunc
 	done   chan int
 	client *http.Client
+}
+
+// storeArgs are the flags of a test server's storage on the run's backend
+// (internal/dbtest): a data directory and, on the PostgreSQL pass of `make
+// test`, the --database-url of a fresh database. Servers started with the
+// same flags share their storage, as the runs of one installation do.
+func storeArgs(t *testing.T) []string {
+	t.Helper()
+	args := []string{"--data-dir", t.TempDir()}
+	if url := dbtest.DatabaseURL(t); url != "" {
+		args = append(args, "--database-url", url)
+	}
+	return args
 }
 
 // startServer runs `run serve` with args and env and waits (up to 10 s) until
@@ -137,8 +151,7 @@ func dataOf(t *testing.T, body map[string]any) map[string]any {
 // second prints nothing and still accepts that token and shows what the first
 // run stored.
 func TestServeBootstrapAndRestart(t *testing.T) {
-	dir := t.TempDir()
-	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dir}
+	args := append([]string{"--addr", "127.0.0.1:0"}, storeArgs(t)...)
 
 	first := startServer(t, nil, args...)
 	out := first.stderr.String()
@@ -231,7 +244,7 @@ func TestServeAdminTokenFromEnv(t *testing.T) {
 		t.Fatalf("test token has %d characters", len(envToken))
 	}
 	s := startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": envToken},
-		"--addr", "127.0.0.1:0", "--data-dir", t.TempDir())
+		append([]string{"--addr", "127.0.0.1:0"}, storeArgs(t)...)...)
 	out := s.stderr.String()
 	if got := tokenRE.FindAllString(out, -1); len(got) != 0 {
 		t.Errorf("a token was printed although WAGRAPH_ADMIN_TOKEN is set: %q", got)

@@ -45,7 +45,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("the walk-through does not use the token the README exports (%s)", token)
 	}
 	srv := startServer(t, map[string]string{"WAGRAPH_ADMIN_TOKEN": token},
-		"--sandbox", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir())
+		append([]string{"--sandbox", "--addr", "127.0.0.1:0"}, storeArgs(t)...)...)
 	if !strings.Contains(firstLine(srv.stderr.String()), "sandbox") {
 		t.Errorf("the first log line does not say sandbox: %q", firstLine(srv.stderr.String()))
 	}

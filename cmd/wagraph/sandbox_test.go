@@ -17,7 +17,10 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	waLog "go.mau.fi/whatsmeow/util/log"
 
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -98,7 +101,14 @@ func serverSide(t *testing.T, controlAddr string) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	c, err := sqlstore.New(ctx, "sqlite3", "file:"+filepath.Join(t.TempDir(), "wm.db")+"?_foreign_keys=on", waLog.Noop)
+	// The client's device store is on the test run's database
+	// (internal/dbtest), as a server's would be.
+	var c *sqlstore.Container
+	if url := dbtest.DatabaseURL(t); url != "" {
+		c, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, url, storage.PostgresWhere(url), nil)
+	} else {
+		c, err = sqlstore.New(ctx, "sqlite3", "file:"+filepath.Join(t.TempDir(), "wm.db")+"?_foreign_keys=on", waLog.Noop)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

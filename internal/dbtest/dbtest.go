@@ -6,12 +6,15 @@
 //
 // `make test` runs the whole suite on SQLite, then, when
 // WAGRAPH_TEST_POSTGRES is set (.ci/postgres.sh starts a throwaway server
-// and sets it), the packages whose tests use this package (directly or
-// through internal/apptest) a second time with WAGRAPH_TEST_BACKEND=postgres:
-// a second pass rather than a subtest per backend, so each test runs
-// unchanged under its own name, processes a test starts (the server binary,
-// the crash test's child) inherit the backend through the environment, and
-// the output says which backend a failure is on.
+// and sets it), the whole suite a second time with
+// WAGRAPH_TEST_BACKEND=postgres: every test that stores anything takes its
+// database from here (directly, through internal/apptest, or as the
+// --database-url of a server process it starts), including whatsmeow's
+// device stores of the whatsapp tests. A second pass rather than a subtest
+// per backend, so each test runs unchanged under its own name, processes a
+// test starts (the server binary, the crash test's child) inherit the
+// backend through the environment, and the output says which backend a
+// failure is on.
 package dbtest
 
 import (
@@ -19,6 +22,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	neturl "net/url"
 	"os"
 	"testing"
@@ -100,7 +104,10 @@ func Open(t testing.TB) *storage.DB {
 }
 
 // createDatabase creates a database named for nothing but randomness (tests
-// of every package share the server at once) and drops it at cleanup.
+// of every package share the server at once) and drops it at cleanup. The
+// server connection it takes for that is closed in between: a test holds
+// no connection of its own beyond its database's, and leaves no pool (nor
+// its goroutine) behind while it runs.
 func createDatabase(t testing.TB) string {
 	t.Helper()
 	server := os.Getenv(ServerEnv)
@@ -111,26 +118,30 @@ func createDatabase(t testing.TB) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	name := "wagraph_test_" + hex.EncodeToString(b[:])
-	admin, err := sql.Open(storage.PostgresDriver, server)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", storage.PostgresWhere(server), err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
+	if err := adminExec(server, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create a test database on %s: %v", storage.PostgresWhere(server), err)
 	}
 	t.Cleanup(func() {
-		defer admin.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
 		// FORCE: a pool the test left open (a server it stopped uncleanly
 		// on purpose) must not keep the database alive.
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := adminExec(server, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
 	u.Path = "/" + name
 	return u.String()
+}
+
+// adminExec runs one statement on the server's maintenance database over a
+// connection of its own.
+func adminExec(server, stmt string) error {
+	admin, err := sql.Open(storage.PostgresDriver, server)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = admin.ExecContext(ctx, stmt)
+	return err
 }
