@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSpreadEvenly(t *testing.T) {
@@ -183,5 +184,31 @@ func TestBackendLine(t *testing.T) {
 		if got := backendLine(tc.postgres, tc.goal, tc.servers); !strings.Contains(got, tc.want) {
 			t.Errorf("backendLine(%v, %q, %d) = %q; want it to say %q", tc.postgres, tc.goal, tc.servers, got, tc.want)
 		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, stat string
+		want       procStat
+		wantErr    bool
+	}{
+		{name: "postgres backend", stat: "812 (postgres) S 790 790 790 0 -1 4194560 1000 0 0 0 250 50 7 3 20 0 1 0 100 0 0",
+			want: procStat{ppid: 790, cpu: 3 * time.Second, childCPU: 100 * time.Millisecond}},
+		{name: "name with spaces and parentheses", stat: "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 7 3 1 1 20 0 1 0 1 0 0",
+			want: procStat{ppid: 1, cpu: 100 * time.Millisecond, childCPU: 20 * time.Millisecond}},
+		{name: "no name", stat: "7 a R 1", wantErr: true},
+		{name: "too short for the children's CPU", stat: "7 (a) R 1 7 7 0 -1 0 0 0 0 0 7 3 0", wantErr: true},
+		{name: "ppid not a number", stat: "7 (a) R x 7 7 0 -1 0 0 0 0 0 7 3 0 0 20", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseStat(tc.stat)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -65,6 +65,7 @@ type fanoutRound struct {
 	// reach them through PostgreSQL's NOTIFY).
 	HolderP50, HolderP99, RemoteP50, RemoteP99 time.Duration
 	NetworkCPU                                 time.Duration
+	DBCPU                                      time.Duration // PostgreSQL's processes; 0 on SQLite
 	SelfCPU                                    time.Duration // the load program's: its 1,000 websocket clients
 	ServerRSS                                  int64         // bytes, all the servers together, at the window's end
 	Load                                       string        // the load average at the window's end
@@ -190,10 +191,10 @@ func (r fanoutRound) line(subscribers int) string {
 		cluster = fmt.Sprintf("  per process CPU %s  p50/p99 on the holder %s/%s, elsewhere %s/%s", strings.Join(parts, " + "),
 			r.HolderP50.Round(time.Millisecond), r.HolderP99.Round(time.Millisecond), r.RemoteP50.Round(time.Millisecond), r.RemoteP99.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%  load program CPU %.0f%%  load %s",
+	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%  PostgreSQL CPU %.0f%%  load program CPU %.0f%%  load %s",
 		r.Rate, r.PerSecond(), r.Rate*float64(subscribers), r.CutOff, r.Gaps, r.Disorder, r.Behind,
 		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond),
-		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window),
+		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window), cpuPercent(r.DBCPU, r.Window),
 		cpuPercent(r.SelfCPU, r.Window), r.Load) + cluster
 }
 
@@ -319,7 +320,7 @@ func (f *fanout) measure(ctx context.Context, rate float64, window time.Duration
 	if err != nil {
 		return r, err
 	}
-	r.NetworkCPU, r.SelfCPU = cpu1.network-cpu0.network, cpu1.self-cpu0.self
+	r.NetworkCPU, r.SelfCPU, r.DBCPU = cpu1.network-cpu0.network, cpu1.self-cpu0.self, cpu1.db-cpu0.db
 	for i := range cpu1.servers {
 		d := cpu1.servers[i] - cpu0.servers[i]
 		r.ServerCPUs = append(r.ServerCPUs, d)
@@ -380,6 +381,9 @@ func (f *fanout) cpus() (cpuReading, error) {
 	if c.network, err = f.net.cpu(); err != nil {
 		return c, err
 	}
-	c.self, err = processCPU(os.Getpid())
+	if c.self, err = processCPU(os.Getpid()); err != nil || f.e.dbCPU == nil {
+		return c, err
+	}
+	c.db, err = f.e.dbCPU()
 	return c, err
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -72,6 +73,9 @@ func writeFanoutFigures(w io.Writer, rounds []fanoutRound, subscribers int) {
 		}
 		return float64(r.ServerCPU.Microseconds()) / float64(r.Deliveries)
 	})
+	if slices.ContainsFunc(rounds, func(r fanoutRound) bool { return r.DBCPU > 0 }) {
+		row("PostgreSQL server CPU (% of one core; all its processes)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.DBCPU, r.Window) })
+	}
 	row("server RSS (MiB; all processes)", "%.0f", func(r fanoutRound) float64 { return float64(r.ServerRSS) / (1 << 20) })
 	row("network CPU (% of one core)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.NetworkCPU, r.Window) })
 	row("load program CPU (% of one core; its websocket clients)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.SelfCPU, r.Window) })

@@ -112,6 +112,10 @@ type env struct {
 	token string
 	dbURL string     // the goal's PostgreSQL database; "" on SQLite
 	dbs   *databases // creates further databases; nil on SQLite
+	// dbCPU is the CPU time of PostgreSQL's processes so far; nil on
+	// SQLite (its work is in wagraph's process) or when the server is not
+	// on this machine.
+	dbCPU func() (time.Duration, error)
 }
 
 // servers is how many processes a goal that can spread its load starts.
@@ -161,7 +165,10 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if opts.Servers > 1 && opts.Postgres == "" {
 		return fmt.Errorf("-servers %d needs -postgres: processes form a cluster on one PostgreSQL database", opts.Servers)
 	}
-	var dbs *databases
+	var (
+		dbs   *databases
+		dbCPU func() (time.Duration, error)
+	)
 	if opts.Postgres != "" {
 		if dbs, err = openDatabases(ctx, opts.Postgres); err != nil {
 			return err
@@ -171,6 +178,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 				err = cerr
 			}
 		}()
+		if pm, perr := dbs.postmaster(ctx); perr != nil {
+			fmt.Fprintf(out, "PostgreSQL's CPU is not measured: %v\n\n", perr)
+		} else {
+			dbCPU = func() (time.Duration, error) { return postgresCPU(pm) }
+		}
 	}
 	dir, err := os.MkdirTemp("", "wagraph-bench-")
 	if err != nil {
@@ -188,7 +200,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		e := &env{Options: opts, dir: filepath.Join(dir, g.name), token: token, dbs: dbs}
+		e := &env{Options: opts, dir: filepath.Join(dir, g.name), token: token, dbs: dbs, dbCPU: dbCPU}
 		if err := os.Mkdir(e.dir, 0o700); err != nil {
 			return err
 		}

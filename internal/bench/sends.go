@@ -86,6 +86,7 @@ type sendMeasurement struct {
 	// session's holder, which forwarded them (with -servers above 1).
 	Forwarded int
 	NetCPU    time.Duration // the network process
+	DBCPU     time.Duration // PostgreSQL's processes (0 on SQLite)
 	SelfCPU   time.Duration // this process: the raw clients, or the HTTP clients
 	FirstErr  string
 }
@@ -113,11 +114,12 @@ type sendRound map[sendCase]map[string]sendMeasurement
 type sendCPUs struct {
 	servers       func() ([]time.Duration, error)
 	network, self func() (time.Duration, error)
+	db            func() (time.Duration, error) // nil: not measured
 }
 
 type cpuReading struct {
-	servers       []time.Duration
-	network, self time.Duration
+	servers           []time.Duration
+	network, self, db time.Duration
 }
 
 func (c sendCPUs) read() (cpuReading, error) {
@@ -129,7 +131,10 @@ func (c sendCPUs) read() (cpuReading, error) {
 	if r.network, err = c.network(); err != nil {
 		return r, err
 	}
-	r.self, err = c.self()
+	if r.self, err = c.self(); err != nil || c.db == nil {
+		return r, err
+	}
+	r.db, err = c.db()
 	return r, err
 }
 
@@ -189,7 +194,7 @@ func measureSends(ctx context.Context, workers int, warmup, duration time.Durati
 		return sendMeasurement{}, cpuErr
 	}
 	m := sendMeasurement{
-		Window: to.Sub(from), NetCPU: stop.network - start.network, SelfCPU: stop.self - start.self,
+		Window: to.Sub(from), NetCPU: stop.network - start.network, SelfCPU: stop.self - start.self, DBCPU: stop.db - start.db,
 	}
 	for i := range min(len(start.servers), len(stop.servers)) {
 		d := stop.servers[i] - start.servers[i]
@@ -415,7 +420,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 	e.progress("primed %d chats on each side in %s", most*sendRecipients, time.Since(primeStart).Round(time.Millisecond))
 
 	self := os.Getpid()
-	cpus := sendCPUs{servers: srvs.cpus, network: net.cpu, self: func() (time.Duration, error) { return processCPU(self) }}
+	cpus := sendCPUs{servers: srvs.cpus, db: e.dbCPU, network: net.cpu, self: func() (time.Duration, error) { return processCPU(self) }}
 	cases := sendCasesOf(sessionCounts)
 	rounds := make([]sendRound, e.Rounds)
 	for r := range rounds {
@@ -432,13 +437,13 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 					return fmt.Errorf("round %d, %s, %s: %w", r+1, c, side, err)
 				}
 				rounds[r][c][side] = m
-				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs%s network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
+				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs%s PostgreSQL %6.0f µs network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
 					r+1, c, side, m.perSecond(), m.P50.Round(time.Microsecond), m.P99.Round(time.Microsecond),
-					us(m.perMessage(m.ServerCPU)), m.perProcess(), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
+					us(m.perMessage(m.ServerCPU)), m.perProcess(), us(m.perMessage(m.DBCPU)), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
 			}
 		}
 	}
-	return writeSendsReport(out, rounds, cases, sendSetup{workers: workers, warmup: warmup, duration: duration, servers: len(srvs)})
+	return writeSendsReport(out, rounds, cases, sendSetup{workers: workers, warmup: warmup, duration: duration, servers: len(srvs), postgresCPU: e.dbCPU != nil})
 }
 
 // perProcess is " (a + b)", each server's CPU per message, with several

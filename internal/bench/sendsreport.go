@@ -12,7 +12,7 @@ type sendFigures struct {
 	Ratio spread // wagraph / raw messages per second, round by round
 	// By side (sideRaw, sideWagraph): messages/s, p50 and p99 (ms), and
 	// CPU per message (µs) of the server, the network and this process.
-	PerSecond, P50, P99, ServerCPU, NetCPU, SelfCPU map[string]spread
+	PerSecond, P50, P99, ServerCPU, NetCPU, SelfCPU, DBCPU map[string]spread
 	Errors                                          int
 	FirstErr                                        string
 	// With several servers, on the wagraph side: the share of sends
@@ -25,7 +25,8 @@ type sendFigures struct {
 type sendSetup struct {
 	workers          int
 	warmup, duration time.Duration
-	servers          int // wagraph processes (a cluster when above 1)
+	servers          int  // wagraph processes (a cluster when above 1)
+	postgresCPU      bool // PostgreSQL's processes' CPU was measured
 }
 
 // sendFiguresOf reduces the rounds to each case's figures. A round whose
@@ -36,7 +37,7 @@ func sendFiguresOf(rounds []sendRound, cases []sendCase) []sendFigures {
 	var out []sendFigures
 	for _, c := range cases {
 		f := sendFigures{Case: c, PerSecond: map[string]spread{}, P50: map[string]spread{}, P99: map[string]spread{},
-			ServerCPU: map[string]spread{}, NetCPU: map[string]spread{}, SelfCPU: map[string]spread{}}
+			ServerCPU: map[string]spread{}, NetCPU: map[string]spread{}, SelfCPU: map[string]spread{}, DBCPU: map[string]spread{}}
 		over := func(side string, fig func(sendMeasurement) float64) spread {
 			xs := make([]float64, len(rounds))
 			for i, r := range rounds {
@@ -51,6 +52,7 @@ func sendFiguresOf(rounds []sendRound, cases []sendCase) []sendFigures {
 			f.ServerCPU[side] = over(side, func(m sendMeasurement) float64 { return us(m.perMessage(m.ServerCPU)) })
 			f.NetCPU[side] = over(side, func(m sendMeasurement) float64 { return us(m.perMessage(m.NetCPU)) })
 			f.SelfCPU[side] = over(side, func(m sendMeasurement) float64 { return us(m.perMessage(m.SelfCPU)) })
+			f.DBCPU[side] = over(side, func(m sendMeasurement) float64 { return us(m.perMessage(m.DBCPU)) })
 			for _, r := range rounds {
 				m := r[c][side]
 				if m.Errors > 0 && f.FirstErr == "" {
@@ -117,6 +119,9 @@ func writeSendsReport(w io.Writer, rounds []sendRound, cases []sendCase, set sen
 		row("CPU/message, wagraph (µs)", "%.0f", f.ServerCPU)
 		for i, pc := range f.ProcessCPU {
 			p("| %s | CPU/message, wagraph process %d (µs) | | %s |\n", f.Case, i+1, cell(pc, "%.0f"))
+		}
+		if set.postgresCPU {
+			row("CPU/message, PostgreSQL server (µs)", "%.0f", f.DBCPU)
 		}
 		if set.servers > 1 {
 			p("| %s | sends forwarded to the holder (%%) | | %s |\n", f.Case, cell(f.Forwarded, "%.0f"))
