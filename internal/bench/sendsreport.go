@@ -13,8 +13,8 @@ type sendFigures struct {
 	// By side (sideRaw, sideWagraph): messages/s, p50 and p99 (ms), and
 	// CPU per message (µs) of the server, the network and this process.
 	PerSecond, P50, P99, ServerCPU, NetCPU, SelfCPU, DBCPU map[string]spread
-	Errors                                          int
-	FirstErr                                        string
+	Errors                                                 int
+	FirstErr                                               string
 	// With several servers, on the wagraph side: the share of sends
 	// forwarded to the holder (%), and each process's CPU per message (µs).
 	Forwarded  spread
