@@ -191,10 +191,10 @@ func (r fanoutRound) line(subscribers int) string {
 		cluster = fmt.Sprintf("  per process CPU %s  p50/p99 on the holder %s/%s, elsewhere %s/%s", strings.Join(parts, " + "),
 			r.HolderP50.Round(time.Millisecond), r.HolderP99.Round(time.Millisecond), r.RemoteP50.Round(time.Millisecond), r.RemoteP99.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%  PostgreSQL CPU %.0f%%  load program CPU %.0f%%  load %s",
+	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%%s  load program CPU %.0f%%  load %s",
 		r.Rate, r.PerSecond(), r.Rate*float64(subscribers), r.CutOff, r.Gaps, r.Disorder, r.Behind,
 		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond),
-		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window), cpuPercent(r.DBCPU, r.Window),
+		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window), dbPart(r.DBCPU > 0, cpuPercent(r.DBCPU, r.Window), "CPU %.0f%%"),
 		cpuPercent(r.SelfCPU, r.Window), r.Load) + cluster
 }
 

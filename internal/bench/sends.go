@@ -437,9 +437,9 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 					return fmt.Errorf("round %d, %s, %s: %w", r+1, c, side, err)
 				}
 				rounds[r][c][side] = m
-				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs%s PostgreSQL %6.0f µs network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
+				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs%s%s network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
 					r+1, c, side, m.perSecond(), m.P50.Round(time.Microsecond), m.P99.Round(time.Microsecond),
-					us(m.perMessage(m.ServerCPU)), m.perProcess(), us(m.perMessage(m.DBCPU)), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
+					us(m.perMessage(m.ServerCPU)), m.perProcess(), dbPart(e.dbCPU != nil, us(m.perMessage(m.DBCPU)), "%6.0f µs"), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
 			}
 		}
 	}
@@ -457,6 +457,15 @@ func (m sendMeasurement) perProcess() string {
 		parts[i] = fmt.Sprintf("%.0f", us(m.perMessage(c)))
 	}
 	return " (" + strings.Join(parts, " + ") + ")"
+}
+
+// dbPart is " PostgreSQL <v>" in a progress line when PostgreSQL's CPU is
+// measured, "" otherwise.
+func dbPart(measured bool, v float64, format string) string {
+	if !measured {
+		return ""
+	}
+	return " PostgreSQL " + fmt.Sprintf(format, v)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
