@@ -67,6 +67,20 @@ LOAD_DURATION ?= 10s
 load: build bin/wagraph-bench
 	./bin/wagraph-bench -wagraph $(BIN) -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
 
+# The load program on PostgreSQL (BENCHMARKS.md, "PostgreSQL and two
+# processes"): .ci/postgres.sh starts a throwaway server (`make deps`
+# installs it) and each goal's wagraph stores everything in a database of its
+# own there. LOAD_SERVERS=2 runs goals sends and fanout on two processes of
+# one database (a cluster) and spreads their load over both. LOAD_PG_FLAGS
+# are the other flags: by default `make load`'s; for example
+#   make load-pg LOAD_SERVERS=2 LOAD_PG_FLAGS='-goals sends,fanout -rounds 3'
+# `make bench` does not run it (its time limit is for SQLite's short run).
+LOAD_SERVERS  ?= 1
+LOAD_PG_FLAGS ?= -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
+.PHONY: load-pg
+load-pg: build bin/wagraph-bench
+	.ci/postgres.sh sh -c './bin/wagraph-bench -wagraph $(BIN) $(LOAD_PG_FLAGS) -postgres "$$WAGRAPH_TEST_POSTGRES" -servers $(LOAD_SERVERS)'
+
 # Goal 6, the soak, runs apart from the other goals: half of INBOUND_RATE
 # (goal 3's 2,000/s unless set; BENCHMARKS.md says which rate a run used)
 # over 100 sessions for SOAK_DURATION, growth measured from SOAK_MARK.

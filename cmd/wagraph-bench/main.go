@@ -33,6 +33,8 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.Duration, "duration", 5*time.Second, "measured time of each target in each round")
 	flag.DurationVar(&opts.Warmup, "warmup", time.Second, "load before each measured window, not counted")
 	flag.StringVar(&opts.DebugAddr, "debug-addr", "", "wagraph's --debug-addr (loopback), to profile it under the load")
+	flag.StringVar(&opts.Postgres, "postgres", "", "URL of a PostgreSQL server whose user may create databases: each goal's wagraph stores everything in a database created for it (default: SQLite)")
+	flag.IntVar(&opts.Servers, "servers", 1, "goals sends and fanout: wagraph processes on the goal's PostgreSQL database (a cluster; needs -postgres); the load is spread over them")
 	sendSessions := flag.String("send-sessions", "1,50", "goal sends: the session counts to send from, comma-separated")
 	flag.IntVar(&opts.SendWorkers, "send-workers", 16, "goal sends: concurrent senders of each case, on each side")
 	flag.DurationVar(&opts.SendDuration, "send-duration", 0, "goal sends: measured time of each side of each case (0: -duration)")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -36,13 +37,14 @@ const fanoutBacklog = 5 * time.Minute
 // fanout is the goal's set-up: a network process, a server with one linked
 // session, the subscribers, and the sender.
 type fanout struct {
-	e    *env
-	net  *network
-	srv  *wagraphServer
-	subs *subscribers
-	sess string
-	next int64 // the number of the next text
-	http *http.Client
+	e      *env
+	net    *network
+	srvs   servers
+	holder int // the server holding the session's lease
+	subs   *subscribers
+	sess   string
+	next   int64 // the number of the next text
+	http   *http.Client
 }
 
 // fanoutRound is one measured window at one rate.
@@ -56,11 +58,17 @@ type fanoutRound struct {
 	Disorder   int64
 	Behind     int // subscribers without the last text fanoutDrain after the window
 	P50, P99   time.Duration
-	ServerCPU  time.Duration
-	NetworkCPU time.Duration
-	SelfCPU    time.Duration // the load program's: its 1,000 websocket clients
-	ServerRSS  int64         // bytes, at the window's end
-	Load       string        // the load average at the window's end
+	ServerCPU  time.Duration   // all the servers together
+	ServerCPUs []time.Duration // each server's, in order
+	// With several servers, the latency of the subscribers on the
+	// session's holder and of those on the other processes (the events
+	// reach them through PostgreSQL's NOTIFY).
+	HolderP50, HolderP99, RemoteP50, RemoteP99 time.Duration
+	NetworkCPU                                 time.Duration
+	DBCPU                                      time.Duration // PostgreSQL's processes; 0 on SQLite
+	SelfCPU                                    time.Duration // the load program's: its 1,000 websocket clients
+	ServerRSS                                  int64         // bytes, all the servers together, at the window's end
+	Load                                       string        // the load average at the window's end
 }
 
 // PerSecond is the deliveries each second of the window.
@@ -89,18 +97,35 @@ func runFanout(ctx context.Context, e *env, out io.Writer) error {
 		return err
 	}
 	defer n.stop()
-	srv, err := startWagraph(e, n.serverArgs()...)
+	srvs, err := startServers(e, e.servers(), n.serverArgs()...)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	sess, err := srv.linkSession(ctx, "fanout", fanoutAccount)
+	defer srvs.stop()
+	sess, err := srvs[0].linkSession(ctx, "fanout", fanoutAccount)
 	if err != nil {
 		return err
 	}
-	f := &fanout{e: e, net: n, srv: srv, sess: sess, next: 1, http: &http.Client{Timeout: time.Minute}}
-	e.progress("fan-out: session %s linked; opening %d subscribers", sess, e.FanoutSubscribers)
-	f.subs, err = dialSubscribers(ctx, srv.base, e.token, sess, e.FanoutSubscribers, fanoutSampleEvery)
+	f := &fanout{e: e, net: n, srvs: srvs, sess: sess, next: 1, http: &http.Client{Timeout: time.Minute}}
+	if len(srvs) > 1 {
+		owners, err := srvs.waitSpread(ctx, []string{sess}, 2*time.Minute)
+		if err != nil {
+			return err
+		}
+		f.holder = -1
+		for i := range srvs {
+			if nodeID(i) == owners[sess] {
+				f.holder = i
+			}
+		}
+		e.progress("fan-out: session %s held by %s", sess, owners[sess])
+	}
+	e.progress("fan-out: session %s linked; opening %d subscribers over %d process(es)", sess, e.FanoutSubscribers, len(srvs))
+	bases := make([]string, len(srvs))
+	for i, s := range srvs {
+		bases[i] = s.base
+	}
+	f.subs, err = dialSubscribers(ctx, bases, e.token, sess, e.FanoutSubscribers, fanoutSampleEvery)
 	if err != nil {
 		return err
 	}
@@ -157,11 +182,20 @@ func (r fanoutRound) keptUp(subscribers int) bool {
 }
 
 func (r fanoutRound) line(subscribers int) string {
-	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%  load program CPU %.0f%%  load %s",
+	cluster := ""
+	if len(r.ServerCPUs) > 1 {
+		parts := make([]string, len(r.ServerCPUs))
+		for i, c := range r.ServerCPUs {
+			parts[i] = fmt.Sprintf("%.0f%%", cpuPercent(c, r.Window))
+		}
+		cluster = fmt.Sprintf("  per process CPU %s  p50/p99 on the holder %s/%s, elsewhere %s/%s", strings.Join(parts, " + "),
+			r.HolderP50.Round(time.Millisecond), r.HolderP99.Round(time.Millisecond), r.RemoteP50.Round(time.Millisecond), r.RemoteP99.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%5.0f texts/s → %7.0f deliveries/s (offered %.0f)  cut %d gaps %d disorder %d behind %d  p50 %s p99 %s  server CPU %.0f%% RSS %.0f MiB  network CPU %.0f%%%s  load program CPU %.0f%%  load %s",
 		r.Rate, r.PerSecond(), r.Rate*float64(subscribers), r.CutOff, r.Gaps, r.Disorder, r.Behind,
 		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond),
-		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window),
-		cpuPercent(r.SelfCPU, r.Window), r.Load)
+		cpuPercent(r.ServerCPU, r.Window), float64(r.ServerRSS)/(1<<20), cpuPercent(r.NetworkCPU, r.Window), dbPart(r.DBCPU > 0, cpuPercent(r.DBCPU, r.Window), "CPU %.0f%%"),
+		cpuPercent(r.SelfCPU, r.Window), r.Load) + cluster
 }
 
 func cpuPercent(cpu, window time.Duration) float64 {
@@ -231,7 +265,7 @@ func (f *fanout) ready(ctx context.Context) error {
 		}
 		cut++
 		s.close()
-		ns, err := dialSubscriber(ctx, f.srv.base, f.e.token, f.sess, s.sample)
+		ns, err := dialSubscriber(ctx, s.base, f.e.token, f.sess, s.sample, s.server)
 		if err != nil {
 			return fmt.Errorf("subscriber %d again: %w", i, err)
 		}
@@ -286,9 +320,14 @@ func (f *fanout) measure(ctx context.Context, rate float64, window time.Duration
 	if err != nil {
 		return r, err
 	}
-	r.ServerCPU, r.NetworkCPU, r.SelfCPU = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1], cpu1[2]-cpu0[2]
-	if m, err := processMemory(f.srv.cmd.Process.Pid); err == nil {
-		r.ServerRSS = m.RSS
+	r.NetworkCPU, r.SelfCPU, r.DBCPU = cpu1.network-cpu0.network, cpu1.self-cpu0.self, cpu1.db-cpu0.db
+	for i := range cpu1.servers {
+		d := cpu1.servers[i] - cpu0.servers[i]
+		r.ServerCPUs = append(r.ServerCPUs, d)
+		r.ServerCPU += d
+	}
+	if rss, err := f.srvs.rss(); err == nil {
+		r.ServerRSS = rss
 	}
 	r.Load = loadAverage()
 	r.Sent = f.next - first
@@ -299,7 +338,7 @@ func (f *fanout) measure(ctx context.Context, rate float64, window time.Duration
 	if r.Behind, err = f.subs.waitCaughtUp(ctx, f.next-1, fanoutDrain); err != nil {
 		return r, err
 	}
-	var lat []time.Duration
+	var lat, holderLat, remoteLat []time.Duration
 	for i, s := range f.subs.list {
 		t := s.snapshot()
 		if t.cut != "" {
@@ -310,26 +349,41 @@ func (f *fanout) measure(ctx context.Context, rate float64, window time.Duration
 		}
 		r.Gaps += t.gaps - before[i].gaps
 		r.Disorder += t.disorder - before[i].disorder
-		lat = append(lat, s.takeLatencies()...)
+		l := s.takeLatencies()
+		lat = append(lat, l...)
+		if s.server == f.holder {
+			holderLat = append(holderLat, l...)
+		} else {
+			remoteLat = append(remoteLat, l...)
+		}
 	}
 	slices.Sort(lat)
 	r.P50, r.P99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	if len(f.srvs) > 1 {
+		slices.Sort(holderLat)
+		slices.Sort(remoteLat)
+		r.HolderP50, r.HolderP99 = percentile(holderLat, 0.50), percentile(holderLat, 0.99)
+		r.RemoteP50, r.RemoteP99 = percentile(remoteLat, 0.50), percentile(remoteLat, 0.99)
+	}
 	if r.CutOff == len(f.subs.list) {
 		return r, errNoSubscriber
 	}
 	return r, nil
 }
 
-// cpus are the CPU times of the server, the network and this program.
-func (f *fanout) cpus() ([3]time.Duration, error) {
-	var c [3]time.Duration
+// cpus are the CPU times of the servers, the network and this program.
+func (f *fanout) cpus() (cpuReading, error) {
+	var c cpuReading
 	var err error
-	if c[0], err = f.srv.cpu(); err != nil {
+	if c.servers, err = f.srvs.cpus(); err != nil {
 		return c, err
 	}
-	if c[1], err = f.net.cpu(); err != nil {
+	if c.network, err = f.net.cpu(); err != nil {
 		return c, err
 	}
-	c[2], err = processCPU(os.Getpid())
+	if c.self, err = processCPU(os.Getpid()); err != nil || f.e.dbCPU == nil {
+		return c, err
+	}
+	c.db, err = f.e.dbCPU()
 	return c, err
 }

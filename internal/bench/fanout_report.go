@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -51,14 +52,31 @@ func writeFanoutFigures(w io.Writer, rounds []fanoutRound, subscribers int) {
 	row("subscribers without the last text after the drain", "%.0f", func(r fanoutRound) float64 { return float64(r.Behind) })
 	row("latency send → receipt p50 (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.P50) })
 	row("latency send → receipt p99 (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.P99) })
-	row("server CPU (% of one core)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.ServerCPU, r.Window) })
+	row("server CPU (% of one core; all processes)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.ServerCPU, r.Window) })
+	if len(rounds) > 0 && len(rounds[0].ServerCPUs) > 1 {
+		for i := range rounds[0].ServerCPUs {
+			row(fmt.Sprintf("server process %d CPU (%% of one core)", i+1), "%.0f", func(r fanoutRound) float64 {
+				if i >= len(r.ServerCPUs) {
+					return 0
+				}
+				return cpuPercent(r.ServerCPUs[i], r.Window)
+			})
+		}
+		row("latency p50, subscribers on the session's holder (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.HolderP50) })
+		row("latency p99, subscribers on the session's holder (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.HolderP99) })
+		row("latency p50, subscribers on the other process(es), by NOTIFY (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.RemoteP50) })
+		row("latency p99, subscribers on the other process(es), by NOTIFY (ms)", "%.1f", func(r fanoutRound) float64 { return ms(r.RemoteP99) })
+	}
 	row("server CPU per delivery (µs)", "%.2f", func(r fanoutRound) float64 {
 		if r.Deliveries == 0 {
 			return 0
 		}
 		return float64(r.ServerCPU.Microseconds()) / float64(r.Deliveries)
 	})
-	row("server RSS (MiB)", "%.0f", func(r fanoutRound) float64 { return float64(r.ServerRSS) / (1 << 20) })
+	if slices.ContainsFunc(rounds, func(r fanoutRound) bool { return r.DBCPU > 0 }) {
+		row("PostgreSQL server CPU (% of one core; all its processes)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.DBCPU, r.Window) })
+	}
+	row("server RSS (MiB; all processes)", "%.0f", func(r fanoutRound) float64 { return float64(r.ServerRSS) / (1 << 20) })
 	row("network CPU (% of one core)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.NetworkCPU, r.Window) })
 	row("load program CPU (% of one core; its websocket clients)", "%.0f", func(r fanoutRound) float64 { return cpuPercent(r.SelfCPU, r.Window) })
 	p("\nLoad average at each window's end: ")

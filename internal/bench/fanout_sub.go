@@ -20,7 +20,9 @@ const fanoutQuery = `subscription($s: ID!) { events(sessionId: $s, kinds: [INBOU
 // session's events.
 type subscriber struct {
 	conn   *websocket.Conn
-	sample bool // records latencies
+	sample bool   // records latencies
+	server int    // which of the goal's servers it is connected to
+	base   string // that server's URL
 
 	mu        sync.Mutex
 	t         tally
@@ -30,7 +32,7 @@ type subscriber struct {
 
 // dialSubscriber opens a websocket to the server, authenticates, waits for
 // the acknowledgement and starts the subscription; read must then run.
-func dialSubscriber(ctx context.Context, base, token, session string, sample bool) (*subscriber, error) {
+func dialSubscriber(ctx context.Context, base, token, session string, sample bool, server int) (*subscriber, error) {
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second}
 	conn, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql", nil)
 	if err != nil {
@@ -54,7 +56,7 @@ func dialSubscriber(ctx context.Context, base, token, session string, sample boo
 		"payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": session}}}); err != nil {
 		return fail(fmt.Errorf("subscribe: %w", err))
 	}
-	return &subscriber{conn: conn, sample: sample}, nil
+	return &subscriber{conn: conn, sample: sample, server: server, base: base}, nil
 }
 
 // read receives until the stream ends; its end is a cut-off unless close
@@ -147,9 +149,9 @@ type subscribers struct {
 	wg   sync.WaitGroup
 }
 
-// dialSubscribers opens n subscribers, a few at a time; every sampleEvery-th
-// records latencies.
-func dialSubscribers(ctx context.Context, base, token, session string, n, sampleEvery int) (*subscribers, error) {
+// dialSubscribers opens n subscribers spread over the servers at bases, a
+// few at a time; some record latencies (subscriberPlace).
+func dialSubscribers(ctx context.Context, bases []string, token, session string, n, sampleEvery int) (*subscribers, error) {
 	subs := &subscribers{list: make([]*subscriber, n)}
 	var (
 		wg       sync.WaitGroup
@@ -163,7 +165,8 @@ func dialSubscribers(ctx context.Context, base, token, session string, n, sample
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			s, err := dialSubscriber(ctx, base, token, session, i%sampleEvery == 0)
+			server, sample := subscriberPlace(i, len(bases), sampleEvery)
+			s, err := dialSubscriber(ctx, bases[server], token, session, sample, server)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -188,6 +191,13 @@ func dialSubscribers(ctx context.Context, base, token, session string, n, sample
 		return nil, firstErr
 	}
 	return subs, nil
+}
+
+// subscriberPlace is the server subscriber i connects to (the servers in
+// turn) and whether it records latencies: every sampleEvery-th subscriber
+// of each server, so that each server's subscribers are sampled alike.
+func subscriberPlace(i, servers, sampleEvery int) (server int, sample bool) {
+	return i % servers, (i/servers)%sampleEvery == 0
 }
 
 func cmpErr(first, err error) error {

@@ -71,6 +71,12 @@ func runMemory(ctx context.Context, e *env, out io.Writer) error {
 		if err := os.Mkdir(re.dir, 0o700); err != nil {
 			return idleFigures{}, err
 		}
+		if e.dbs != nil { // an empty database: the goal's holds the sessions
+			var err error
+			if re.dbURL, err = e.dbs.create(ctx, fmt.Sprintf("memory_empty_%d", refIdx)); err != nil {
+				return idleFigures{}, err
+			}
+		}
 		srv, err := startWagraph(&re, net.serverArgs()...)
 		if err != nil {
 			return idleFigures{}, fmt.Errorf("empty server: %w", err)

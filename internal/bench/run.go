@@ -29,6 +29,14 @@ type Options struct {
 	DebugAddr string
 	// Progress, when set, gets a line for each measurement as it ends.
 	Progress io.Writer
+	// Postgres, when set, is the URL of a PostgreSQL server whose user may
+	// create databases: every goal's wagraph then stores everything in a
+	// database created for that goal (--database-url), instead of SQLite.
+	Postgres string
+	// Servers is how many wagraph processes goals sends and fanout start on
+	// their PostgreSQL database (a cluster); the other goals start one.
+	// 0 is 1.
+	Servers int
 	// Goal 2 (sends): the session counts to send from (empty: 1 and 50),
 	// the concurrent senders of each case (0: 16), and each measurement's
 	// window and warm-up (0: Duration and Warmup; goal 2 measures 8 times a
@@ -102,7 +110,31 @@ type env struct {
 	Options
 	dir   string
 	token string
+	dbURL string     // the goal's PostgreSQL database; "" on SQLite
+	dbs   *databases // creates further databases; nil on SQLite
+	// dbCPU is the CPU time of PostgreSQL's processes so far; nil on
+	// SQLite (its work is in wagraph's process) or when the server is not
+	// on this machine.
+	dbCPU func() (time.Duration, error)
 }
+
+// servers is how many processes a goal that can spread its load starts.
+func (e *env) servers() int { return max(e.Servers, 1) }
+
+// backendLine says what a goal's report was measured on.
+func backendLine(postgres bool, goal string, servers int) string {
+	if !postgres {
+		return "Backend: SQLite (the default), one wagraph process."
+	}
+	if servers > 1 && clusterGoal(goal) {
+		return fmt.Sprintf("Backend: PostgreSQL (a database created for this goal), %d wagraph processes on it (a cluster).", servers)
+	}
+	return "Backend: PostgreSQL (a database created for this goal), one wagraph process."
+}
+
+// clusterGoal reports whether a goal spreads its load over -servers
+// processes.
+func clusterGoal(name string) bool { return name == "sends" || name == "fanout" }
 
 // progress writes one line to the progress writer, if any.
 func (e *env) progress(format string, a ...any) {
@@ -130,6 +162,28 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 			chosen = append(chosen, goals[i])
 		}
 	}
+	if opts.Servers > 1 && opts.Postgres == "" {
+		return fmt.Errorf("-servers %d needs -postgres: processes form a cluster on one PostgreSQL database", opts.Servers)
+	}
+	var (
+		dbs   *databases
+		dbCPU func() (time.Duration, error)
+	)
+	if opts.Postgres != "" {
+		if dbs, err = openDatabases(ctx, opts.Postgres); err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := dbs.close(); err == nil {
+				err = cerr
+			}
+		}()
+		if pm, perr := dbs.postmaster(ctx); perr != nil {
+			fmt.Fprintf(out, "PostgreSQL's CPU is not measured: %v\n\n", perr)
+		} else {
+			dbCPU = func() (time.Duration, error) { return postgresCPU(pm) }
+		}
+	}
 	dir, err := os.MkdirTemp("", "wagraph-bench-")
 	if err != nil {
 		return err
@@ -146,11 +200,18 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		e := &env{Options: opts, dir: filepath.Join(dir, g.name), token: token}
+		e := &env{Options: opts, dir: filepath.Join(dir, g.name), token: token, dbs: dbs, dbCPU: dbCPU}
 		if err := os.Mkdir(e.dir, 0o700); err != nil {
 			return err
 		}
-		e.progress("== goal %s", g.name)
+		if dbs != nil {
+			if e.dbURL, err = dbs.create(ctx, g.name); err != nil {
+				return err
+			}
+		}
+		line := backendLine(dbs != nil, g.name, e.servers())
+		e.progress("== goal %s (%s)", g.name, line)
+		fmt.Fprintf(out, "%s\n\n", line)
 		if err := g.run(ctx, e, out); err != nil {
 			return fmt.Errorf("goal %s: %w", g.name, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,8 +79,14 @@ type sendMeasurement struct {
 	Errors    int // failed sends that ended inside the window
 	Window    time.Duration
 	P50, P99  time.Duration
-	ServerCPU time.Duration // wagraph's process (idle on the raw side)
+	ServerCPU time.Duration // wagraph's processes together (idle on the raw side)
+	// ServerCPUs is each wagraph process's share of ServerCPU, in order.
+	ServerCPUs []time.Duration
+	// Forwarded is how many of Messages went to a process other than the
+	// session's holder, which forwarded them (with -servers above 1).
+	Forwarded int
 	NetCPU    time.Duration // the network process
+	DBCPU     time.Duration // PostgreSQL's processes (0 on SQLite)
 	SelfCPU   time.Duration // this process: the raw clients, or the HTTP clients
 	FirstErr  string
 }
@@ -102,34 +109,45 @@ func (m sendMeasurement) perMessage(d time.Duration) time.Duration {
 // side.
 type sendRound map[sendCase]map[string]sendMeasurement
 
-// sendCPUs reads the CPU time of the three processes.
+// sendCPUs reads the CPU time of the processes: each wagraph server, the
+// network and this one.
 type sendCPUs struct {
-	server, network, self func() (time.Duration, error)
+	servers       func() ([]time.Duration, error)
+	network, self func() (time.Duration, error)
+	db            func() (time.Duration, error) // nil: not measured
 }
 
-type cpuReading struct{ server, network, self time.Duration }
+type cpuReading struct {
+	servers           []time.Duration
+	network, self, db time.Duration
+}
 
 func (c sendCPUs) read() (cpuReading, error) {
 	var r cpuReading
 	var err error
-	if r.server, err = c.server(); err != nil {
+	if r.servers, err = c.servers(); err != nil {
 		return r, err
 	}
 	if r.network, err = c.network(); err != nil {
 		return r, err
 	}
-	r.self, err = c.self()
+	if r.self, err = c.self(); err != nil || c.db == nil {
+		return r, err
+	}
+	r.db, err = c.db()
 	return r, err
 }
 
-// sendFunc sends the i-th message of worker w.
-type sendFunc func(ctx context.Context, w, i int) error
+// sendFunc sends the i-th message of worker w, and says whether it went
+// to a process that forwarded it to the session's holder.
+type sendFunc func(ctx context.Context, w, i int) (forwarded bool, err error)
 
 // sendSample is one send: when it ended, how long it took, how it went.
 type sendSample struct {
-	end time.Time
-	lat time.Duration
-	err error
+	end       time.Time
+	lat       time.Duration
+	err       error
+	forwarded bool
 }
 
 // measureSends puts a closed loop of workers on send for the warm-up and
@@ -152,9 +170,9 @@ func measureSends(ctx context.Context, workers int, warmup, duration time.Durati
 				if begin.After(to) {
 					break
 				}
-				err := send(ctx, w, i)
+				fwd, err := send(ctx, w, i)
 				end := time.Now()
-				out = append(out, sendSample{end: end, lat: end.Sub(begin), err: err})
+				out = append(out, sendSample{end: end, lat: end.Sub(begin), err: err, forwarded: fwd})
 			}
 			samples[w] = out
 		})
@@ -176,8 +194,12 @@ func measureSends(ctx context.Context, workers int, warmup, duration time.Durati
 		return sendMeasurement{}, cpuErr
 	}
 	m := sendMeasurement{
-		Window: to.Sub(from), ServerCPU: stop.server - start.server,
-		NetCPU: stop.network - start.network, SelfCPU: stop.self - start.self,
+		Window: to.Sub(from), NetCPU: stop.network - start.network, SelfCPU: stop.self - start.self, DBCPU: stop.db - start.db,
+	}
+	for i := range min(len(start.servers), len(stop.servers)) {
+		d := stop.servers[i] - start.servers[i]
+		m.ServerCPUs = append(m.ServerCPUs, d)
+		m.ServerCPU += d
 	}
 	var lats []time.Duration
 	for _, ws := range samples {
@@ -193,6 +215,9 @@ func measureSends(ctx context.Context, workers int, warmup, duration time.Durati
 				continue
 			}
 			m.Messages++
+			if s.forwarded {
+				m.Forwarded++
+			}
 			lats = append(lats, s.lat)
 		}
 	}
@@ -228,9 +253,10 @@ func sendImage() []byte {
 
 // sendSides holds what both sides send with.
 type sendSides struct {
-	srv      *wagraphServer
+	srvs     servers
 	client   *http.Client
 	sessions []string            // wagraph's session ids
+	owners   map[string]string   // each session's holder (node id), with several servers
 	raw      []*rawclient.Client // the raw clients, one per session
 	image    []byte
 	imageB64 string
@@ -239,38 +265,41 @@ type sendSides struct {
 }
 
 func (s *sendSides) send(side string, c sendCase, workers int) sendFunc {
-	return func(ctx context.Context, w, i int) error {
+	return func(ctx context.Context, w, i int) (bool, error) {
 		from := senderOf(w, i, workers, c.Sessions)
 		to := accountNumber(contactAccounts, w%sendRecipients)
 		text := fmt.Sprintf("bench %d", s.seq.Add(1))
+		via := serverOf(w, i, len(s.srvs))
+		fwd := len(s.srvs) > 1 && s.owners[s.sessions[from]] != nodeID(via)
 		switch {
 		case side == sideRaw && c.Kind == "text":
 			_, err := s.raw[from].SendText(ctx, to, text)
-			return err
+			return false, err
 		case side == sideRaw:
 			_, err := s.raw[from].SendImage(ctx, to, s.prepared, "")
-			return err
+			return false, err
 		case c.Kind == "text":
-			return s.rest(ctx, s.sessions[from], "text", map[string]any{"number": to, "text": text})
+			return fwd, s.rest(ctx, via, s.sessions[from], "text", map[string]any{"number": to, "text": text})
 		default:
-			return s.rest(ctx, s.sessions[from], "image", map[string]any{"number": to, "source": s.imageB64})
+			return fwd, s.rest(ctx, via, s.sessions[from], "image", map[string]any{"number": to, "source": s.imageB64})
 		}
 	}
 }
 
-// rest sends one message through wagraph's REST; anything but a 200
-// success with a message id is an error.
-func (s *sendSides) rest(ctx context.Context, session, kind string, body map[string]any) error {
+// rest sends one message through the REST of server via; anything but a
+// 200 success with a message id is an error.
+func (s *sendSides) rest(ctx context.Context, via int, session, kind string, body map[string]any) error {
+	srv := s.srvs[via]
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.base+"/api/v1/session/"+session+"/message/"+kind, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/api/v1/session/"+session+"/message/"+kind, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", s.srv.token)
+	req.Header.Set("Authorization", srv.token)
 	res, err := s.client.Do(req)
 	if err != nil {
 		return err
@@ -315,11 +344,11 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		return err
 	}
 	defer net.stop()
-	srv, err := startWagraph(e, net.serverArgs()...)
+	srvs, err := startServers(e, e.servers(), net.serverArgs()...)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srvs.stop()
 	remote, err := sandbox.Dial(ctx, net.control, nil)
 	if err != nil {
 		return err
@@ -331,7 +360,7 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 	}
 	defer st.Close()
 
-	sides := &sendSides{srv: srv, client: newClient(workers), image: sendImage()}
+	sides := &sendSides{srvs: srvs, client: newClient(workers), image: sendImage()}
 	defer sides.client.CloseIdleConnections()
 	sides.imageB64 = base64.StdEncoding.EncodeToString(sides.image)
 	f, err := media.NewPreparer("", nil).Image(ctx, sides.image, "")
@@ -351,7 +380,9 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		}
 	}()
 	if err := inParallel(ctx, most, 4, func(ctx context.Context, i int) error {
-		id, err := srv.linkSession(ctx, fmt.Sprintf("send-%d", i), accountNumber(wagraphAccounts, i))
+		// Each process links its share: the creating process holds the
+		// session first, so the cluster starts near its spread.
+		id, err := srvs[i%len(srvs)].linkSession(ctx, fmt.Sprintf("send-%d", i), accountNumber(wagraphAccounts, i))
 		if err != nil {
 			return fmt.Errorf("wagraph session %d: %w", i, err)
 		}
@@ -366,6 +397,13 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		return err
 	}
 	e.progress("linked %d wagraph sessions and %d raw clients in %s", most, most, time.Since(linkStart).Round(time.Millisecond))
+	if len(srvs) > 1 {
+		spreadStart := time.Now()
+		if sides.owners, err = srvs.waitSpread(ctx, sides.sessions, 2*time.Minute); err != nil {
+			return err
+		}
+		e.progress("sessions spread over %d processes in %s", len(srvs), time.Since(spreadStart).Round(time.Millisecond))
+	}
 	// Each sender's first message to a contact fetches the contact's
 	// prekeys and starts a Signal session: do that for every pair the load
 	// uses before measuring.
@@ -375,14 +413,14 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 		if _, err := sides.raw[from].SendText(ctx, to, "hello"); err != nil {
 			return fmt.Errorf("prime raw %d → %s: %w", from, to, err)
 		}
-		return sides.rest(ctx, sides.sessions[from], "text", map[string]any{"number": to, "text": "hello"})
+		return sides.rest(ctx, k%len(srvs), sides.sessions[from], "text", map[string]any{"number": to, "text": "hello"})
 	}); err != nil {
 		return err
 	}
 	e.progress("primed %d chats on each side in %s", most*sendRecipients, time.Since(primeStart).Round(time.Millisecond))
 
 	self := os.Getpid()
-	cpus := sendCPUs{server: srv.cpu, network: net.cpu, self: func() (time.Duration, error) { return processCPU(self) }}
+	cpus := sendCPUs{servers: srvs.cpus, db: e.dbCPU, network: net.cpu, self: func() (time.Duration, error) { return processCPU(self) }}
 	cases := sendCasesOf(sessionCounts)
 	rounds := make([]sendRound, e.Rounds)
 	for r := range rounds {
@@ -399,13 +437,35 @@ func runSends(ctx context.Context, e *env, out io.Writer) error {
 					return fmt.Errorf("round %d, %s, %s: %w", r+1, c, side, err)
 				}
 				rounds[r][c][side] = m
-				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
+				e.progress("round %d %-22s %-7s %7.0f msg/s  p50 %-9s p99 %-9s CPU/msg server %6.0f µs%s%s network %6.0f µs self %6.0f µs  %d errors %s  (load %s)",
 					r+1, c, side, m.perSecond(), m.P50.Round(time.Microsecond), m.P99.Round(time.Microsecond),
-					us(m.perMessage(m.ServerCPU)), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
+					us(m.perMessage(m.ServerCPU)), m.perProcess(), dbPart(e.dbCPU != nil, us(m.perMessage(m.DBCPU)), "%6.0f µs"), us(m.perMessage(m.NetCPU)), us(m.perMessage(m.SelfCPU)), m.Errors, m.FirstErr, loadAverage())
 			}
 		}
 	}
-	return writeSendsReport(out, rounds, cases, workers, warmup, duration)
+	return writeSendsReport(out, rounds, cases, sendSetup{workers: workers, warmup: warmup, duration: duration, servers: len(srvs), postgresCPU: e.dbCPU != nil})
+}
+
+// perProcess is " (a + b)", each server's CPU per message, with several
+// servers; "" with one.
+func (m sendMeasurement) perProcess() string {
+	if len(m.ServerCPUs) < 2 {
+		return ""
+	}
+	parts := make([]string, len(m.ServerCPUs))
+	for i, c := range m.ServerCPUs {
+		parts[i] = fmt.Sprintf("%.0f", us(m.perMessage(c)))
+	}
+	return " (" + strings.Join(parts, " + ") + ")"
+}
+
+// dbPart is " PostgreSQL <v>" in a progress line when PostgreSQL's CPU is
+// measured, "" otherwise.
+func dbPart(measured bool, v float64, format string) string {
+	if !measured {
+		return ""
+	}
+	return " PostgreSQL " + fmt.Sprintf(format, v)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

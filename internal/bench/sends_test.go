@@ -117,7 +117,7 @@ func TestSendsReportVerdicts(t *testing.T) {
 				rounds[i][image] = r[image]
 			}
 			var buf bytes.Buffer
-			if err := writeSendsReport(&buf, rounds, []sendCase{text, image}, 16, time.Second, time.Second); err != nil {
+			if err := writeSendsReport(&buf, rounds, []sendCase{text, image}, sendSetup{workers: 16, warmup: time.Second, duration: time.Second, servers: 1}); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range c.want {
@@ -139,13 +139,19 @@ func TestSendsReportVerdicts(t *testing.T) {
 func TestMeasureSends(t *testing.T) {
 	var reads int
 	cpu := func() (time.Duration, error) { reads++; return time.Duration(reads) * time.Second, nil }
-	cpus := sendCPUs{server: cpu, network: cpu, self: cpu}
-	m, err := measureSends(context.Background(), 2, 20*time.Millisecond, 100*time.Millisecond, cpus, func(ctx context.Context, w, i int) error {
+	// Two servers: the first's reading is the shared counter's, the
+	// second's always twice the first's.
+	servers := func() ([]time.Duration, error) {
+		c, err := cpu()
+		return []time.Duration{c, 2 * c}, err
+	}
+	cpus := sendCPUs{servers: servers, network: cpu, self: cpu}
+	m, err := measureSends(context.Background(), 2, 20*time.Millisecond, 100*time.Millisecond, cpus, func(ctx context.Context, w, i int) (bool, error) {
 		time.Sleep(time.Millisecond)
 		if w == 1 && i%2 == 1 {
-			return errors.New("refused")
+			return true, errors.New("refused")
 		}
-		return nil
+		return w == 0 && i%2 == 0, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +159,16 @@ func TestMeasureSends(t *testing.T) {
 	if m.Messages == 0 || m.Errors == 0 || m.FirstErr != "refused" || m.Messages < m.Errors {
 		t.Errorf("%d messages, %d errors (%q); want both, the messages more", m.Messages, m.Errors, m.FirstErr)
 	}
-	if m.Window != 100*time.Millisecond || m.ServerCPU != 3*time.Second || m.NetCPU != 3*time.Second || m.SelfCPU != 3*time.Second {
-		t.Errorf("window %s, CPU %s/%s/%s; want 100ms and 3 s each (reads 1-3, then 4-6)", m.Window, m.ServerCPU, m.NetCPU, m.SelfCPU)
+	if m.Window != 100*time.Millisecond || m.ServerCPU != 9*time.Second || m.NetCPU != 3*time.Second || m.SelfCPU != 3*time.Second {
+		t.Errorf("window %s, CPU %s/%s/%s; want 100ms, 9 s (3 + 6) and 3 s each (reads 1-3, then 4-6)", m.Window, m.ServerCPU, m.NetCPU, m.SelfCPU)
+	}
+	if len(m.ServerCPUs) != 2 || m.ServerCPUs[0] != 3*time.Second || m.ServerCPUs[1] != 6*time.Second {
+		t.Errorf("CPU per server %v; want [3s 6s]", m.ServerCPUs)
+	}
+	// Worker 0's even sends were forwarded, its odd ones not, worker 1's
+	// successes never: about a third of the messages (failures not counted).
+	if m.Forwarded == 0 || m.Forwarded >= m.Messages/2+2 {
+		t.Errorf("%d of %d messages forwarded; want about a third", m.Forwarded, m.Messages)
 	}
 	if m.P50 <= 0 || m.P99 < m.P50 {
 		t.Errorf("p50 %s, p99 %s", m.P50, m.P99)

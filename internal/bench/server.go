@@ -28,15 +28,33 @@ type wagraphServer struct {
 // "--sandbox-network", <control address> (a network process, see
 // startNetwork); extra are further flags. The rate limit is lifted out of
 // the way: the load program measures the request path, not the limiter's
-// refusals.
+// refusals. On PostgreSQL (e.dbURL) its storage is the goal's database.
 func startWagraph(e *env, network ...string) (*wagraphServer, error) {
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(e.dir, "data"),
+	return startWagraphNode(e, 0, network...)
+}
+
+// startWagraphNode starts the goal's i-th server: its own data directory
+// (media, the sandbox files), log and node id; on PostgreSQL every server
+// of the goal shares its database, and so forms a cluster with the others.
+func startWagraphNode(e *env, i int, network ...string) (*wagraphServer, error) {
+	suffix := ""
+	if i > 0 {
+		suffix = fmt.Sprintf("-%d", i+1)
+	}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(e.dir, "data"+suffix),
 		"--admin-token", e.token, "--allow-private-urls", "--rate", "1000000/s,1000000",
 		"--log-format", "json"}, network...)
-	if e.DebugAddr != "" {
-		args = append(args, "--debug-addr", e.DebugAddr)
+	if e.dbURL != "" {
+		args = append(args, "--database-url", e.dbURL, "--node-id", nodeID(i))
 	}
-	c, err := startChild("wagraph", e.Wagraph, filepath.Join(e.dir, "wagraph.log"), args...)
+	if e.DebugAddr != "" {
+		addr, err := debugAddrOf(e.DebugAddr, i)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--debug-addr", addr)
+	}
+	c, err := startChild("wagraph"+suffix, e.Wagraph, filepath.Join(e.dir, "wagraph"+suffix+".log"), args...)
 	if err != nil {
 		return nil, err
 	}
