@@ -1,8 +1,8 @@
 package whatsapp
 
 import (
-	"context"
 	"errors"
+	"sync"
 	"testing"
 )
 
@@ -18,10 +18,12 @@ func TestReleaseThenAdopt(t *testing.T) {
 	st := e.pairQR(first, "s1", phone)
 	dev := st.JID
 
-	watched := make(chan error, 1)
+	watched, watching := make(chan error, 1), make(chan struct{})
 	go func() {
-		watched <- first.Watch(ctx, "s1", func(SessionState) bool { return true })
+		var once sync.Once
+		watched <- first.Watch(ctx, "s1", func(SessionState) bool { once.Do(func() { close(watching) }); return true })
 	}()
+	<-watching
 	saved, published := e.statuses.get("s1"), len(e.pub.events("s1"))
 	first.Release("s1")
 	if err := <-watched; !errors.Is(err, ErrMoved) {
@@ -58,5 +60,4 @@ func TestReleaseThenAdopt(t *testing.T) {
 	if s := first.State("s1"); s.Status != StatusDisconnected {
 		t.Errorf("the releasing manager still shows %+v", s)
 	}
-	_ = context.Background
 }
