@@ -249,9 +249,16 @@ func (n *Node) tick(ctx context.Context) error {
 	defer n.leaseMu.Unlock()
 	start := time.Now()
 	n.mu.Lock()
+	// A renewal stuck past the drop must not hold the loop. Holding
+	// nothing (at the first tick, or after a drop), nothing is at stake:
+	// the renewal gets a third of the TTL, or it could never succeed
+	// again once the drop deadline has passed.
 	deadline := n.lastOK.Add(n.dropDeadline())
+	if len(n.held) == 0 {
+		deadline = start.Add(n.ttl / 3)
+	}
 	n.mu.Unlock()
-	rctx, cancel := context.WithDeadline(ctx, deadline) // a renewal stuck past the drop must not hold the loop
+	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	renewed, err := n.renew(rctx)
 	if err != nil {

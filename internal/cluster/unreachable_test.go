@@ -242,3 +242,28 @@ func (p *pgProxy) cutOn(stmt []byte) {
 	defer p.mu.Unlock()
 	p.trigger = stmt
 }
+
+// TestRenewsAgainAfterALongGap: a process whose last renewal is older than
+// the drop deadline (its database was out of reach for a while, or its
+// first tick came long after it joined) renews and takes its share as soon
+// as the database answers: the deadline of a renewal that has nothing to
+// drop is counted from the renewal, not from the last success.
+func TestRenewsAgainAfterALongGap(t *testing.T) {
+	_, d := openCluster(t)
+	ids := createSessions(t, d.Ent, 3)
+	w := newWorld()
+	t.Cleanup(func() { w.checkNoOverlap(t) })
+	l := w.local("a")
+	n := join(t, d.SQL, l, testTTL, "")
+	n.mu.Lock()
+	n.lastOK = time.Now().Add(-2 * testTTL)
+	n.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, 2*testTTL, "a runs every session after a long gap", func() bool { return l.count() == len(ids) })
+}
