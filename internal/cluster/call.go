@@ -30,6 +30,10 @@ const (
 	headerNode      = "Wagraph-Node"      // the caller's node id (for the log)
 	headerTimestamp = "Wagraph-Timestamp" // unix seconds
 	headerSignature = "Wagraph-Signature" // base64 HMAC-SHA256 of timestamp "." path "." body
+	// headerKey proves the key before the body is read: base64
+	// HMAC-SHA256 of "call." timestamp. Without it anybody could make a
+	// process read a body of the largest size before refusing it.
+	headerKey = "Wagraph-Key"
 )
 
 // callSkew is how far a call's timestamp may be from the receiver's clock:
@@ -75,6 +79,14 @@ func opOf[A, R any](fn func(ctx context.Context, sessionID string, a A) (R, erro
 	}
 }
 
+// keyProof is the header that proves the key for a timestamp.
+func keyProof(secret []byte, ts string) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("call."))
+	mac.Write([]byte(ts))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
 func sign(secret []byte, ts, path string, body []byte) string {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(ts))
@@ -102,7 +114,8 @@ func (s *callServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// call costs a header check.
 	ts, sig := r.Header.Get(headerTimestamp), r.Header.Get(headerSignature)
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || sig == "" || time.Since(time.Unix(sec, 0)).Abs() > callSkew {
+	if err != nil || sig == "" || time.Since(time.Unix(sec, 0)).Abs() > callSkew ||
+		!hmac.Equal([]byte(r.Header.Get(headerKey)), []byte(keyProof(s.node.secret, ts))) {
 		http.Error(w, "unauthenticated", http.StatusUnauthorized)
 		return
 	}
@@ -183,6 +196,7 @@ func (c *caller) do(ctx context.Context, h Holder, sessionID, opName string, arg
 	req.Header.Set(headerNode, c.node.id)
 	req.Header.Set(headerTimestamp, ts)
 	req.Header.Set(headerSignature, sign(h.secret, ts, CallPath, body))
+	req.Header.Set(headerKey, keyProof(h.secret, ts))
 	resp, err := c.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

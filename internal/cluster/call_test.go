@@ -106,12 +106,14 @@ func TestCallHandler(t *testing.T) {
 		ts         string
 		secret     []byte // signs the call; nil: unsigned
 		path       string // signed; CallPath when empty
+		noKey      bool   // without the key's proof (the header checked before the body is read)
 		wantStatus int
 		wantCode   string // the reply's error code, on 200
 	}{
 		{name: "held session", body: callBody(held, opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusOK},
 		{name: "session not held here", body: callBody(free, opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusOK, wantCode: codeMoved},
 		{name: "unsigned", body: callBody(held, opStatus), ts: now(), wantStatus: http.StatusUnauthorized},
+		{name: "a large body without the key's proof", body: callBody(held, strings.Repeat("x", 10*maxBody)), ts: now(), secret: b.secret, noKey: true, wantStatus: http.StatusUnauthorized},
 		{name: "signed with another process's key", body: callBody(held, opStatus), ts: now(), secret: other.secret, wantStatus: http.StatusUnauthorized},
 		{name: "signed for another path", body: callBody(held, opStatus), ts: now(), secret: b.secret, path: "/elsewhere", wantStatus: http.StatusUnauthorized},
 		{name: "timestamp too old", body: callBody(held, opStatus), ts: strconv.FormatInt(time.Now().Add(-callSkew-5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
@@ -133,6 +135,9 @@ func TestCallHandler(t *testing.T) {
 			req.Header.Set(headerTimestamp, tt.ts)
 			if tt.secret != nil {
 				req.Header.Set(headerSignature, sign(tt.secret, tt.ts, cmpOr(tt.path, CallPath), tt.body))
+				if !tt.noKey {
+					req.Header.Set(headerKey, keyProof(tt.secret, tt.ts))
+				}
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -245,6 +245,9 @@ func (r *Router) Status(ctx context.Context, id string) (whatsapp.SessionState, 
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
+		if !errors.Is(err, errMoved) && fault.From(err) == nil {
+			r.log.Warn("reading a session's state from its holder failed: answering from the stored record", "session_id", id, "holder", h.Node, "err", err)
+		}
 	case !errors.Is(err, ErrNoHolder):
 		return whatsapp.SessionState{}, err
 	}
