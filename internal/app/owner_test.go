@@ -54,4 +54,3 @@ func TestSessionOwner(t *testing.T) {
 		t.Errorf("the admin's REST session record: %d %s; want its owner", res.Status, res.Body)
 	}
 }
-

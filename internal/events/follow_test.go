@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/storage"
 )
 
@@ -297,7 +298,7 @@ func TestFollowListenerReconnect(t *testing.T) {
 // the log either way.
 func TestFollowNotified(t *testing.T) {
 	db := openDB(t, "s1", "s2")
-	var logs syncBuffer
+	var logs logtest.Buffer
 	b := NewBus(newLog(t, db, LogOptions{}), BusOptions{
 		Follow: true, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
@@ -343,24 +344,6 @@ func TestFollowNotified(t *testing.T) {
 	if n := strings.Count(logs.String(), "notification ignored"); n != len(foreign) {
 		t.Errorf("%d payloads logged as ignored, want %d:\n%s", n, len(foreign), logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe across goroutines (a log handler's).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestFollowForgetsSessions: a session whose last subscriber left is no

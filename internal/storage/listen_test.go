@@ -1,16 +1,15 @@
 package storage_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/storage"
 )
 
@@ -120,29 +119,11 @@ func TestListenerReconnects(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer a log handler may write from any goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestListenerNeverLogsTheURL: a listener that cannot connect retries and
 // logs each failure naming the database by host and name, never with the
 // URL's password; an unreadable URL is refused, its password unsaid too.
 func TestListenerNeverLogsTheURL(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	failed := make(chan int, 10)
 	l, err := storage.Listen(context.Background(), storage.ListenerOptions{
 		URL: "postgres://wagraph:s3cret-pw@127.0.0.1:1/wagraphdb?connect_timeout=5", Channel: "c",
