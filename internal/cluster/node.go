@@ -86,6 +86,7 @@ type Node struct {
 	mu     sync.Mutex
 	held   map[string]int64 // session → fence of the lease this process holds
 	lastOK time.Time        // when the last successful renewal began (local clock)
+	joined bool             // Join registered this process (its id is this process's)
 	left   bool
 
 	adopting sync.WaitGroup // AdoptEach runs the ticks started
@@ -132,7 +133,7 @@ func (n *Node) Join(ctx context.Context, local Local) error {
 		}
 		if took {
 			n.mu.Lock()
-			n.lastOK = start
+			n.lastOK, n.joined = start, true
 			n.mu.Unlock()
 			n.log.Info("joined the cluster", "advertise_addr", n.addr, "lease_ttl", n.ttl)
 			return nil
@@ -451,7 +452,7 @@ func (n *Node) Leave(ctx context.Context) error {
 	n.leaseMu.Lock()
 	defer n.leaseMu.Unlock()
 	n.mu.Lock()
-	if n.left {
+	if n.left || !n.joined { // not joined: the id may be another live process's
 		n.mu.Unlock()
 		return nil
 	}
