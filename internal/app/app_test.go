@@ -13,13 +13,14 @@ import (
 )
 
 // TestProbesAndPlayground: /healthz and /readyz answer, / serves GraphiQL
-// pointed at /graphql.
+// (from this server's own files, internal/webui) pointed at /graphql.
 func TestProbesAndPlayground(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
 	for _, tt := range []struct{ path, want string }{
 		{"/healthz", `{"status":"ok"}`},
 		{"/readyz", `{"status":"ready"}`},
-		{"/", "/graphql"},
+		{"/", `<script src="/graphiql/init.js">`},
+		{"/graphiql/init.js", `"/graphql"`},
 	} {
 		res := srv.Do(t, "GET", tt.path, "", "", nil)
 		if res.Status != 200 || !strings.Contains(string(res.Body), tt.want) {

@@ -7,8 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
-
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/cluster"
@@ -16,6 +14,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/requestid"
+	"github.com/wagraph/wagraph/internal/webui"
 	"github.com/wagraph/wagraph/restcompat"
 )
 
@@ -53,7 +52,10 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 		// with this process's key; a send's media travel inside (base64).
 		mux.Handle("POST "+cluster.CallPath, a.router.Handler(a.cfg.MaxBody/3*4+1<<20))
 	}
-	mux.Handle("GET /{$}", playground.Handler("wagraph", "/graphql"))
+	// GraphiQL, every file of it embedded: it works without internet.
+	graphiql := webui.GraphiQL()
+	mux.Handle("GET /{$}", graphiql)
+	mux.Handle("GET /graphiql/", graphiql)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
