@@ -115,7 +115,8 @@ check-generated: generate
 # (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
 # use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
 # tests run on both backends; Debian puts its binaries under
-# /usr/lib/postgresql/<version>/bin) and the Go modules.
+# /usr/lib/postgresql/<version>/bin), Chromium (the browser tests drive it
+# with chromedp: internal/webui) and the Go modules.
 deps:
 	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
@@ -123,6 +124,8 @@ deps:
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg curl ca-certificates; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql; }
+	@command -v chromium >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
 	$(GO) mod download
 
 clean:
