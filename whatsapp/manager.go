@@ -619,11 +619,12 @@ func (m *Manager) restore(ctx context.Context, id string) error {
 // restoreLocked is restore with s.opMu held.
 func (m *Manager) restoreLocked(ctx context.Context, s *session) error {
 	s.mu.Lock()
-	linked, running := !s.st.jid.IsEmpty() && s.st.status != StatusLoggedOut, s.cli != nil
+	linked, running, status := !s.st.jid.IsEmpty() && s.st.status != StatusLoggedOut, s.cli != nil, s.st.status
 	s.mu.Unlock()
 	if linked && !running {
 		return m.connect(ctx, s, true)
 	}
+	s.log.Debug("restore: nothing to start", "linked", linked, "running", running, "status", status)
 	m.change(s, nil, func(*session) bool { return true }) // persists and publishes a corrected stale status
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -45,7 +46,7 @@ func TestListensBeforeSessionsAreStarted(t *testing.T) {
 	}
 	first.Stop(t)
 
-	log, logs := logtest.New(nil)
+	log, logs := logtest.New(slog.LevelDebug) // debug: a failure shows what each session did
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -342,7 +342,11 @@ func (n *Node) adopt(ctx context.Context, ids []string, started func()) {
 	n.adopting.Go(func() {
 		defer started()
 		n.local.AdoptEach(ctx, ids, n.Holds, func(i int, err error) {
-			if err != nil && ctx.Err() == nil && fault.CodeOf(err) != fault.NotFound {
+			if fault.CodeOf(err) == fault.NotFound && ctx.Err() == nil {
+				n.log.Warn("a session taken was gone when it was to be started", "session_id", ids[i], "err", err)
+				return
+			}
+			if err != nil && ctx.Err() == nil {
 				n.log.Error("restoring the session failed", "session_id", ids[i], "err", err)
 			}
 		})
