@@ -13,13 +13,17 @@ import (
 // process measures its own deadline from when it sent the renewal, which
 // is never later than the database's now() of it.
 
+// insertNode writes this process's row ($1 id, $2 address, $3 key, $4
+// TTL in ms); each use adds what it does on a conflict.
+const insertNode = `
+	INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
+	VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')`
+
 // register writes this process's row, unless a live process has its id;
 // took reports whether it did. A row left by a process gone is taken over
 // with this process's address and key.
 func (n *Node) register(ctx context.Context) (took bool, err error) {
-	res, err := n.db.ExecContext(ctx, `
-		INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
-		VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')
+	res, err := n.db.ExecContext(ctx, insertNode+`
 		ON CONFLICT (id) DO UPDATE SET advertise_addr = EXCLUDED.advertise_addr, secret = EXCLUDED.secret,
 			started_at = EXCLUDED.started_at, expires_at = EXCLUDED.expires_at
 		WHERE cluster_nodes.expires_at <= now()`,
@@ -54,10 +58,7 @@ func (n *Node) renew(ctx context.Context) (map[string]int64, error) {
 	if k, err := res.RowsAffected(); err != nil || k != 1 {
 		// Gone (forgotten after an hour expired: this process stalled that
 		// long): written again, unless another process has the id now.
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO cluster_nodes (id, advertise_addr, secret, started_at, expires_at)
-			VALUES ($1, $2, $3, now(), now() + $4::float8 * interval '1 millisecond')
-			ON CONFLICT (id) DO NOTHING`, n.id, n.addr, n.secret, n.ttlMS())
+		res, err := tx.ExecContext(ctx, insertNode+` ON CONFLICT (id) DO NOTHING`, n.id, n.addr, n.secret, n.ttlMS())
 		if err != nil {
 			return nil, fmt.Errorf("cluster: renew node: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -174,7 +175,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	sentMu.Lock()
-	want := copied(sent)
+	want := maps.Clone(sent)
 	sentMu.Unlock()
 	t.Logf("%d texts sent to the sessions during the test", len(want))
 
@@ -233,14 +234,6 @@ func TestClusterFailover(t *testing.T) {
 			t.Errorf("session %d's device %s: at most %d connections open at once (%d logins, %d replaced), want 1", i, dev, c.MaxOpen, c.Logins, c.Replaced)
 		}
 	}
-}
-
-func copied(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // waitSpread waits until every session is CONNECTED and held by a live
