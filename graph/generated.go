@@ -215,6 +215,7 @@ type ComplexityRoot struct {
 		SandboxAccount func(childComplexity int, phone string) int
 		SandboxGroup   func(childComplexity int, jid string) int
 		SandboxInbox   func(childComplexity int, phone string) int
+		SandboxMode    func(childComplexity int) int
 		Session        func(childComplexity int, id string) int
 		Sessions       func(childComplexity int) int
 		Viewer         func(childComplexity int) int
@@ -405,6 +406,7 @@ type QueryResolver interface {
 	Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error)
 	Groups(ctx context.Context, sessionID string) ([]*model.Group, error)
 	Message(ctx context.Context, sessionID string, id string) (*model.Message, error)
+	SandboxMode(ctx context.Context) (bool, error)
 	SandboxInbox(ctx context.Context, phone string) ([]*model.SandboxMessage, error)
 	SandboxGroup(ctx context.Context, jid string) (*model.SandboxGroup, error)
 	SandboxAccount(ctx context.Context, phone string) (*model.SandboxAccount, error)
@@ -1435,6 +1437,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SandboxInbox(childComplexity, args["phone"].(string)), true
+	case "Query.sandboxMode":
+		if e.ComplexityRoot.Query.SandboxMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SandboxMode(childComplexity), true
 	case "Query.session":
 		if e.ComplexityRoot.Query.Session == nil {
 			break
@@ -7919,6 +7927,29 @@ func (ec *executionContext) fieldContext_Query_message(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sandboxMode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sandboxMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SandboxMode(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sandboxMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Query_sandboxInbox(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13587,6 +13618,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_message(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "sandboxMode":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_sandboxMode(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

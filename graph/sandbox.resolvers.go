@@ -162,6 +162,13 @@ func (r *mutationResolver) SandboxRequireClientVersion(ctx context.Context, mini
 	return true, nil
 }
 
+func (r *queryResolver) SandboxMode(ctx context.Context) (bool, error) {
+	if _, err := auth.Require(ctx); err != nil {
+		return false, err
+	}
+	return r.Sandbox != nil, nil
+}
+
 func (r *queryResolver) SandboxInbox(ctx context.Context, phone string) ([]*model.SandboxMessage, error) {
 	sb, err := r.sandboxOn(ctx)
 	if err != nil {

@@ -56,6 +56,10 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	graphiql := webui.GraphiQL()
 	mux.Handle("GET /{$}", graphiql)
 	mux.Handle("GET /graphiql/", graphiql)
+	// The dashboard, embedded too; it calls /graphql with the token the
+	// person pastes, like any other client.
+	mux.Handle("GET /ui/", webui.Dashboard())
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

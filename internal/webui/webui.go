@@ -1,7 +1,8 @@
 // Package webui serves the pages wagraph offers people, from files embedded
 // in the binary: nothing is fetched from elsewhere, so they work on a
-// machine without internet. For now that is GraphiQL at / (issue 13 adds
-// the dashboard under /ui/).
+// machine without internet. Two pages: the dashboard under /ui/ (plain
+// HTML, CSS and JavaScript modules written here, static/ui) and GraphiQL
+// at / (static/graphiql).
 //
 // GraphiQL is a pinned dependency whose built files are committed under
 // static/graphiql, with their licenses: graphiql 3.8.3 (graphiql.min.js,
@@ -11,9 +12,14 @@
 // version changes them there too. index.html, page.css and init.js are
 // wagraph's.
 //
+// Both pages talk to the public API only (/graphql over HTTP and
+// graphql-transport-ws), with a token the person gives them: they hold no
+// privilege of their own, so serving them needs no token.
+//
 // Every answer carries a Content-Security-Policy that lets the page run
 // only scripts of this origin (no inline script), talk only to this origin,
-// and never be framed.
+// and never be framed. A message text or push name that slipped into the
+// page as markup could then still not run.
 package webui
 
 import (
@@ -26,40 +32,68 @@ import (
 //go:embed static
 var static embed.FS
 
-// ContentSecurityPolicy is the policy of every page and file served here.
-// GraphiQL sets styles from its scripts (style-src 'unsafe-inline'); its
-// stylesheet carries its fonts and icons as data: URLs.
+// ContentSecurityPolicy is GraphiQL's policy. GraphiQL sets styles from
+// its scripts (style-src 'unsafe-inline'); its stylesheet carries its fonts
+// and icons as data: URLs.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
+// DashboardPolicy is the dashboard's policy, stricter than GraphiQL's: no
+// style but its stylesheet either. img-src allows data: for the QR code
+// (Session.qrImage) and a picked image's preview. connect-src 'self' covers
+// the page's own ws:// and wss:// origin (CSP Level 3).
+const DashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data:; connect-src 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
 // GraphiQL serves GraphiQL's page at / and its files under /graphiql/.
 func GraphiQL() http.Handler {
+	return pages("graphiql", "/", ContentSecurityPolicy)
+}
+
+// Dashboard serves the dashboard: its page at /ui/ and its files beside it.
+// Its routes live in the URL's fragment (#/sessions/…), so every page of
+// it is the one index.html.
+func Dashboard() http.Handler {
+	return pages("ui", "/ui/", DashboardPolicy)
+}
+
+// pages serves the embedded directory dir under its own name: its
+// index.html at index, every other file as is, no directory listing.
+func pages(dir, index, policy string) http.Handler {
 	files, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	fileServer := http.FileServerFS(files)
-	index, err := fs.ReadFile(files, "graphiql/index.html")
+	page, err := fs.ReadFile(files, dir+"/index.html")
 	if err != nil {
 		panic(err)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("Content-Security-Policy", policy)
+		h.Set("X-Frame-Options", "DENY") // for browsers before frame-ancestors
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		if r.URL.Path == "/" {
+		if r.URL.Path == index {
 			h.Set("Content-Type", "text/html; charset=utf-8")
 			h.Set("Cache-Control", "no-cache")
-			_, _ = w.Write(index)
+			_, _ = w.Write(page)
 			return
 		}
 		if strings.HasSuffix(r.URL.Path, "/") { // no directory listings
 			http.NotFound(w, r)
 			return
 		}
-		h.Set("Cache-Control", "public, max-age=3600")
+		// The dashboard's files change with each release and are small:
+		// the browser asks again (and gets a 304) rather than mix versions.
+		if dir == "ui" {
+			h.Set("Cache-Control", "no-cache")
+		} else {
+			h.Set("Cache-Control", "public, max-age=3600")
+		}
 		fileServer.ServeHTTP(w, r)
 	})
 }

@@ -1,0 +1,145 @@
+// The sessions page: every session the token reaches, each with its status
+// kept live by a sessionStatus subscription, and the actions on it.
+
+import { query } from "./gql.js";
+import { h, replace, time, notice, errorText, confirmButton, busy, statusBadge } from "./dom.js";
+
+const fields = "id name status statusReason jid phone pushName createdAt connectedAt";
+
+// Past this many sessions the page stops following each one live: one
+// subscription per row would cost the server more than the page is worth.
+const maxLive = 100;
+
+export function render(root, ctx) {
+  const rows = h("tbody#session-rows");
+  const created = h("div#created-token");
+  const stops = [];
+  const page = h(
+    "section",
+    h("h1", "Sessions"),
+    ctx.viewer.session ? null : createForm(created, reload),
+    created,
+    h(
+      "table.list#sessions",
+      h("thead", h("tr", h("th", "Name"), h("th", "Status"), h("th", "Account"), h("th", "Created"), h("th", "Actions"))),
+      rows
+    )
+  );
+  root.appendChild(page);
+
+  async function reload() {
+    for (const s of stops.splice(0)) s();
+    let list;
+    try {
+      list = (await query(`{ sessions { ${fields} } }`)).sessions;
+    } catch (e) {
+      replace(rows, h("tr", h("td.error", { colSpan: 5 }, errorText(e))));
+      return;
+    }
+    replace(rows);
+    if (list.length === 0) {
+      rows.appendChild(h("tr", h("td.empty", { colSpan: 5 }, "No session yet: create one above, then pair it.")));
+    }
+    for (const s of list) {
+      const tr = h("tr", { "data-session-id": s.id });
+      rows.appendChild(tr);
+      fill(tr, s, reload);
+      if (list.length > maxLive) continue;
+      stops.push(
+        ctx.live.subscribe(
+          `subscription($id: ID!) { sessionStatus(sessionId: $id) { ${fields} } }`,
+          () => ({ id: s.id }),
+          {
+            next: (d) => fill(tr, d.sessionStatus, reload),
+            error: (e) => notice(`${s.name}: ${errorText(e)}`, "error"),
+            complete: () => tr.remove(), // deleted, maybe elsewhere
+          }
+        )
+      );
+    }
+  }
+  reload();
+  return () => stops.forEach((s) => s());
+}
+
+function createForm(created, reload) {
+  const name = h("input#new-session-name", { placeholder: "name, such as Sales line", maxLength: 100, "aria-label": "session name" });
+  const button = h("button.primary#create-session", { type: "submit" }, "Create session");
+  const form = h("form.inline", name, button);
+  form.addEventListener(
+    "submit",
+    busy(button, async () => {
+      const d = await query(
+        `mutation($n: String) { createSession(name: $n) { session { id name } token } }`,
+        { n: name.value.trim() || null }
+      );
+      const s = d.createSession.session;
+      name.value = "";
+      replace(
+        created,
+        h(
+          "div.card.secret",
+          h("p", "Session ", h("strong", s.name), " created. Its token, shown this once (it reaches this session only):"),
+          h("code.token#session-token", d.createSession.token),
+          h("p", h("a.button.primary#pair-new", { href: `#/sessions/${encodeURIComponent(s.id)}/pair` }, "Pair it now"),
+            " ", h("button", { type: "button", onclick: () => replace(created) }, "Done"))
+        )
+      );
+      await reload();
+    })
+  );
+  return form;
+}
+
+// fill draws one session's row.
+function fill(tr, s, reload) {
+  const id = encodeURIComponent(s.id);
+  const act = (label, doc, cls = "") => {
+    const b = h("button" + cls, { type: "button", "data-action": label.toLowerCase() }, label);
+    b.addEventListener("click", busy(b, async () => {
+      await query(doc, { id: s.id });
+    }));
+    return b;
+  };
+  const linked = !!s.jid && s.status !== "LOGGED_OUT";
+  replace(
+    tr,
+    h("td", h("strong.name", s.name), h("div.muted.mono", s.id)),
+    h("td.status", statusBadge(s.status), s.statusReason ? h("div.muted", s.statusReason) : null),
+    h("td", s.phone ? "+" + s.phone : "—", s.pushName ? h("div.muted", s.pushName) : null),
+    h("td", time(s.createdAt)),
+    h(
+      "td.actions",
+      linked ? null : h("a.button#pair-" + cssId(s.id), { href: `#/sessions/${id}/pair`, "data-action": "pair" }, "Pair"),
+      linked && s.status === "DISCONNECTED" ? act("Connect", `mutation($id: ID!) { connectSession(id: $id) { id } }`) : null,
+      ["CONNECTED", "CONNECTING", "PAIRING"].includes(s.status)
+        ? act("Disconnect", `mutation($id: ID!) { disconnectSession(id: $id) { id } }`)
+        : null,
+      linked
+        ? confirmButton("Log out", "Really log out?", async () => {
+            try {
+              await query(`mutation($id: ID!) { logout(sessionId: $id) { id } }`, { id: s.id });
+            } catch (e) {
+              notice(errorText(e), "error");
+            }
+          })
+        : null,
+      h("a.button", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
+      h("a.button", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks"),
+      confirmButton("Delete", "Really delete?", async () => {
+        try {
+          await query(`mutation($id: ID!) { deleteSession(id: $id) }`, { id: s.id });
+          notice(`Session ${s.name} deleted.`);
+          await reload();
+        } catch (e) {
+          notice(errorText(e), "error");
+        }
+      }, ".danger")
+    )
+  );
+}
+
+// cssId makes an id usable in an element id.
+function cssId(id) {
+  return String(id).replace(/[^\w-]/g, "_");
+}
