@@ -11,6 +11,7 @@ import (
 
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -30,85 +31,134 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+// browser is a headless Chromium with one tab, recording what a person
+// would never want to see: console errors and warnings, exceptions, the
+// browser's own errors (CSP violations, failed loads), dialogs (an
+// alert() that ran), and every request, so a test can check that nothing
+// came from elsewhere.
+type browser struct {
+	ctx    context.Context
+	origin string
+	expected func(*cdplog.Entry) bool // called with mu held
+
+	mu       sync.Mutex
+	problems []string
+	requests []string
+}
+
+// newBrowser starts Chromium; expected (nil: none) says which of the
+// browser's own log entries are expected.
+func newBrowser(t *testing.T, origin string, timeout time.Duration, expected func(*cdplog.Entry) bool) *browser {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(1280, 860))
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancelTimeout)
+	if expected == nil {
+		expected = func(*cdplog.Entry) bool { return false }
+	}
+	b := &browser{ctx: ctx, origin: origin, expected: expected}
+	chromedp.ListenTarget(ctx, b.listen)
+	if err := chromedp.Run(ctx, network.Enable(), cdplog.Enable(), page.Enable()); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return b
+}
+
+func (b *browser) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			b.problems = append(b.problems, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
+		}
+	case *cdplog.EventEntryAdded:
+		if b.expected(ev.Entry) {
+			return
+		}
+		if ev.Entry.Level == cdplog.LevelError || ev.Entry.Level == cdplog.LevelWarning {
+			b.problems = append(b.problems, fmt.Sprintf("%s (%s): %s %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
+		}
+	case *runtime.EventExceptionThrown:
+		b.problems = append(b.problems, "exception: "+ev.ExceptionDetails.Error())
+	case *page.EventJavascriptDialogOpening:
+		b.problems = append(b.problems, fmt.Sprintf("a %s dialog opened: %q", ev.Type, ev.Message))
+		// Close it, or the page would hang on it.
+		go func() { _ = chromedp.Run(b.ctx, page.HandleJavaScriptDialog(false)) }()
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, ev.Request.URL)
+	}
+}
+
+// run runs actions, failing the test with what as the step that failed.
+func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
+		b.report(t)
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// report fails the test with every problem the browser reported, and with
+// any request that left the server's origin.
+func (b *browser) report(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		t.Errorf("the browser reported %s", p)
+	}
+	b.problems = nil
+	for _, u := range b.requests {
+		if !strings.HasPrefix(u, b.origin+"/") && !strings.HasPrefix(u, "data:") &&
+			!strings.HasPrefix(u, "ws"+strings.TrimPrefix(b.origin, "http")+"/") {
+			t.Errorf("the page requested %s, not from the server", u)
+		}
+	}
+}
+
 // TestGraphiQLInABrowser: a real browser opens GraphiQL at / of a whole
 // server; the page renders its editor, every request it makes goes to the
 // server itself (nothing from a CDN: it works without internet), and the
 // browser reports no console error, no exception and no CSP violation.
 func TestGraphiQLInABrowser(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
-	t.Cleanup(cancelTimeout)
-
-	srvURL := srv.URL
-	var (
-		mu            sync.Mutex
-		problems      []string
-		requests      []string
-		refusedSchema bool // GraphiQL asked /graphql without a token
-	)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning {
-				var args []string
-				for _, a := range ev.Args {
-					args = append(args, string(a.Value)+a.Description)
-				}
-				problems = append(problems, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
-			}
-		case *cdplog.EventEntryAdded: // the browser's own: CSP violations, failed loads
-			// GraphiQL asks for the schema before anybody typed a token
-			// in its headers: the API refuses that, as it must.
-			if ev.Entry.URL == srvURL+"/graphql" && strings.Contains(ev.Entry.Text, "401") {
-				refusedSchema = true
-				return
-			}
-			if ev.Entry.Level == cdplog.LevelError || ev.Entry.Level == cdplog.LevelWarning {
-				problems = append(problems, fmt.Sprintf("%s (%s): %s %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Error())
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, ev.Request.URL)
+	var refusedSchema bool // GraphiQL asked /graphql without a token
+	b := newBrowser(t, srv.URL, time.Minute, func(e *cdplog.Entry) bool {
+		// GraphiQL asks for the schema before anybody typed a token in
+		// its headers: the API refuses that, as it must.
+		if e.URL == srv.URL+"/graphql" && strings.Contains(e.Text, "401") {
+			refusedSchema = true
+			return true
 		}
+		return false
 	})
 	var title string
-	err := chromedp.Run(ctx,
-		network.Enable(),
-		cdplog.Enable(),
+	b.run(t, "GraphiQL did not render",
 		chromedp.Navigate(srv.URL+"/"),
 		chromedp.WaitVisible(".graphiql-container", chromedp.ByQuery),
 		chromedp.WaitVisible(".graphiql-query-editor", chromedp.ByQuery),
 		chromedp.Title(&title),
 	)
-	if err != nil {
-		t.Fatalf("GraphiQL did not render: %v", err)
-	}
 	if !strings.Contains(title, "GraphiQL") {
 		t.Errorf("title %q", title)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("the browser reported %s", p)
-	}
+	b.report(t)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if !refusedSchema {
 		t.Error("GraphiQL did not ask this server's /graphql for the schema")
 	}
-	if len(requests) < 5 {
-		t.Errorf("%d requests: %v; want the page and its files", len(requests), requests)
-	}
-	for _, u := range requests {
-		if !strings.HasPrefix(u, srvURL+"/") && !strings.HasPrefix(u, "data:") {
-			t.Errorf("the page requested %s, not from the server", u)
-		}
+	if len(b.requests) < 5 {
+		t.Errorf("%d requests: %v; want the page and its files", len(b.requests), b.requests)
 	}
 }

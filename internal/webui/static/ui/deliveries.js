@@ -151,7 +151,7 @@ export function render(root, ctx) {
     return [
       h(
         "tr",
-        { "data-delivery-id": d.id, "data-status": d.status, "data-event-id": d.eventId },
+        { "data-delivery-id": d.id, "data-status": d.status, "data-kind": d.event, "data-event-id": d.eventId },
         h("td", time(d.createdAt)),
         h("td", h("span.kind", d.event), h("div.muted.mono", d.eventId)),
         h("td", h("span.badge.delivery-" + d.status.toLowerCase(), d.status)),

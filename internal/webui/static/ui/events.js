@@ -154,6 +154,7 @@ function summary(ev) {
     if (what || who) return `${who}: ${what}`;
   }
   if (d.status) return [d.status, d.reason, d.id].filter(Boolean).join(" · ");
+  if (d.pushName || d.name) return [d.pushName || d.name, d.phone ? "+" + d.phone : d.id].filter(Boolean).join(" · ");
   const json = JSON.stringify(d);
   return json.length > 160 ? json.slice(0, 157) + "…" : json;
 }
