@@ -155,13 +155,34 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("a paused stream shows %d new events", n)
 	}
 	b.run(t, "resuming", chromedp.Click("#stream-pause", chromedp.ByQuery), waitEvent("written while paused"))
-	b.run(t, "reconnecting", chromedp.Click("#stream-reconnect", chromedp.ByQuery))
+	b.run(t, "reconnecting", chromedp.Click("#stream-reconnect", chromedp.ByQuery),
+		chromedp.WaitVisible(`#live-state[data-state="reconnecting"]`, chromedp.ByQuery))
 	contactSends(t, srv, sessionID, "written during the reconnect")
 	b.run(t, "after the reconnect", waitEvent("written during the reconnect"), chromedp.WaitVisible(`#live-state[data-state="live"]`, chromedp.ByQuery))
 	for _, text := range []string{"Hello from the sandbox", xssText, "written while paused", "written during the reconnect"} {
 		if n := countEvents(t, b, text); n != 1 {
 			t.Errorf("the stream shows %q %d times, want once", text, n)
 		}
+	}
+
+	// Filtered to inbound messages, the stream leaves out the contact's
+	// presence stored before the message.
+	var lastSeq int
+	b.run(t, "filtering",
+		chromedp.Click("#kinds-summary", chromedp.ByQuery),
+		chromedp.Click(`#kinds input[data-kind="INBOUND_MESSAGE_UPSERT"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#kinds-summary`, chromedp.ByQuery),
+		chromedp.Evaluate(`Number(document.querySelector("#event-list li").dataset.seq)`, &lastSeq),
+	)
+	waitSubscribers(t, srv, 1)
+	srv.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!) { sandboxPresence(sessionId: $s, from: $f, state: "composing") }`,
+		map[string]any{"s": sessionID, "f": contactPhone}, nil)
+	contactSends(t, srv, sessionID, "after the filter")
+	var kinds []string
+	b.run(t, "reading the filtered stream", waitEvent("after the filter"), chromedp.Evaluate(fmt.Sprintf(
+		`[...document.querySelectorAll("#event-list li")].filter(e => Number(e.dataset.seq) > %d).map(e => e.dataset.kind)`, lastSeq), &kinds))
+	if strings.Join(kinds, ",") != "INBOUND_MESSAGE_UPSERT" {
+		t.Errorf("the stream filtered to INBOUND_MESSAGE_UPSERT shows %v since the filter", kinds)
 	}
 
 	// A webhook: created, tested, its delivery shown.

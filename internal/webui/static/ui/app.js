@@ -24,8 +24,10 @@ const live = new Live();
 let stop = () => {};
 let viewer = null;
 
+// A token refused once the dashboard is open (revoked, say) sends the
+// person back to the token form; the form itself reports its own refusals.
 onUnauthorized((why) => {
-  if (!token.get()) return;
+  if (!token.get() || !viewer) return;
   token.clear();
   viewer = null;
   notice("The token was refused: " + why + ". Paste a valid one.", "error");

@@ -71,7 +71,7 @@ export function notice(text, kind = "info") {
 // seconds: a safe way to ask before deleting that needs no dialog.
 export function confirmButton(label, confirmLabel, action, cls = "") {
   let armed = 0;
-  const b = h("button" + cls, { type: "button" }, label);
+  const b = h("button" + cls, { type: "button", "data-action": label.toLowerCase() }, label);
   b.addEventListener("click", async () => {
     if (!armed) {
       b.textContent = confirmLabel;

@@ -1,0 +1,135 @@
+package webui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/chromedp"
+
+	"github.com/wagraph/wagraph/internal/apptest"
+)
+
+// TestDashboardSessionsInABrowser: a refused token is said so and not
+// kept; a session paired by phone code from the pairing page; its row on
+// the sessions page follows its status live through disconnect, connect
+// and logout, each asked from the page; a delete asks for a second click;
+// a session token sees its one session and no way to create another.
+func TestDashboardSessionsInABrowser(t *testing.T) {
+	srv := apptest.StartSandbox(t)
+	phones := srv.Network(t)
+	b := newBrowser(t, srv.URL, 2*time.Minute, func(e *cdplog.Entry) bool {
+		// The wrong token's queries, refused as they must be.
+		return e.URL == srv.URL+"/graphql" && strings.Contains(e.Text, "401")
+	})
+
+	var refusal, stored string
+	b.run(t, "a wrong token",
+		chromedp.Navigate(srv.URL+"/ui/"),
+		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SendKeys("#token", "wgu_notAToken", chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#login-error").textContent !== ""`, nil),
+		chromedp.Text("#login-error", &refusal, chromedp.ByQuery),
+		chromedp.Evaluate(`sessionStorage.getItem("wagraph.token") || ""`, &stored),
+	)
+	if !strings.Contains(refusal, "UNAUTHENTICATED") || stored != "" {
+		t.Errorf("a wrong token: the page says %q and keeps %q", refusal, stored)
+	}
+
+	var loc string
+	b.run(t, "signing in and creating a session",
+		chromedp.Evaluate(`document.querySelector("#token").value = ""`, nil),
+		chromedp.SendKeys("#token", apptest.AdminToken, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#new-session-name", chromedp.ByQuery),
+		chromedp.SendKeys("#new-session-name", "Support", chromedp.ByQuery),
+		chromedp.Click("#create-session", chromedp.ByQuery),
+		chromedp.Click("#pair-new", chromedp.ByQuery),
+		chromedp.WaitVisible("#pair-phone", chromedp.ByQuery),
+		chromedp.Location(&loc),
+	)
+	_, after, _ := strings.Cut(loc, "#/sessions/")
+	sessionID, _, _ := strings.Cut(after, "/")
+
+	// Paired by phone code.
+	const phone = "15550008888"
+	var code string
+	b.run(t, "asking a pairing code",
+		chromedp.SendKeys("#pair-phone", "+1 555 000 8888", chromedp.ByQuery),
+		chromedp.Click("#pair-phone-submit", chromedp.ByQuery),
+		chromedp.Poll(`/^[A-Z0-9]{4}-[A-Z0-9]{4}$/.test(document.querySelector("#pairing-code").textContent)`, nil),
+		chromedp.Text("#pairing-code", &code, chromedp.ByQuery),
+	)
+	if err := phones.EnterPairingCode(phone, code); err != nil {
+		t.Fatalf("the simulated phone entered the page's code %q: %v", code, err)
+	}
+	b.run(t, "waiting for CONNECTED", chromedp.WaitVisible("#pair-connected", chromedp.ByQuery))
+
+	// The sessions page follows the row's status as the page acts on it.
+	row := `#session-rows tr[data-session-id="` + sessionID + `"]`
+	status := func(s string) chromedp.Action {
+		return chromedp.WaitVisible(row+` [data-status="`+s+`"]`, chromedp.ByQuery)
+	}
+	var account string
+	b.run(t, "the sessions page",
+		chromedp.Click(`nav a[href="#/sessions"]`, chromedp.ByQuery),
+		status("CONNECTED"),
+		chromedp.Text(row, &account, chromedp.ByQuery),
+	)
+	if !strings.Contains(account, "+"+phone) {
+		t.Errorf("the row reads %q; want the linked number +%s", account, phone)
+	}
+	b.run(t, "disconnect, connect, log out",
+		chromedp.Click(row+` button[data-action="disconnect"]`, chromedp.ByQuery),
+		status("DISCONNECTED"),
+		chromedp.Click(row+` button[data-action="connect"]`, chromedp.ByQuery),
+		status("CONNECTED"),
+		chromedp.Click(row+` [data-action="delete"]`, chromedp.ByQuery), // Delete, first click: only armed
+		chromedp.Sleep(300*time.Millisecond),
+		status("CONNECTED"),
+	)
+	var st struct{ Session *struct{ Status string } }
+	srv.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { status } }`, map[string]any{"id": sessionID}, &st)
+	if st.Session == nil {
+		t.Fatal("one click on Delete deleted the session")
+	}
+
+	// A session token reaches its one session: no create form.
+	var tok struct{ CreateSessionToken string }
+	srv.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { createSessionToken(sessionId: $id) }`, map[string]any{"id": sessionID}, &tok)
+	var rows, forms int
+	b.run(t, "a session token",
+		chromedp.Click("#forget", chromedp.ByQuery),
+		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SendKeys("#token", tok.CreateSessionToken, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		status("CONNECTED"),
+		chromedp.Evaluate(`document.querySelectorAll("#session-rows tr[data-session-id]").length`, &rows),
+		chromedp.Evaluate(`document.querySelectorAll("#new-session-name").length`, &forms),
+	)
+	if rows != 1 || forms != 0 {
+		t.Errorf("a session token sees %d sessions and %d create forms; want 1 and 0", rows, forms)
+	}
+
+	b.run(t, "log out and delete, each confirmed",
+		chromedp.Click(row+` [data-action="log out"]`, chromedp.ByQuery),
+		chromedp.Click(row+` [data-action="log out"]`, chromedp.ByQuery),
+		status("LOGGED_OUT"),
+	)
+	if devices := phones.LinkedDevices(phone); len(devices) != 0 {
+		t.Errorf("after the page's logout the phone still lists %v", devices)
+	}
+	b.run(t, "deleting",
+		chromedp.Click(row+` [data-action="delete"]`, chromedp.ByQuery),
+		chromedp.Click(row+` [data-action="delete"]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(row, chromedp.ByQuery),
+	)
+	st.Session = nil
+	srv.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { status } }`, map[string]any{"id": sessionID}, &st)
+	if st.Session != nil {
+		t.Errorf("the session is still there after its delete: %+v", st.Session)
+	}
+	b.report(t)
+}
