@@ -6,7 +6,7 @@ BIN     := bin/wagraph
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export CGO_ENABLED := 1
 
-.PHONY: build run sandbox test generate check-generated deps bench load clean
+.PHONY: build run sandbox test generate check-generated deps bench load clean screenshots
 
 build:
 	$(GO) build -o $(BIN) ./cmd/wagraph
@@ -39,6 +39,11 @@ test:
 	else \
 		echo "== all tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
+
+# The README's screenshots of the dashboard, written by its browser test
+# (Chromium from make deps) walking it against a sandbox server.
+screenshots:
+	$(GO) test -count=1 -run '^TestDashboardInABrowser$$' ./internal/webui -args -update-screenshots
 
 # The Go benchmarks of the hot paths (BENCHMARKS.md), only in the packages
 # that have them: compiling every package's tests would take longer than

@@ -3,7 +3,9 @@ package webui_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,10 +101,24 @@ func (b *browser) listen(ev any) {
 	}
 }
 
-// run runs actions, failing the test with what as the step that failed.
+// stepTimeout bounds one step of a browser test.
+const stepTimeout = 40 * time.Second
+
+// run runs actions, failing the test with what as the step that failed,
+// and what the page showed then.
 func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
 	t.Helper()
-	if err := chromedp.Run(b.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var text string
+		var shot []byte
+		_ = chromedp.Run(b.ctx, chromedp.Text("body", &text, chromedp.ByQuery), chromedp.CaptureScreenshot(&shot))
+		name := filepath.Join(os.TempDir(), strings.ReplaceAll(t.Name(), "/", "_")+"-failed.png")
+		if os.WriteFile(name, shot, 0o644) == nil {
+			t.Logf("the page when %q failed: %s", what, name)
+		}
+		t.Logf("its text:\n%s", text)
 		b.report(t)
 		t.Fatalf("%s: %v", what, err)
 	}

@@ -15,7 +15,8 @@ import (
 // kept; a session paired by phone code from the pairing page; its row on
 // the sessions page follows its status live through disconnect, connect
 // and logout, each asked from the page; a delete asks for a second click;
-// a session token sees its one session and no way to create another.
+// a session token sees its one session and no way to create another; in
+// sandbox mode the pairing page's simulated phone links a session.
 func TestDashboardSessionsInABrowser(t *testing.T) {
 	srv := apptest.StartSandbox(t)
 	phones := srv.Network(t)
@@ -114,6 +115,10 @@ func TestDashboardSessionsInABrowser(t *testing.T) {
 	}
 
 	b.run(t, "log out and delete, each confirmed",
+		chromedp.Click("#forget", chromedp.ByQuery),
+		chromedp.SendKeys("#token", apptest.AdminToken, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		status("CONNECTED"),
 		chromedp.Click(row+` [data-action="log out"]`, chromedp.ByQuery),
 		chromedp.Click(row+` [data-action="log out"]`, chromedp.ByQuery),
 		status("LOGGED_OUT"),
@@ -130,6 +135,19 @@ func TestDashboardSessionsInABrowser(t *testing.T) {
 	srv.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { status } }`, map[string]any{"id": sessionID}, &st)
 	if st.Session != nil {
 		t.Errorf("the session is still there after its delete: %+v", st.Session)
+	}
+
+	// In sandbox mode the pairing page offers a simulated phone.
+	b.run(t, "pairing with the page's simulated phone",
+		chromedp.SendKeys("#new-session-name", "Demo", chromedp.ByQuery),
+		chromedp.Click("#create-session", chromedp.ByQuery),
+		chromedp.Click("#pair-new", chromedp.ByQuery),
+		chromedp.WaitVisible("#qr", chromedp.ByQuery),
+		chromedp.Click("#sb-link", chromedp.ByQuery),
+		chromedp.WaitVisible("#pair-connected", chromedp.ByQuery),
+	)
+	if devices := phones.LinkedDevices("4915550123456"); len(devices) != 1 {
+		t.Errorf("the simulated phone lists %v, want the one device it linked", devices)
 	}
 	b.report(t)
 }

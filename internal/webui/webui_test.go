@@ -100,3 +100,90 @@ func TestPinnedGraphiQL(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardFiles: the dashboard's page loads only its own module, with
+// no inline script or style; every module it imports is served as
+// JavaScript under the dashboard's policy; and no file of it turns text
+// into markup (the one rule that keeps a contact's text a text) or sets a
+// style the policy would refuse.
+func TestDashboardFiles(t *testing.T) {
+	srv := httptest.NewServer(webui.Dashboard())
+	t.Cleanup(srv.Close)
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, string(b)
+	}
+	res, page := get("/ui/")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /ui/ = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	for _, h := range []string{"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy"} {
+		if res.Header.Get(h) == "" {
+			t.Errorf("GET /ui/ without %s", h)
+		}
+	}
+	if got := res.Header.Get("Content-Security-Policy"); got != webui.DashboardPolicy {
+		t.Errorf("CSP %q, want %q", got, webui.DashboardPolicy)
+	}
+	if n, m := strings.Count(page, "<script"), strings.Count(page, `<script type="module" src="app.js"></script>`); n != 1 || m != 1 {
+		t.Errorf("the page has %d scripts; want only app.js as a file", n)
+	}
+	if strings.Contains(page, "style=") || strings.Contains(page, "<style") {
+		t.Error("the page has inline style, which its policy refuses")
+	}
+	// Every module, followed from app.js through its imports.
+	seen := map[string]bool{}
+	queue := []string{"app.js"}
+	importRE := regexp.MustCompile(`(?m)^import .* from "\./([\w.-]+\.js)";`)
+	banned := []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", `"style"`, ".style."}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		res, body := get("/ui/" + name)
+		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") {
+			t.Errorf("GET /ui/%s = %d %s", name, res.StatusCode, res.Header.Get("Content-Type"))
+			continue
+		}
+		if res.Header.Get("Content-Security-Policy") != webui.DashboardPolicy {
+			t.Errorf("GET /ui/%s without the dashboard's policy", name)
+		}
+		for _, b := range banned {
+			if strings.Contains(body, b) {
+				t.Errorf("%s uses %s: build elements with dom.js's h, text as text", name, b)
+			}
+		}
+		for _, m := range importRE.FindAllStringSubmatch(body, -1) {
+			queue = append(queue, m[1])
+		}
+	}
+	files, err := os.ReadDir(filepath.Join("static", "ui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".js") && !seen[f.Name()] {
+			t.Errorf("%s is not imported by the page", f.Name())
+		}
+	}
+	if len(seen) < 8 {
+		t.Errorf("only %d modules reached from app.js: %v", len(seen), seen)
+	}
+	for _, path := range []string{"/ui/nothing.js", "/ui/static/"} {
+		if res, _ := get(path); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", path, res.StatusCode)
+		}
+	}
+}

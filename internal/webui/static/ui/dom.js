@@ -1,6 +1,6 @@
 // Building the page. Everything a person or a contact wrote (message texts,
 // push names, webhook URLs, error messages) enters the page as text nodes
-// through h, never as markup: there is no innerHTML anywhere in the
+// through h, never as markup: no string is ever parsed as HTML in the
 // dashboard, so a text such as <img src=x onerror=…> shows as itself.
 
 // h makes an element: h("button.primary#go", {onclick: f}, "Go").

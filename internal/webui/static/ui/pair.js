@@ -39,6 +39,27 @@ export function render(root, ctx) {
       replace(code, d.pairPhone);
     })
   );
+  // In sandbox mode no real phone can scan the code: a simulated one can.
+  let simulated = null;
+  if (ctx.viewer.sandbox) {
+    const simPhone = h("input#sb-link-phone", { value: "4915550123456", inputMode: "tel", "aria-label": "simulated phone's number" });
+    const scan = h("button.primary#sb-link", { type: "submit" }, "Scan with this phone");
+    simulated = h(
+      "form.card.by-phone",
+      h("h2", "Sandbox: a simulated phone"),
+      h("p.muted", "Any number of 7 to 15 digits is an account of the simulated network; its phone scans the code shown here."),
+      h("div.inline", simPhone, scan)
+    );
+    simulated.addEventListener(
+      "submit",
+      busy(scan, async () => {
+        await query(`mutation($id: ID!, $p: String!) { sandboxLinkDevice(sessionId: $id, phone: $p) { id } }`, {
+          id,
+          p: simPhone.value.replace(/[^0-9]/g, ""),
+        });
+      })
+    );
+  }
   const again = h("button.primary#pair-start", { type: "button" }, "Start pairing");
   again.addEventListener("click", busy(again, connect));
   root.appendChild(h("section.pair", title, status, body));
@@ -86,7 +107,8 @@ export function render(root, ctx) {
             h("img#qr", { src: s.qrImage, alt: "QR code to scan with WhatsApp", width: 264, height: 264, "data-n": String(qrCount) }),
             h("p.muted#qr-note", `Code ${qrCount}, shown ${new Date().toLocaleTimeString()}; WhatsApp replaces it every 20 seconds or so.`)
           ),
-          byPhone
+          byPhone,
+          simulated
         );
       }
       if (s.pairingCode) replace(code, s.pairingCode);
