@@ -108,7 +108,13 @@ const stepTimeout = 40 * time.Second
 // and what the page showed then.
 func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	b.runFor(t, what, stepTimeout, actions...)
+}
+
+// runFor is run for a step that may take up to d.
+func (b *browser) runFor(t *testing.T, what string, d time.Duration, actions ...chromedp.Action) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, d)
 	defer cancel()
 	if err := chromedp.Run(ctx, actions...); err != nil {
 		var text string

@@ -41,9 +41,10 @@ const (
 
 // TestDashboardInABrowser walks the dashboard as a newcomer would, in
 // Chromium against a whole server in sandbox mode (serve --sandbox):
-// paste the token, create a session, open its pairing page, scan the QR
-// code the page shows (decoded here from the page's own image) with the
-// simulated phone, see CONNECTED; watch the live stream while a contact
+// paste the token, create a session, open its pairing page, see its QR
+// code redrawn when WhatsApp replaces it, scan the code the page shows
+// (decoded here from the page's own image) with the simulated phone, see
+// CONNECTED; watch the live stream while a contact
 // writes from the sandbox panel (markup in the text and in the push name
 // shown as text, never run), pause and resume it, reconnect it; create a
 // webhook, send a test event and see its delivery; see a failed delivery
@@ -62,7 +63,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	assertPolicy(t, srv.URL)
 
-	b := newBrowser(t, srv.URL, 3*time.Minute, nil)
+	b := newBrowser(t, srv.URL, 5*time.Minute, nil)
 	shots := map[string][]byte{}
 
 	// The token, pasted once.
@@ -86,8 +87,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.Click("#create-session", chromedp.ByQuery),
 		chromedp.WaitVisible("#session-token", chromedp.ByQuery),
 		chromedp.Click("#pair-new", chromedp.ByQuery),
-		chromedp.WaitVisible("#qr", chromedp.ByQuery),
-		chromedp.Poll(`(() => { const i = document.querySelector("#qr"); return i.complete && i.naturalWidth > 0; })()`, nil),
+		chromedp.WaitVisible(`#qr[data-n="1"]`, chromedp.ByQuery),
 		chromedp.Location(&loc),
 	)
 	_, after, ok := strings.Cut(loc, "#/sessions/")
@@ -95,14 +95,17 @@ func TestDashboardInABrowser(t *testing.T) {
 	if !ok || sessionID == "" {
 		t.Fatalf("pairing page at %s", loc)
 	}
-	var qrShot, pairing []byte
-	b.run(t, "capturing the QR code", chromedp.Screenshot("#qr", &qrShot, chromedp.ByQuery), chromedp.CaptureScreenshot(&pairing))
+	var pairing []byte
+	b.run(t, "capturing the page", chromedp.CaptureScreenshot(&pairing))
 	shots["pairing.png"] = pairing
-	code := decodeQR(t, qrShot)
-	var cur struct{ Session struct{ QrCode string } }
-	srv.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { qrCode } }`, map[string]any{"id": sessionID}, &cur)
-	if code != cur.Session.QrCode {
-		t.Errorf("the page shows QR code %q, the session's current one is %q", code, cur.Session.QrCode)
+	first := pageQR(t, b, srv, sessionID)
+	// WhatsApp replaces the code: whatsmeow shows the first for 60 s, the
+	// next ones for 20 s each. The page redraws it in place; the phone
+	// scans the code it shows then.
+	b.runFor(t, "waiting for the next QR code", 90*time.Second, chromedp.WaitVisible(`#qr[data-n="2"]`, chromedp.ByQuery, chromedp.RetryInterval(time.Second)))
+	code := pageQR(t, b, srv, sessionID)
+	if code == first {
+		t.Fatalf("the page's second code is its first: %q", code)
 	}
 	if err := phones.ScanQR(code, ownerPhone); err != nil {
 		t.Fatalf("the simulated phone scanned the page's QR code: %v", err)
@@ -280,6 +283,23 @@ func assertPolicy(t *testing.T, origin string) {
 			t.Errorf("GET %s: X-Content-Type-Options %q", path, got)
 		}
 	}
+}
+
+// pageQR reads the QR code the pairing page shows, from a screenshot of
+// its image, and checks it is the session's current one.
+func pageQR(t *testing.T, b *browser, srv *apptest.Server, sessionID string) string {
+	t.Helper()
+	var shot []byte
+	b.run(t, "capturing the QR code",
+		chromedp.Poll(`(() => { const i = document.querySelector("#qr"); return i.complete && i.naturalWidth > 0; })()`, nil),
+		chromedp.Screenshot("#qr", &shot, chromedp.ByQuery))
+	code := decodeQR(t, shot)
+	var cur struct{ Session struct{ QrCode string } }
+	srv.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { qrCode } }`, map[string]any{"id": sessionID}, &cur)
+	if code != cur.Session.QrCode {
+		t.Errorf("the page shows QR code %q, the session's current one is %q", code, cur.Session.QrCode)
+	}
+	return code
 }
 
 // decodeQR reads the QR code in a screenshot of the page's image.
