@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,6 +47,7 @@ type browser struct {
 	mu       sync.Mutex
 	problems []string
 	requests []string
+	sockets  []string
 }
 
 // newBrowser starts Chromium; expected (nil: none) says which of the
@@ -98,6 +100,8 @@ func (b *browser) listen(ev any) {
 		go func() { _ = chromedp.Run(b.ctx, page.HandleJavaScriptDialog(false)) }()
 	case *network.EventRequestWillBeSent:
 		b.requests = append(b.requests, ev.Request.URL)
+	case *network.EventWebSocketCreated:
+		b.sockets = append(b.sockets, ev.URL)
 	}
 }
 
@@ -141,9 +145,13 @@ func (b *browser) report(t *testing.T) {
 	}
 	b.problems = nil
 	for _, u := range b.requests {
-		if !strings.HasPrefix(u, b.origin+"/") && !strings.HasPrefix(u, "data:") &&
-			!strings.HasPrefix(u, "ws"+strings.TrimPrefix(b.origin, "http")+"/") {
+		if !strings.HasPrefix(u, b.origin+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page requested %s, not from the server", u)
+		}
+	}
+	for _, u := range b.sockets {
+		if u != "ws"+strings.TrimPrefix(b.origin, "http")+"/graphql" {
+			t.Errorf("the page opened a socket to %s, not to the server's /graphql", u)
 		}
 	}
 }
@@ -173,6 +181,46 @@ func TestGraphiQLInABrowser(t *testing.T) {
 	)
 	if !strings.Contains(title, "GraphiQL") {
 		t.Errorf("title %q", title)
+	}
+
+	// The page's fetcher: a query over HTTP and a subscription over
+	// graphql-transport-ws, each with the token of the Headers tab; and the
+	// way to the dashboard.
+	sessionID := srv.CreateSession(t, "Watched")
+	run := func(doc string) string {
+		q, _ := json.Marshal(doc)
+		tok, _ := json.Marshal("Bearer " + apptest.AdminToken)
+		return fmt.Sprintf(`new Promise((resolve, reject) => {
+			const r = wagraphFetcher(location.href)({ query: %s }, { headers: { Authorization: %s } });
+			// GraphiQL takes a promise, an async iterable or an observable.
+			if (r.then || r[Symbol.asyncIterator]) return Promise.resolve(r)
+				.then(v => v[Symbol.asyncIterator] ? v[Symbol.asyncIterator]().next().then(x => x.value) : v)
+				.then(v => resolve(JSON.stringify(v)), reject);
+			const sub = r.subscribe({ next: v => { sub.unsubscribe(); resolve(JSON.stringify(v)); }, error: reject, complete: () => {} });
+		})`, q, tok)
+	}
+	var viewer, status string
+	var dashboardLinks int
+	awaitPromise := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	b.run(t, "the fetcher",
+		chromedp.Evaluate(run(`{ viewer { user { name } } }`), &viewer, awaitPromise),
+		chromedp.Evaluate(run(`# a subscription, not a query
+			subscription Watch { sessionStatus(sessionId: "`+sessionID+`") { name status } }`), &status, awaitPromise),
+		chromedp.Evaluate(`document.querySelectorAll('.graphiql-logo a[href="/ui/"]').length`, &dashboardLinks),
+	)
+	if viewer != `{"data":{"viewer":{"user":{"name":"admin"}}}}` {
+		t.Errorf("a query through GraphiQL's fetcher: %s", viewer)
+	}
+	if status != `{"data":{"sessionStatus":{"name":"Watched","status":"DISCONNECTED"}}}` {
+		t.Errorf("a subscription through GraphiQL's fetcher: %s", status)
+	}
+	b.mu.Lock()
+	if len(b.sockets) != 1 {
+		t.Errorf("the subscription opened %d sockets, want 1: %v", len(b.sockets), b.sockets)
+	}
+	b.mu.Unlock()
+	if dashboardLinks != 1 {
+		t.Errorf("%d links to the dashboard, want 1", dashboardLinks)
 	}
 	b.report(t)
 	b.mu.Lock()

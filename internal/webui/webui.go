@@ -9,8 +9,9 @@
 // graphiql.min.css), react 18.3.1 and react-dom 18.3.1 (their UMD
 // production builds), taken from `npm pack graphiql@3.8.3 react@18.3.1
 // react-dom@18.3.1`. Their SHA-256 sums are in webui_test.go: a change of
-// version changes them there too. index.html, page.css and init.js are
-// wagraph's.
+// version changes them there too. index.html, page.css, init.js and
+// fetcher.js (subscriptions over graphql-transport-ws, which GraphiQL's
+// bundle cannot open by itself) are wagraph's.
 //
 // Both pages talk to the public API only (/graphql over HTTP and
 // graphql-transport-ws), with a token the person gives them: they hold no

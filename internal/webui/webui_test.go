@@ -56,8 +56,8 @@ func TestGraphiQLPage(t *testing.T) {
 	// Every file the page loads (the icon is an empty data: URL, so that
 	// the browser does not ask for /favicon.ico).
 	refs := regexp.MustCompile(`(?:src|href)="(/[^"]*)"`).FindAllStringSubmatch(page, -1)
-	if len(refs) != 6 {
-		t.Errorf("%d files referenced, want 6 (4 scripts, 2 stylesheets)", len(refs))
+	if len(refs) != 7 {
+		t.Errorf("%d files referenced, want 7 (5 scripts, 2 stylesheets)", len(refs))
 	}
 	for _, ref := range refs {
 		path := ref[1]

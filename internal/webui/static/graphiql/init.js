@@ -1,17 +1,17 @@
 // wagraph's GraphiQL, every file served by wagraph itself: it works on a
-// machine without internet. Queries and mutations go to /graphql with the
-// headers of the Headers tab: put your token there. GraphiQL keeps them in
-// memory only (shouldPersistHeaders is off), so a token is not left in the
-// browser's storage.
+// machine without internet. Operations go to /graphql with the headers of
+// the Headers tab: put your token there (subscriptions send it in
+// connection_init, fetcher.js). GraphiQL keeps headers in memory only
+// (shouldPersistHeaders is off), so a token is not left in the browser's
+// storage.
 (function () {
   "use strict";
-  var url = new URL("/graphql", window.location.href).toString();
-  var fetcher = GraphiQL.createFetcher({ url: url });
+  var e = React.createElement;
   var root = ReactDOM.createRoot(document.getElementById("graphiql"));
-  root.render(React.createElement(GraphiQL, {
-    fetcher: fetcher,
+  root.render(e(GraphiQL, {
+    fetcher: window.wagraphFetcher(window.location.href),
     defaultEditorToolsVisibility: true,
     shouldPersistHeaders: false,
     defaultHeaders: '{\n  "Authorization": "Bearer <your token>"\n}',
-  }));
+  }, e(GraphiQL.Logo, null, "wagraph · ", e("a", { href: "/ui/" }, "dashboard"))));
 })();
