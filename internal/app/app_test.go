@@ -13,14 +13,18 @@ import (
 )
 
 // TestProbesAndPlayground: /healthz and /readyz answer, / serves GraphiQL
-// (from this server's own files, internal/webui) pointed at /graphql.
+// (from this server's own files, internal/webui) pointed at /graphql, and
+// /ui/ the dashboard (/ui leads there).
 func TestProbesAndPlayground(t *testing.T) {
 	srv := apptest.Start(t, apptest.Config(t))
 	for _, tt := range []struct{ path, want string }{
 		{"/healthz", `{"status":"ok"}`},
 		{"/readyz", `{"status":"ready"}`},
 		{"/", `<script src="/graphiql/init.js">`},
-		{"/graphiql/init.js", `"/graphql"`},
+		{"/graphiql/fetcher.js", `"/graphql"`},
+		{"/ui/", `<script type="module" src="app.js">`},
+		{"/ui", `<script type="module" src="app.js">`},
+		{"/ui/gql.js", `"/graphql"`},
 	} {
 		res := srv.Do(t, "GET", tt.path, "", "", nil)
 		if res.Status != 200 || !strings.Contains(string(res.Body), tt.want) {

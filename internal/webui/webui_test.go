@@ -22,19 +22,7 @@ import (
 func TestGraphiQLPage(t *testing.T) {
 	srv := httptest.NewServer(webui.GraphiQL())
 	t.Cleanup(srv.Close)
-	get := func(path string) (*http.Response, string) {
-		t.Helper()
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, string(b)
-	}
+	get := getter(t, srv.URL)
 	res, page := get("/")
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET / = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
@@ -109,19 +97,7 @@ func TestPinnedGraphiQL(t *testing.T) {
 func TestDashboardFiles(t *testing.T) {
 	srv := httptest.NewServer(webui.Dashboard())
 	t.Cleanup(srv.Close)
-	get := func(path string) (*http.Response, string) {
-		t.Helper()
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, string(b)
-	}
+	get := getter(t, srv.URL)
 	res, page := get("/ui/")
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /ui/ = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
@@ -185,5 +161,22 @@ func TestDashboardFiles(t *testing.T) {
 		if res, _ := get(path); res.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", path, res.StatusCode)
 		}
+	}
+}
+
+// getter GETs paths of origin, returning the answer and its body.
+func getter(t *testing.T, origin string) func(path string) (*http.Response, string) {
+	return func(path string) (*http.Response, string) {
+		t.Helper()
+		res, err := http.Get(origin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, string(b)
 	}
 }

@@ -5,6 +5,7 @@
 
 import { query } from "./gql.js";
 import { h, replace, time, errorText, busy, notice } from "./dom.js";
+import { testButton, toggleButton } from "./webhooks.js";
 
 const every = 2000;
 
@@ -74,26 +75,8 @@ export function render(root, ctx) {
   }
 
   function drawHead(w) {
-    const test = h("button#dl-test", { type: "button" }, "Send test event");
-    test.addEventListener(
-      "click",
-      busy(test, async () => {
-        await query(`mutation($s: ID!, $id: ID!) { testWebhook(sessionId: $s, id: $id) { id } }`, { s: sessionId, id: w.id });
-        await refresh();
-      })
-    );
-    const toggle = h("button#dl-toggle", { type: "button" }, w.enabled ? "Disable" : "Enable");
-    toggle.addEventListener(
-      "click",
-      busy(toggle, async () => {
-        await query(`mutation($s: ID!, $id: ID!, $on: Boolean!) { updateWebhook(sessionId: $s, id: $id, input: { enabled: $on }) { id } }`, {
-          s: sessionId,
-          id: w.id,
-          on: !w.enabled,
-        });
-        await refresh();
-      })
-    );
+    const test = testButton(sessionId, w, refresh, "button#dl-test");
+    const toggle = toggleButton(sessionId, w, refresh, "button#dl-toggle");
     replace(
       head,
       h("h1", "Deliveries to ", w.displayName || w.id),

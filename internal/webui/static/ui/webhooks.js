@@ -56,26 +56,10 @@ export function render(root, ctx) {
 
   function row(w) {
     const wid = encodeURIComponent(w.id);
-    const toggle = h("button", { type: "button", "data-action": w.enabled ? "disable" : "enable" }, w.enabled ? "Disable" : "Enable");
-    toggle.addEventListener(
-      "click",
-      busy(toggle, async () => {
-        await query(`mutation($s: ID!, $id: ID!, $on: Boolean!) { updateWebhook(sessionId: $s, id: $id, input: { enabled: $on }) { id } }`, {
-          s: id,
-          id: w.id,
-          on: !w.enabled,
-        });
-        await reload();
-      })
-    );
-    const test = h("button", { type: "button", "data-action": "test" }, "Send test event");
-    test.addEventListener(
-      "click",
-      busy(test, async () => {
-        await query(`mutation($s: ID!, $id: ID!) { testWebhook(sessionId: $s, id: $id) { id } }`, { s: id, id: w.id });
-        location.hash = `#/sessions/${sid}/webhooks/${wid}`;
-      })
-    );
+    const toggle = toggleButton(id, w, reload);
+    const test = testButton(id, w, async () => {
+      location.hash = `#/sessions/${sid}/webhooks/${wid}`;
+    });
     const editButton = h("button", { type: "button", "data-action": "edit", onclick: () => edit(w) }, "Edit");
     return h(
       "tr",
@@ -168,6 +152,38 @@ export function render(root, ctx) {
     );
     replace(formBox, form);
   }
+}
+
+// toggleButton enables or disables webhook w of session sessionId, then
+// calls then.
+export function toggleButton(sessionId, w, then, spec = "button") {
+  const b = h(spec, { type: "button", "data-action": w.enabled ? "disable" : "enable" }, w.enabled ? "Disable" : "Enable");
+  b.addEventListener(
+    "click",
+    busy(b, async () => {
+      await query(`mutation($s: ID!, $id: ID!, $on: Boolean!) { updateWebhook(sessionId: $s, id: $id, input: { enabled: $on }) { id } }`, {
+        s: sessionId,
+        id: w.id,
+        on: !w.enabled,
+      });
+      await then();
+    })
+  );
+  return b;
+}
+
+// testButton has the server send webhook w a webhook.test event, then
+// calls then.
+export function testButton(sessionId, w, then, spec = "button") {
+  const b = h(spec, { type: "button", "data-action": "test" }, "Send test event");
+  b.addEventListener(
+    "click",
+    busy(b, async () => {
+      await query(`mutation($s: ID!, $id: ID!) { testWebhook(sessionId: $s, id: $id) { id } }`, { s: sessionId, id: w.id });
+      await then();
+    })
+  );
+  return b;
 }
 
 // parseHeaders reads "Name: value" lines; the server checks names and
