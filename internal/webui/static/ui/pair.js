@@ -104,7 +104,7 @@ export function render(root, ctx) {
           h(
             "div.card.qr-card",
             h("p", "On the phone: WhatsApp → Settings → Linked devices → Link a device, then point it at this code."),
-            h("img#qr", { src: s.qrImage, alt: "QR code to scan with WhatsApp", width: 264, height: 264, "data-n": String(qrCount) }),
+            h("img#qr", { src: s.qrImage, alt: "QR code to scan with WhatsApp", "data-n": String(qrCount) }),
             h("p.muted#qr-note", `Code ${qrCount}, shown ${new Date().toLocaleTimeString()}; WhatsApp replaces it every 20 seconds or so.`)
           ),
           byPhone,
