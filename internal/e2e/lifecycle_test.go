@@ -142,7 +142,7 @@ func TestSessionLifecycle(t *testing.T) {
 
 // TestAccessAndSandboxOff: a token that does not reach a session gets 404
 // for its WhatsApp operations; a session token reaches its own; outside
-// sandbox mode the controls say so.
+// sandbox mode the controls say so, and sandboxMode tells which mode.
 func TestAccessAndSandboxOff(t *testing.T) {
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550011001")
@@ -170,5 +170,17 @@ func TestAccessAndSandboxOff(t *testing.T) {
 	res = plain.GraphQL(t, apptest.AdminToken, `{ sandboxInbox(phone: "4915550011002") { id } }`, nil)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" || res.Errors[0].Message != "sandbox mode is off" {
 		t.Errorf("sandbox control outside sandbox mode: %+v", res.Errors)
+	}
+	// sandboxMode says which, to any token, and is never an error.
+	for _, tt := range []struct {
+		srv  *apptest.Server
+		tok  string
+		want bool
+	}{{s, u.CreateUser.Token, true}, {s, tok.CreateSessionToken, true}, {plain, apptest.AdminToken, false}} {
+		var m struct{ SandboxMode bool }
+		tt.srv.MustGraphQL(t, tt.tok, `{ sandboxMode }`, nil, &m)
+		if m.SandboxMode != tt.want {
+			t.Errorf("sandboxMode %v, want %v", m.SandboxMode, tt.want)
+		}
 	}
 }

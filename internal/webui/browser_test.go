@@ -40,8 +40,8 @@ func chromiumPath(t *testing.T) string {
 // alert() that ran), and every request, so a test can check that nothing
 // came from elsewhere.
 type browser struct {
-	ctx    context.Context
-	origin string
+	ctx      context.Context
+	origin   string
 	expected func(*cdplog.Entry) bool // called with mu held
 
 	mu       sync.Mutex

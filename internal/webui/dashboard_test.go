@@ -40,16 +40,17 @@ const (
 )
 
 // TestDashboardInABrowser walks the dashboard as a newcomer would, in
-// Chromium against a whole server in sandbox mode (serve --sandbox):
-// paste the token, create a session, open its pairing page, see its QR
-// code redrawn when WhatsApp replaces it, scan the code the page shows
+// Chromium against a whole server in sandbox mode (the App serve --sandbox
+// runs): paste the token, create a session, open its pairing page, see its
+// QR code redrawn when WhatsApp replaces it, scan the code the page shows
 // (decoded here from the page's own image) with the simulated phone, see
-// CONNECTED; watch the live stream while a contact
-// writes from the sandbox panel (markup in the text and in the push name
-// shown as text, never run), pause and resume it, reconnect it; create a
-// webhook, send a test event and see its delivery; see a failed delivery
-// and redeliver it. The browser must report no console error, exception,
-// CSP violation or dialog, and load nothing from elsewhere.
+// CONNECTED; watch the live stream while a contact writes from the sandbox
+// panel (markup in the text and in the push name shown as text, never
+// run), filter it, pause and resume it, reconnect it; create a webhook,
+// send a test event and see its delivery; see a failed delivery and
+// redeliver it; edit, disable and delete the webhook. The browser must
+// report no console error, exception, CSP violation or dialog, and load
+// nothing from elsewhere.
 func TestDashboardInABrowser(t *testing.T) {
 	recv := newReceiver(t)
 	cfg := apptest.SandboxConfig(t)
@@ -239,6 +240,47 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the redelivered event %s is not the message %s", eventID, msgID)
 	}
 
+	// Edited (a new name, one kind), disabled, deleted: each from the list.
+	wh := `#webhook-rows tr[data-webhook-id]`
+	var edited string
+	b.run(t, "editing the webhook",
+		chromedp.Click(`a[href$="/webhooks"]`, chromedp.ByQuery),
+		chromedp.Click(wh+` button[data-action="edit"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#wh-url").value !== ""`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.Evaluate(`document.querySelector("#wh-name").value = ""`, nil),
+		chromedp.SendKeys("#wh-name", "CRM inbound", chromedp.ByQuery),
+		chromedp.Click("#wh-every", chromedp.ByQuery),
+		chromedp.Click(`.webhook-form input[data-kind="INBOUND_MESSAGE_UPSERT"]`, chromedp.ByQuery),
+		chromedp.Click("#wh-save", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#webhook-rows").textContent.includes("CRM inbound")`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.Click(wh+` button[data-action="disable"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(wh+` button[data-action="enable"]`, chromedp.ByQuery),
+		chromedp.Text(wh, &edited, chromedp.ByQuery),
+	)
+	var hooks struct {
+		Webhooks struct {
+			Items []struct {
+				DisplayName string
+				Enabled     bool
+				Events      []string
+			}
+		}
+	}
+	srv.MustGraphQL(t, apptest.AdminToken, `query($s: ID!) { webhooks(sessionId: $s) { items { displayName enabled events } } }`, map[string]any{"s": sessionID}, &hooks)
+	if items := hooks.Webhooks.Items; len(items) != 1 || items[0].DisplayName != "CRM inbound" || items[0].Enabled ||
+		strings.Join(items[0].Events, ",") != "INBOUND_MESSAGE_UPSERT" {
+		t.Errorf("after the page's edit and disable the webhook is %+v (its row reads %q)", items, edited)
+	}
+	b.run(t, "deleting the webhook",
+		chromedp.Click(wh+` button[data-action="delete"]`, chromedp.ByQuery),
+		chromedp.Click(wh+` button[data-action="delete"]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(wh, chromedp.ByQuery),
+	)
+	srv.MustGraphQL(t, apptest.AdminToken, `query($s: ID!) { webhooks(sessionId: $s) { items { displayName enabled events } } }`, map[string]any{"s": sessionID}, &hooks)
+	if len(hooks.Webhooks.Items) != 0 {
+		t.Errorf("after the page's delete: %+v", hooks.Webhooks.Items)
+	}
+
 	b.report(t)
 	for name, shot := range shots {
 		if _, err := png.Decode(bytes.NewReader(shot)); err != nil {
@@ -377,7 +419,9 @@ func waitStored(t *testing.T, srv *apptest.Server, sessionID, text string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var r struct {
-			Events struct{ Edges []struct{ Node struct{ Data map[string]any } } }
+			Events struct {
+				Edges []struct{ Node struct{ Data map[string]any } }
+			}
 		}
 		srv.MustGraphQL(t, apptest.AdminToken, `query($s: ID!) { events(sessionId: $s, kinds: [INBOUND_MESSAGE_UPSERT], first: 500) { edges { node { data } } } }`,
 			map[string]any{"s": sessionID}, &r)

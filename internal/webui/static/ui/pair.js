@@ -16,7 +16,7 @@ export function render(root, ctx) {
   const body = h("div.pair-body");
   const phone = h("input#pair-phone", {
     inputMode: "tel",
-    placeholder: "phone number with country code, digits only",
+    placeholder: "number with country code",
     pattern: "\\+?[0-9 ]{7,20}",
     "aria-label": "phone number",
   });
@@ -107,8 +107,7 @@ export function render(root, ctx) {
             h("img#qr", { src: s.qrImage, alt: "QR code to scan with WhatsApp", "data-n": String(qrCount) }),
             h("p.muted#qr-note", `Code ${qrCount}, shown ${new Date().toLocaleTimeString()}; WhatsApp replaces it every 20 seconds or so.`)
           ),
-          byPhone,
-          simulated
+          h("div.pair-side", byPhone, simulated)
         );
       }
       if (s.pairingCode) replace(code, s.pairingCode);

@@ -95,7 +95,11 @@ export function render(root, ctx) {
     const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k, "data-kind": k, checked: !!w && w.events.includes(k) }));
     const pick = h("div.kinds", boxes.map((b) => h("label", b, " " + b.value)));
     pick.hidden = every.checked;
-    every.addEventListener("change", () => (pick.hidden = every.checked));
+    every.addEventListener("change", () => {
+      pick.hidden = every.checked;
+      // Leaving "every kind" starts an empty pick, not 27 boxes to clear.
+      if (!every.checked && boxes.every((b) => b.checked)) boxes.forEach((b) => (b.checked = false));
+    });
     const headers = h("textarea#wh-headers", {
       rows: 2,
       placeholder: "Name: value, one per line",
