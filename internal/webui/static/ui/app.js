@@ -4,7 +4,7 @@
 // the person goes elsewhere.
 
 import { query, token, onUnauthorized, Live } from "./gql.js";
-import { h, replace, notice, errorText } from "./dom.js";
+import { h, replace, notice, errorText, disarmAll } from "./dom.js";
 import * as sessions from "./sessions.js";
 import * as pair from "./pair.js";
 import * as events from "./events.js";
@@ -98,6 +98,7 @@ async function show() {
   stop();
   stop = () => {};
   live.close();
+  disarmAll();
   document.body.classList.toggle("signed-in", !!token.get());
   if (!token.get()) {
     document.getElementById("who").textContent = "";

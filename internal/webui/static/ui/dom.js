@@ -67,26 +67,44 @@ export function notice(text, kind = "info") {
   setTimeout(() => n.remove(), kind === "error" ? 10000 : 5000);
 }
 
+// armedAt is when each confirm button of the page, by its key, was armed:
+// a row drawn again by a live update keeps the person's first click.
+const armedAt = new Map();
+const armedFor = 4000;
+
+// disarmAll forgets every armed button: a new page starts unarmed.
+export function disarmAll() {
+  armedAt.clear();
+}
+
 // confirmButton is a button that acts on a second click within four
-// seconds: a safe way to ask before deleting that needs no dialog.
-export function confirmButton(label, confirmLabel, action, cls = "") {
-  let armed = 0;
+// seconds: a safe way to ask before deleting that needs no dialog. key
+// names what it acts on, so that a button drawn again in its place stays
+// armed.
+export function confirmButton(label, confirmLabel, action, cls = "", key = "") {
   const b = h("button" + cls, { type: "button", "data-action": label.toLowerCase() }, label);
-  b.addEventListener("click", async () => {
-    if (!armed) {
-      b.textContent = confirmLabel;
-      b.classList.add("armed");
-      armed = setTimeout(() => {
-        armed = 0;
-        b.textContent = label;
-        b.classList.remove("armed");
-      }, 4000);
-      return;
-    }
-    clearTimeout(armed);
-    armed = 0;
+  let timer = 0;
+  const disarm = () => {
+    clearTimeout(timer);
+    timer = 0;
+    if (key) armedAt.delete(key);
     b.textContent = label;
     b.classList.remove("armed");
+  };
+  const arm = (ms) => {
+    b.textContent = confirmLabel;
+    b.classList.add("armed");
+    timer = setTimeout(disarm, ms);
+  };
+  const left = key && armedAt.has(key) ? armedFor - (Date.now() - armedAt.get(key)) : 0;
+  if (left > 0) arm(left);
+  b.addEventListener("click", async () => {
+    if (!timer) {
+      if (key) armedAt.set(key, Date.now());
+      arm(armedFor);
+      return;
+    }
+    disarm();
     await action();
   });
   return b;

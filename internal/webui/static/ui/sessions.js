@@ -91,8 +91,16 @@ function createForm(created, reload) {
   return form;
 }
 
-// fill draws one session's row.
+// drawn is what each row shows now.
+const drawn = new WeakMap();
+
+// fill draws one session's row, unless it shows that already: the
+// subscription's first answer repeats the list's, and redrawing would
+// replace a button under the person's pointer (and disarm a confirm).
 function fill(tr, s, reload) {
+  const sig = JSON.stringify(s);
+  if (drawn.get(tr) === sig) return;
+  drawn.set(tr, sig);
   const id = encodeURIComponent(s.id);
   const act = (label, doc, cls = "") => {
     const b = h("button" + cls, { type: "button", "data-action": label.toLowerCase() }, label);
@@ -116,13 +124,19 @@ function fill(tr, s, reload) {
         ? act("Disconnect", `mutation($id: ID!) { disconnectSession(id: $id) { id } }`)
         : null,
       linked
-        ? confirmButton("Log out", "Really log out?", async () => {
-            try {
-              await query(`mutation($id: ID!) { logout(sessionId: $id) { id } }`, { id: s.id });
-            } catch (e) {
-              notice(errorText(e), "error");
-            }
-          })
+        ? confirmButton(
+            "Log out",
+            "Really log out?",
+            async () => {
+              try {
+                await query(`mutation($id: ID!) { logout(sessionId: $id) { id } }`, { id: s.id });
+              } catch (e) {
+                notice(errorText(e), "error");
+              }
+            },
+            "",
+            s.id + ":logout"
+          )
         : null,
       h("a.button", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
       h("a.button", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks"),
@@ -134,7 +148,7 @@ function fill(tr, s, reload) {
         } catch (e) {
           notice(errorText(e), "error");
         }
-      }, ".danger")
+      }, ".danger", s.id + ":delete")
     )
   );
 }

@@ -81,7 +81,7 @@ export function render(root, ctx) {
           } catch (e) {
             notice(errorText(e), "error");
           }
-        }, ".danger")
+        }, ".danger", w.id + ":delete")
       )
     );
   }
