@@ -50,19 +50,22 @@ const DashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'
 
 // GraphiQL serves GraphiQL's page at / and its files under /graphiql/.
 func GraphiQL() http.Handler {
-	return pages("graphiql", "/", ContentSecurityPolicy)
+	return pages("graphiql", "/", ContentSecurityPolicy, "public, max-age=3600")
 }
 
 // Dashboard serves the dashboard: its page at /ui/ and its files beside it.
 // Its routes live in the URL's fragment (#/sessions/…), so every page of
 // it is the one index.html.
 func Dashboard() http.Handler {
-	return pages("ui", "/ui/", DashboardPolicy)
+	// Its files change with each release and are small: the browser asks
+	// again rather than mix versions.
+	return pages("ui", "/ui/", DashboardPolicy, "no-cache")
 }
 
 // pages serves the embedded directory dir under its own name: its
-// index.html at index, every other file as is, no directory listing.
-func pages(dir, index, policy string) http.Handler {
+// index.html at index, every other file as is with cache as its
+// Cache-Control, no directory listing.
+func pages(dir, index, policy, cache string) http.Handler {
 	files, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -88,13 +91,7 @@ func pages(dir, index, policy string) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		// The dashboard's files change with each release and are small:
-		// the browser asks again (and gets a 304) rather than mix versions.
-		if dir == "ui" {
-			h.Set("Cache-Control", "no-cache")
-		} else {
-			h.Set("Cache-Control", "public, max-age=3600")
-		}
+		h.Set("Cache-Control", cache)
 		fileServer.ServeHTTP(w, r)
 	})
 }

@@ -3,7 +3,7 @@
 // the socket drops (the server replays what was stored in between). In
 // sandbox mode a panel acts as a contact writing to the session.
 
-import { query, GraphQLError } from "./gql.js";
+import { query, GraphQLError, eventKinds, showSessionName } from "./gql.js";
 import { h, replace, time, errorText, busy, notice } from "./dom.js";
 
 // The page keeps this many events; older ones leave the page (they stay in
@@ -36,9 +36,7 @@ export function render(root, ctx) {
       h("div.columns", h("div.stream", list), ctx.viewer.sandbox ? sandboxPanel(id) : null)
     )
   );
-  query(`query($id: ID!) { session(id: $id) { name } }`, { id })
-    .then((d) => d.session && replace(sessionName, d.session.name))
-    .catch(() => {});
+  showSessionName(id, sessionName);
   loadKinds(kindsBox, (selected) => {
     kinds = selected;
     document.getElementById("kinds-summary").textContent = "Kinds: " + (kinds.length ? kinds.length + " selected" : "all");
@@ -118,8 +116,7 @@ export function render(root, ctx) {
 async function loadKinds(box, changed) {
   let names;
   try {
-    const d = await query(`{ __type(name: "EventKind") { enumValues { name } } }`);
-    names = d.__type.enumValues.map((v) => v.name);
+    names = await eventKinds();
   } catch (e) {
     replace(box, h("p.error", errorText(e)));
     changed([]);

@@ -63,6 +63,25 @@ export async function query(document, variables = {}) {
   return body.data;
 }
 
+// eventKinds reads the EventKind enum from the schema once per page load:
+// the kind filter and the webhook form offer what the server knows.
+let kindsOnce = null;
+export function eventKinds() {
+  if (!kindsOnce) {
+    kindsOnce = query(`{ __type(name: "EventKind") { enumValues { name } } }`).then((d) => d.__type.enumValues.map((v) => v.name));
+    kindsOnce.catch(() => (kindsOnce = null)); // a failed read is tried again
+  }
+  return kindsOnce;
+}
+
+// showSessionName puts a session's name into el (left as it is when the
+// session cannot be read: the page itself reports that).
+export function showSessionName(id, el) {
+  query(`query($id: ID!) { session(id: $id) { name } }`, { id })
+    .then((d) => d.session && el.replaceChildren(document.createTextNode(d.session.name)))
+    .catch(() => {});
+}
+
 // Live is the one socket of the page. Each subscription gives a function
 // returning its variables, called again whenever it is sent again: after a
 // reconnect the events stream asks for what came after the last event it

@@ -1,7 +1,7 @@
 // A session's webhooks: list, create, edit, enable or disable, delete, and
 // send a test event; each links to its delivery log.
 
-import { query } from "./gql.js";
+import { query, eventKinds, showSessionName } from "./gql.js";
 import { h, replace, errorText, busy, notice, confirmButton } from "./dom.js";
 
 const fields = "id url displayName enabled events headers { name value } createdAt updatedAt";
@@ -26,15 +26,13 @@ export function render(root, ctx) {
       )
     )
   );
-  query(`query($id: ID!) { session(id: $id) { name } }`, { id })
-    .then((d) => d.session && replace(sessionName, d.session.name))
-    .catch(() => {});
+  showSessionName(id, sessionName);
 
   let kinds = [];
-  query(`{ __type(name: "EventKind") { enumValues { name } } }`)
-    .then((d) => {
+  eventKinds()
+    .then((names) => {
       // webhook.test is sent by testWebhook only, never selected.
-      kinds = d.__type.enumValues.map((v) => v.name).filter((n) => n !== "WEBHOOK_TEST");
+      kinds = names.filter((n) => n !== "WEBHOOK_TEST");
       edit(null);
     })
     .catch((e) => replace(formBox, h("p.error", errorText(e))))
