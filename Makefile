@@ -1,14 +1,22 @@
-# wagraph — see README.md. Every target works on a fresh Debian machine after
-# `make deps`.
+# wagraph — see README.md. On a fresh Debian or Ubuntu machine with git and
+# make, every target installs what it needs first (build/deps.sh: only what
+# is missing), and the Go it needs (build/go.sh).
 
-GO      ?= go
+# GO is the go command: by default build/go.sh's answer, the go on PATH when
+# it is at least go.mod's version, else Go from the module proxy unpacked
+# under .toolchain/. It is worked out once, and only when a recipe uses it,
+# after the target's prerequisites (deps-run installs what build/go.sh
+# downloads with); make -n shows the path without downloading. `make GO=...`
+# chooses another.
+ifeq ($(origin GO),undefined)
+GO = $(eval GO := $$(shell build/go.sh$(if $(findstring n,$(firstword -$(MAKEFLAGS))), --no-download)))$(if $(GO),$(GO),$(error build/go.sh found no Go: see its message above))
+endif
 BIN     := bin/wagraph
-SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export CGO_ENABLED := 1
 
-.PHONY: build run sandbox test generate check-generated deps bench load clean screenshots
+.PHONY: build run sandbox test generate check-generated deps deps-run deps-test bench load clean screenshots
 
-build:
+build: deps-run
 	$(GO) build -o $(BIN) ./cmd/wagraph
 
 run: build
@@ -27,7 +35,7 @@ sandbox: build
 # a fresh one per test, and a server or child process it starts gets its
 # --database-url (internal/dbtest says why a pass, not subtests). A package
 # that stores nothing simply runs twice.
-test:
+test: deps-test
 	@echo "== all tests on SQLite"
 	$(GO) test -race -count=1 ./...
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
@@ -41,8 +49,8 @@ test:
 	fi
 
 # The README's screenshots of the dashboard, written by its browser test
-# (Chromium from make deps) walking it against a sandbox server.
-screenshots:
+# (Chromium from deps-test) walking it against a sandbox server.
+screenshots: deps-test
 	$(GO) test -count=1 -run '^TestDashboardInABrowser$$' ./internal/webui -args -update-screenshots
 
 # The Go benchmarks of the hot paths (BENCHMARKS.md), only in the packages
@@ -75,7 +83,7 @@ load: build bin/wagraph-bench
 	./bin/wagraph-bench -wagraph $(BIN) -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
 
 # The load program on PostgreSQL (BENCHMARKS.md, "PostgreSQL and two
-# processes"): .ci/postgres.sh starts a throwaway server (`make deps`
+# processes"): .ci/postgres.sh starts a throwaway server (build/deps.sh
 # installs it) and each goal's wagraph stores everything in a database of its
 # own there. LOAD_SERVERS=2 runs goals sends and fanout on two processes of
 # one database (a cluster) and spreads their load over both. LOAD_PG_FLAGS
@@ -86,6 +94,7 @@ LOAD_SERVERS  ?= 1
 LOAD_PG_FLAGS ?= -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
 .PHONY: load-pg
 load-pg: build bin/wagraph-bench
+	@build/deps.sh postgres
 	.ci/postgres.sh sh -c './bin/wagraph-bench -wagraph $(BIN) $(LOAD_PG_FLAGS) -postgres "$$WAGRAPH_TEST_POSTGRES" -servers $(LOAD_SERVERS)'
 
 # Goal 6, the soak, runs apart from the other goals: half of INBOUND_RATE
@@ -100,12 +109,13 @@ soak: build bin/wagraph-bench
 		-soak-duration $(SOAK_DURATION) -soak-mark $(SOAK_MARK)
 
 .PHONY: bin/wagraph-bench
-bin/wagraph-bench:
+bin/wagraph-bench: deps-run
 	$(GO) build -o bin/wagraph-bench ./cmd/wagraph-bench
 
-generate:
+# gqlgen runs `go` itself (to load packages): the same go, first on PATH.
+generate: deps-run
 	$(GO) generate ./ent
-	$(GO) tool gqlgen generate
+	$(if $(findstring /,$(GO)),PATH="$(dir $(GO)):$$PATH") $(GO) tool gqlgen generate
 
 # Regenerates and fails when that changed anything: generated code is never
 # edited by hand, and never stale.
@@ -116,21 +126,16 @@ check-generated: generate
 		exit 1; \
 	fi
 
-# Installs what the build and the tests need: a C compiler for go-sqlite3
-# (cgo), ffmpeg (voice-note conversion, video thumbnails; internal/media tests
-# use it), PostgreSQL's server (.ci/postgres.sh starts a throwaway one so the
-# tests run on both backends; Debian puts its binaries under
-# /usr/lib/postgresql/<version>/bin), Chromium (the browser tests drive it
-# with chromedp: internal/webui) and the Go modules.
-deps:
-	@command -v gcc >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev git; }
-	@command -v ffmpeg >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ffmpeg curl ca-certificates; }
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql; }
-	@command -v chromium >/dev/null 2>&1 || { \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
+# What building and running need (deps-run), what the tests need besides
+# (deps-test), and everything with the Go modules (deps, for CI): each
+# installs only what is missing; build/deps.sh says what and why.
+deps-run:
+	@build/deps.sh run
+
+deps-test:
+	@build/deps.sh test
+
+deps: deps-test
 	$(GO) mod download
 
 clean:
@@ -143,7 +148,7 @@ FUZZ_TARGETS := restcompat:FuzzDecodeBody graph:FuzzDocumentGuard whatsapp:FuzzP
 	internal/webhook:FuzzValidateHeaders whatsapp:FuzzMessageEvent \
 	restcompat:FuzzAppendJSONString
 .PHONY: fuzz
-fuzz:
+fuzz: deps-run
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $$t"; \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \

@@ -8,8 +8,9 @@
 #
 #   .ci/postgres.sh make test
 #
-# The server comes from Debian's postgresql package (`make deps`), whose
-# binaries are under /usr/lib/postgresql/<version>/bin. PostgreSQL refuses
+# The server comes from Debian's postgresql package (installed here through
+# build/deps.sh when missing), whose binaries are under
+# /usr/lib/postgresql/<version>/bin. PostgreSQL refuses
 # to run as root: run as root (as CI may), the cluster belongs to the
 # package's `postgres` account, or to PG_USER.
 set -euo pipefail
@@ -19,9 +20,14 @@ if [ $# -eq 0 ]; then
 	exit 2
 fi
 
-bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+bindir=$(pg_bindir)
 if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
-	echo "$0: no PostgreSQL server under /usr/lib/postgresql/*/bin; run 'make deps'" >&2
+	"$(dirname "$0")/../build/deps.sh" postgres
+	bindir=$(pg_bindir)
+fi
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+	echo "$0: no PostgreSQL server under /usr/lib/postgresql/*/bin after build/deps.sh postgres" >&2
 	exit 1
 fi
 

@@ -54,11 +54,18 @@ func (r *Resolver) pictureTarget(ctx context.Context, sessionID, identifier stri
 		return whatsapp.JID{}, err
 	}
 	id := strings.TrimSpace(identifier)
-	if jid, err := whatsapp.ParseRecipient("identifier", id); err == nil && jid.Server != "g.us" {
+	jid, perr := whatsapp.ParseRecipient("identifier", id)
+	if perr == nil && jid.Server != "g.us" {
 		if jid.User != own.User {
-			return whatsapp.JID{}, fault.InvalidField("identifier", "identifier must be this session's own number (%s) or a group id; %s is neither", own.User, identifier)
+			return whatsapp.JID{}, fault.InvalidField("identifier", "identifier must be this session's own number (%s) or a group id; %s is neither", own.User, fault.Clip(identifier, fault.QuoteLen))
 		}
 		return own, nil
 	}
-	return whatsapp.ParseGroupJID("identifier", id)
+	gj, gerr := whatsapp.ParseGroupJID("identifier", id)
+	if gerr == nil && perr != nil && !strings.Contains(id, "@") && strings.HasPrefix(gj.User, "0") {
+		// No group id begins with 0: "0155…" is a national phone number,
+		// and the number's error says how to write it.
+		return whatsapp.JID{}, perr
+	}
+	return gj, gerr
 }

@@ -30,6 +30,7 @@ var extensionCodes = map[fault.Code]string{
 	fault.WhatsAppError:   "WHATSAPP_UNAVAILABLE",
 	fault.WhatsAppTimeout: "WHATSAPP_UNAVAILABLE",
 	fault.RateLimited:     "RATE_LIMITED",
+	fault.RequestTimeout:  "REQUEST_TIMEOUT",
 	fault.Internal:        "INTERNAL",
 }
 

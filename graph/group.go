@@ -30,24 +30,28 @@ func toGroup(g whatsapp.Group) *model.Group {
 	return m
 }
 
-// parseUsers reads a list of numbers or user JIDs.
+// parseUsers reads a list of numbers or user JIDs. field is the input's
+// GraphQL path ("input.participants"): errors carry it in Field, and their
+// message names the REST body's field ("participants[2]"), which a REST
+// client reads.
 func parseUsers(field string, in []string) ([]whatsapp.JID, error) {
+	name := restField(field)
 	if len(in) > maxParticipants {
-		return nil, fault.InvalidField(field, "%s must name at most %d users (got %d)", field, maxParticipants, len(in))
+		return nil, fault.InvalidField(field, "%s must name at most %d users (got %d)", name, maxParticipants, len(in))
 	}
 	out := make([]whatsapp.JID, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for i, s := range in {
-		f := fmt.Sprintf("%s[%d]", field, i)
+		f := fmt.Sprintf("%s[%d]", name, i)
 		jid, err := whatsapp.ParseRecipient(f, s)
 		if err != nil {
-			return nil, err
+			return nil, inGraphQLPath(field, name, err)
 		}
 		if jid.Server == "g.us" {
-			return nil, fault.InvalidField(f, "%s must be a user, not a group", f)
+			return nil, fault.InvalidField(fmt.Sprintf("%s[%d]", field, i), "%s must be a user, not a group", f)
 		}
 		if seen[jid.String()] {
-			return nil, fault.InvalidField(f, "%s repeats %s", f, s)
+			return nil, fault.InvalidField(fmt.Sprintf("%s[%d]", field, i), "%s names %s again (got %q)", f, jid.User, fault.Clip(s, fault.QuoteLen))
 		}
 		seen[jid.String()] = true
 		out = append(out, jid)
@@ -55,20 +59,40 @@ func parseUsers(field string, in []string) ([]whatsapp.JID, error) {
 	return out, nil
 }
 
+// restField is the REST body's name of an input's GraphQL path: the same
+// name without the argument that wraps it ("input.subject" → "subject").
+func restField(path string) string { return strings.TrimPrefix(path, "input.") }
+
+// inGraphQLPath moves a fault about the REST field name (a prefix of its
+// Field) to the GraphQL path, keeping the message that names the REST
+// field.
+func inGraphQLPath(path, name string, err error) error {
+	f := fault.From(err)
+	if f == nil || path == name {
+		return err
+	}
+	c := *f
+	if rest, ok := strings.CutPrefix(c.Field, name); ok {
+		c.Field = path + rest
+	}
+	return &c
+}
+
 // checkGroupText bounds a subject or description; a given subject must not
-// be blank.
+// be blank. field is the GraphQL path; the message names the REST field.
 func checkGroupText(field string, v *string, max int, nonBlank bool) error {
 	if v == nil {
 		return nil
 	}
+	name := restField(field)
 	if nonBlank && strings.TrimSpace(*v) == "" {
-		return fault.InvalidField(field, "%s must not be empty", field)
+		return fault.InvalidField(field, "%s must not be empty", name)
 	}
 	if !utf8.ValidString(*v) {
-		return fault.InvalidField(field, "%s must be valid UTF-8", field)
+		return fault.InvalidField(field, "%s must be valid UTF-8", name)
 	}
 	if n := utf8.RuneCountInString(*v); n > max {
-		return fault.InvalidField(field, "%s must be at most %d characters (got %d)", field, max, n)
+		return fault.InvalidField(field, "%s must be at most %d characters (got %d)", name, max, n)
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ type ServerOptions struct {
 	// Charger takes each operation from the caller's rate limit; nil
 	// leaves operations unlimited.
 	Charger OperationCharger
+	// Connections charges the connection_init of a socket whose upgrade
+	// came without a token; nil leaves them unlimited.
+	Connections ConnectionCharger
 }
 
 // gqlgen's own error codes, folded into the contract's vocabulary: a query
@@ -41,7 +44,7 @@ var ownCodes = map[string]string{
 func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 	es := NewExecutableSchema(Config{Resolvers: r})
 	srv := handler.New(es)
-	srv.AddTransport(websocketTransport(r.Auth))
+	srv.AddTransport(websocketTransport(r.Auth, opts.Connections))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -67,6 +70,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(log, opts.RequestID))
 	srv.SetRecoverFunc(Recover())
 	srv.AroundFields(markInternal)
+	srv.AroundFields(refuseNUL)
 	srv.AroundOperations(laneOperations)
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
@@ -84,6 +88,7 @@ var refusalStatus = map[fault.Code]int{
 	fault.Unauthenticated: http.StatusUnauthorized,
 	fault.RateLimited:     http.StatusTooManyRequests,
 	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+	fault.RequestTimeout:  http.StatusRequestTimeout,
 }
 
 // RequestRefuser returns how a request that was not let in (no valid

@@ -36,8 +36,12 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 		tok string
 	)
 	err = ent.WithTx(ctx, r.DB, func(tx *ent.Tx) error {
-		var err error
-		s, err = tx.Session.Create().SetID(r.NewID()).SetName(n).SetOwnerID(p.UserID).SetCreatedAt(r.Now()).Save(ctx)
+		// Blank is no name: a generated one (sessionName).
+		settled, err := sessionName(ctx, tx, p.UserID, n)
+		if err != nil {
+			return err
+		}
+		s, err = tx.Session.Create().SetID(r.NewID()).SetName(settled).SetOwnerID(p.UserID).SetCreatedAt(r.Now()).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("create session: %w", err)
 		}
@@ -109,8 +113,8 @@ func (r *mutationResolver) PairPhone(ctx context.Context, sessionID string, numb
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return "", err
 	}
-	code, err := r.Link.PairPhone(ctx, sessionID, number)
-	return code, inArgument("number", err)
+	// The manager's faults name the argument itself ("number").
+	return r.Link.PairPhone(ctx, sessionID, number)
 }
 
 func (r *mutationResolver) Logout(ctx context.Context, sessionID string) (*model.Session, error) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,13 +18,33 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// Close codes of graphql-transport-ws that gqlgen does not send by itself.
+// Close codes of graphql-transport-ws (its PROTOCOL.md) that gqlgen does
+// not send by itself. The legacy graphql-ws defines none; its sockets are
+// closed with the same ones.
 const (
-	closeBadRequest  = 4400
-	closeForbidden   = 4403
-	closeInitTimeout = 4408
+	closeBadRequest   = 4400
+	closeUnauthorized = 4401
+	closeForbidden    = 4403
+	closeInitTimeout  = 4408
+	closeSubscriberIn = 4409
+	closeTooManyInits = 4429
+	closeInternal     = 4500
+)
+
+// maxCloseReason is the longest close reason a close frame carries (a
+// control frame's 125 bytes less the code's 2).
+const maxCloseReason = 123
+
+// The reasons a socket is refused at its connection_init. Each says what
+// to send instead: a client library shows the reason, and nothing else.
+const (
+	reasonNoToken   = `Forbidden: no valid token in connection_init (send {"Authorization":"Bearer <token>"})`
+	reasonBadToken  = "Forbidden: invalid or revoked token"
+	reasonAuthError = "Internal server error: the token could not be checked; try again"
+	reasonRevoked   = "Forbidden: the token was revoked, or its session deleted"
 )
 
 // InitTimeout is how long a websocket may stay silent before its
@@ -35,11 +56,12 @@ const MaxWebsocketMessage = 1 << 20
 
 // websocketTransport serves graphql-transport-ws and the legacy graphql-ws
 // over gorilla/websocket, authenticating in connection_init.
-func websocketTransport(a *auth.Service) transport.Websocket {
+func websocketTransport(a *auth.Service, charger ConnectionCharger) transport.Websocket {
 	limit := int64(MaxWebsocketMessage)
+	s := &sockets{}
 	return transport.Websocket{
-		Implementation:        gorillaImplementation{initTimeout: InitTimeout},
-		InitFunc:              websocketInit(a),
+		Implementation:        gorillaImplementation{initTimeout: InitTimeout, sockets: s},
+		InitFunc:              websocketInit(a, charger, s),
 		KeepAlivePingInterval: 10 * time.Second,
 		PingPongInterval:      20 * time.Second,
 		PayloadReadLimit:      &limit,
@@ -47,26 +69,18 @@ func websocketTransport(a *auth.Service) transport.Websocket {
 }
 
 // websocketInit authenticates a socket: a token in the connection_init
-// payload (Authorization, authorization or token) wins; otherwise the
-// Authorization header of the upgrade request counts. A bad or missing token
-// closes the socket with 4403.
-func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
+// payload wins (initToken says where it may be); otherwise the
+// Authorization header of the upgrade request counts. A refusal closes the
+// socket with a code and a reason that says what to send instead.
+func websocketInit(a *auth.Service, charger ConnectionCharger, s *sockets) transport.WebsocketInitFunc {
+	if charger == nil {
+		charger = noCharge{}
+	}
 	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		forbidden := transport.WithWebsocketCloseCode(ctx, closeForbidden)
-		raw := ""
-		for _, k := range []string{"Authorization", "authorization", "token"} {
-			v, ok := payload[k]
-			if !ok || v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok {
-				return transport.WithWebsocketCloseCode(ctx, closeBadRequest), nil, fmt.Errorf("connection_init payload: %s must be a string", k)
-			}
-			if s != "" {
-				raw = auth.FromHeader(s)
-				break
-			}
+		request := ctx
+		raw, problem := initToken(payload)
+		if problem != "" {
+			return refuse(ctx, closeBadRequest, "Bad request: "+problem)
 		}
 		var (
 			p   *auth.Principal
@@ -75,25 +89,106 @@ func websocketInit(a *auth.Service) transport.WebsocketInitFunc {
 		if raw != "" {
 			p, err = a.Authenticate(ctx, raw)
 			ctx = auth.WithPrincipal(ctx, p)
-		} else {
-			p, err = auth.Require(ctx) // the upgrade's Authorization header
+		} else if p, err = auth.Require(ctx); err != nil && fault.CodeOf(err) != fault.Internal {
+			// Neither the payload nor the upgrade's header (a browser
+			// cannot set one) had a valid token: charged to the address,
+			// as a request without one is.
+			if cerr := charger.ChargeConnection(ctx, nil); cerr != nil {
+				return refuse(ctx, closeTooManyInits, "Too many requests: "+fault.From(cerr).Message)
+			}
+			return refuse(ctx, closeForbidden, reasonNoToken)
 		}
 		if err != nil {
-			return forbidden, nil, errors.New("forbidden: invalid, revoked or missing token; send it in the connection_init payload as Authorization")
+			if fault.CodeOf(err) != fault.Internal {
+				if cerr := charger.ChargeConnection(ctx, nil); cerr != nil {
+					return refuse(ctx, closeTooManyInits, "Too many requests: "+fault.From(cerr).Message)
+				}
+			}
+			return refuseFor(ctx, err)
+		}
+		// An upgrade without a token is charged here, to the token's user.
+		if err := charger.ChargeConnection(ctx, p); err != nil {
+			return refuse(ctx, closeTooManyInits, "Too many requests: "+fault.From(err).Message)
 		}
 		// The socket ends when its token is revoked: gqlgen closes a
 		// connection whose context ends.
 		bound, err := a.Bind(ctx, p)
 		if err != nil {
-			return forbidden, nil, errors.New("forbidden: invalid or revoked token")
+			return refuseFor(ctx, err)
 		}
+		s.bind(request, bound)
 		return bound, nil, nil
 	}
+}
+
+// ConnectionCharger charges a socket's connection_init to the rate limit
+// (auth.Limiter): to the user of the token it names, or to its address
+// when it names none that is valid.
+type ConnectionCharger interface {
+	ChargeConnection(ctx context.Context, p *auth.Principal) error
+}
+
+// noCharge leaves sockets unlimited (ServerOptions without a limiter).
+type noCharge struct{}
+
+func (noCharge) ChargeConnection(context.Context, *auth.Principal) error { return nil }
+
+// refuseFor refuses a socket whose token failed: 4403 for a token that is
+// not valid, 4500 when it could not be checked.
+func refuseFor(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
+	if fault.CodeOf(err) == fault.Internal {
+		return refuse(ctx, closeInternal, reasonAuthError)
+	}
+	return refuse(ctx, closeForbidden, reasonBadToken)
+}
+
+// refuse makes gqlgen close the socket with code and reason (and, on
+// graphql-ws, send reason as connection_error first).
+func refuse(ctx context.Context, code int, reason string) (context.Context, *transport.InitPayload, error) {
+	ctx = transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, code), reason)
+	return ctx, nil, errors.New(reason)
+}
+
+// initToken finds the token of a connection_init payload. Clients put it
+// in different places: {"Authorization": "Bearer …"} (graphql-ws's own
+// examples), "authorization" or "token", or {"headers": {"Authorization":
+// …}} (Apollo Client's habit). The scheme "Bearer " is optional. problem
+// says what is wrong with a payload that cannot be read.
+func initToken(payload transport.InitPayload) (token, problem string) {
+	find := func(m map[string]any, where string, keys ...string) (string, string) {
+		for _, k := range keys {
+			v, ok := m[k]
+			if !ok || v == nil {
+				continue
+			}
+			s, ok := v.(string)
+			if !ok {
+				return "", fmt.Sprintf("connection_init payload: %s%s must be a string", where, k)
+			}
+			if t := auth.FromHeader(s); t != "" {
+				return t, ""
+			}
+		}
+		return "", ""
+	}
+	if t, problem := find(payload, "", "Authorization", "authorization", "token"); t != "" || problem != "" {
+		return t, problem
+	}
+	h, ok := payload["headers"]
+	if !ok || h == nil {
+		return "", ""
+	}
+	headers, ok := h.(map[string]any)
+	if !ok {
+		return "", "connection_init payload: headers must be an object"
+	}
+	return find(headers, "headers.", "Authorization", "authorization")
 }
 
 // gorillaImplementation adapts gorilla/websocket to gqlgen's transport.
 type gorillaImplementation struct {
 	initTimeout time.Duration
+	sockets     *sockets // nil: a revoked token's socket closes with gqlgen's 1000
 }
 
 func (g gorillaImplementation) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
@@ -107,74 +202,181 @@ func (g gorillaImplementation) Accept(w http.ResponseWriter, r *http.Request, op
 	if err != nil {
 		return nil, err
 	}
-	c := &gorillaConn{conn: conn}
+	c := &gorillaConn{conn: conn, ops: map[string]struct{}{}}
+	if g.sockets != nil {
+		c.unlist = g.sockets.add(r.Context(), c)
+	}
 	// gqlgen's own init timeout closes with 1002; the protocol asks for 4408.
 	c.initTimer = time.AfterFunc(g.initTimeout, func() {
-		_ = c.WriteClose(closeInitTimeout, "connection initialisation timeout")
+		_ = c.WriteClose(closeInitTimeout, "Connection initialisation timeout")
 		_ = conn.Close()
 	})
 	return c, nil
 }
 
+// sockets finds the connection of a request: gqlgen hands the init function
+// the request's context and nothing of the connection, yet the connection
+// has to learn the context its token bound, to say why it ends.
+type sockets struct {
+	mu    sync.Mutex
+	byCtx map[context.Context]*gorillaConn
+}
+
+func (s *sockets) add(ctx context.Context, c *gorillaConn) (unlist func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byCtx == nil {
+		s.byCtx = map[context.Context]*gorillaConn{}
+	}
+	s.byCtx[ctx] = c
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.byCtx[ctx] == c {
+			delete(s.byCtx, ctx)
+		}
+	}
+}
+
+// bind tells the connection of the request whose context is ctx the
+// context its token bound.
+func (s *sockets) bind(ctx, bound context.Context) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	c := s.byCtx[ctx]
+	s.mu.Unlock()
+	if c != nil {
+		c.wmu.Lock()
+		c.bound = bound
+		c.wmu.Unlock()
+	}
+}
+
 type gorillaConn struct {
 	conn      *websocket.Conn
 	initTimer *time.Timer
-	once      sync.Once
-	wmu       sync.Mutex // gorilla allows one writer at a time
-	frame     []byte     // the last result's frame, reused; wmu guards it
+	unlist    func()
+	inited    bool // a connection_init was read; the reader's own
+
+	wmu   sync.Mutex      // gorilla allows one writer at a time
+	frame []byte          // the last result's frame, reused; wmu guards it
+	bound context.Context // ends when the token is revoked; wmu guards it
+
+	omu sync.Mutex
+	ops map[string]struct{} // the ids of the running operations; omu guards it
 }
 
 func (c *gorillaConn) Close() error {
 	c.initTimer.Stop()
+	if c.unlist != nil {
+		c.unlist()
+	}
 	return c.conn.Close()
 }
 
+// NextReader hands gqlgen the next message, once checked: gqlgen answers
+// some faults of a client with a bare 1002 "unexpected message", a 1000
+// "terminated" or nothing at all, where graphql-transport-ws asks for a
+// code and a reason that tell the client what it did wrong.
 func (c *gorillaConn) NextReader() (int, io.Reader, error) {
-	mt, r, err := c.conn.NextReader()
-	if err != nil {
-		if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseNoStatusReceived) {
+	for {
+		mt, r, err := c.conn.NextReader()
+		if err != nil {
+			if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseNoStatusReceived) {
+				return mt, nil, transport.ErrWebsocketClosed
+			}
+			return mt, nil, err
+		}
+		// Client messages are small (operations, pings) and bounded by
+		// the read limit: each is read whole to be checked.
+		msg, err := io.ReadAll(r)
+		if err != nil {
+			return mt, nil, err
+		}
+		code, reason, skip := c.check(msg)
+		if code != 0 {
+			_ = c.WriteClose(code, reason)
+			_ = c.conn.Close()
 			return mt, nil, transport.ErrWebsocketClosed
 		}
-		return mt, nil, err
+		if !skip {
+			return mt, bytes.NewReader(msg), nil
+		}
 	}
-	first := false
-	c.once.Do(func() { c.initTimer.Stop(); first = true })
-	if !first {
-		return mt, r, nil
-	}
-	// gqlgen neither answers nor closes a connection_init whose payload is
-	// not an object: it leaves the socket open for ever. The first message
-	// is checked here, whole (it is bounded by the read limit).
-	msg, err := io.ReadAll(r)
-	if err != nil {
-		return mt, nil, err
-	}
-	if problem := initProblem(msg); problem != "" {
-		_ = c.WriteClose(closeBadRequest, problem)
-		_ = c.conn.Close()
-		return mt, nil, transport.ErrWebsocketClosed
-	}
-	return mt, bytes.NewReader(msg), nil
 }
 
-// initProblem says what is wrong with a first message that is a
-// connection_init, or "". Any other first message is gqlgen's to refuse.
-func initProblem(msg []byte) string {
-	var m struct {
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload"`
+// clientMessage is what check reads of a message.
+type clientMessage struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// check returns the close code and reason a client message earns, or 0;
+// skip is true for a message answered here (a ping before the
+// connection_init, which gqlgen would refuse though the protocol allows it).
+func (c *gorillaConn) check(msg []byte) (code int, reason string, skip bool) {
+	var m clientMessage
+	if err := json.Unmarshal(msg, &m); err != nil || m.Type == "" {
+		return closeBadRequest, `Bad request: a message must be a JSON object with a type, such as {"type":"connection_init"}`, false
 	}
-	if err := json.Unmarshal(msg, &m); err != nil {
-		return "the first message must be a JSON object such as {\"type\":\"connection_init\"}"
+	legacy := c.conn.Subprotocol() != "graphql-transport-ws"
+	subscribe, complete := "subscribe", "complete"
+	if legacy {
+		subscribe, complete = "start", "stop"
 	}
-	if m.Type != "connection_init" {
-		return ""
+	if !c.inited {
+		switch {
+		case m.Type == "connection_init":
+			p := bytes.TrimSpace(m.Payload)
+			if len(p) != 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
+				return closeBadRequest, `Bad request: connection_init payload must be a JSON object such as {"Authorization":"Bearer <token>"}`, false
+			}
+			c.inited = true
+			c.initTimer.Stop()
+			return 0, "", false
+		case m.Type == subscribe:
+			return closeUnauthorized, "Unauthorized: send connection_init with a token before " + subscribe, false
+		case !legacy && m.Type == "ping":
+			_ = c.WriteJSON(map[string]string{"type": "pong"})
+			return 0, "", true
+		case !legacy && m.Type == "pong":
+			return 0, "", true
+		case legacy && m.Type == "connection_terminate":
+			return 0, "", false // gqlgen closes with 1000
+		}
+		return closeBadRequest, "Bad request: the first message must be connection_init, not " + quoteType(m.Type), false
 	}
-	p := bytes.TrimSpace(m.Payload)
-	if len(p) == 0 || bytes.Equal(p, []byte("null")) || p[0] == '{' {
-		return ""
+	switch {
+	case m.Type == "connection_init":
+		return closeTooManyInits, "Too many initialisation requests", false
+	case m.Type == subscribe:
+		if m.ID == "" {
+			return closeBadRequest, "Bad request: " + subscribe + " needs an id", false
+		}
+		c.omu.Lock()
+		defer c.omu.Unlock()
+		if _, running := c.ops[m.ID]; running {
+			return closeSubscriberIn, "Subscriber for " + m.ID + " already exists", false
+		}
+		c.ops[m.ID] = struct{}{}
+	case m.Type == complete:
+		c.omu.Lock()
+		delete(c.ops, m.ID)
+		c.omu.Unlock()
+	case !legacy && (m.Type == "ping" || m.Type == "pong"):
+	case legacy && m.Type == "connection_terminate":
+	default:
+		return closeBadRequest, "Bad request: unknown message type " + quoteType(m.Type), false
 	}
-	return "connection_init payload must be a JSON object such as {\"Authorization\":\"<token>\"}"
+	return 0, "", false
+}
+
+// quoteType quotes a client's message type for a close reason, clipped.
+func quoteType(t string) string {
+	return strconv.Quote(fault.Clip(t, fault.QuoteLen))
 }
 
 func (c *gorillaConn) WriteJSON(v any) error {
@@ -189,13 +391,31 @@ func (c *gorillaConn) WriteJSON(v any) error {
 		}
 		return c.conn.WriteMessage(websocket.TextMessage, frame)
 	}
-	return c.conn.WriteJSON(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	// The end of an operation frees its id for the client to use again,
+	// before the client can learn of it.
+	var m struct{ Type, ID string }
+	if json.Unmarshal(b, &m) == nil && m.ID != "" && (m.Type == "complete" || m.Type == "error") {
+		c.omu.Lock()
+		delete(c.ops, m.ID)
+		c.omu.Unlock()
+	}
+	return c.conn.WriteMessage(websocket.TextMessage, b)
 }
 
-func (c *gorillaConn) WriteClose(code int, message string) error {
+// WriteClose closes the socket with code and reason. gqlgen ends the
+// socket of a revoked token as any other, with 1000 "terminated": that
+// one says why instead.
+func (c *gorillaConn) WriteClose(code int, reason string) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
+	if code == websocket.CloseNormalClosure && c.bound != nil && errors.Is(context.Cause(c.bound), auth.ErrTokenGone) {
+		code, reason = closeForbidden, reasonRevoked
+	}
+	return c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, fault.Clip(reason, maxCloseReason-len("…"))), time.Now().Add(time.Second))
 }
 
 func (c *gorillaConn) Subprotocol() string               { return c.conn.Subprotocol() }

@@ -23,6 +23,7 @@ var statusCodes = map[fault.Code]int{
 	fault.WhatsAppError:   http.StatusBadGateway,
 	fault.WhatsAppTimeout: http.StatusGatewayTimeout,
 	fault.RateLimited:     http.StatusTooManyRequests,
+	fault.RequestTimeout:  http.StatusRequestTimeout,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

@@ -173,6 +173,13 @@ func TestGoldenREST(t *testing.T) {
 		{name: "session_delete", method: "DELETE", path: "/session/{S1}", token: "{ADMIN}", status: 200},
 		{name: "session_get_after_delete", method: "GET", path: "/session/{S1}", token: "{ADMIN}", status: 404},
 		{name: "session_token_after_delete", method: "GET", path: "/session", token: "{TS1}", status: 401},
+
+		// Names: unique among a user's sessions (ignoring case and the
+		// spaces around), generated when none is given.
+		{name: "session_create_name_taken", method: "POST", path: "/session", token: "{U2}", body: `{"name":" SESSION-1 "}`, status: 409},
+		{name: "session_create_name_blank", method: "POST", path: "/session", token: "{U2}", body: `{"name":""}`, status: 201},
+		{name: "session_create_name_freed", method: "POST", path: "/session", token: "{ADMIN}", body: `{"name":"shop"}`, status: 201},
+		{name: "session_create_name_of_other_user", method: "POST", path: "/session", token: "{U2}", body: `{"name":"Shop"}`, status: 201},
 	})
 }
 

@@ -54,15 +54,8 @@ func (r *clientRun) handleMessage(evt *events.Message) bool {
 			// An empty text is a reaction taken back.
 			Reaction: payload.ReactionBody{Text: c.text, Key: key},
 		}})
-	case "revoke":
-		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
-			ID: c.quotedID, Chat: rec.Chat, Status: "revoked", Timestamp: ts, MessageID: payload.Text(info.ID),
-		}})
-	case "edit":
-		evs = append(evs, Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
-			ID: c.quotedID, Chat: rec.Chat, Status: "edited", Timestamp: ts, MessageID: payload.Text(info.ID),
-			Text: payload.Text(c.text), Caption: payload.Text(c.caption),
-		}})
+	case "revoke", "edit":
+		evs = append(evs, r.protocolUpdate(ctx, evt, rec, sender, c))
 	}
 	for i := range evs {
 		evs[i].Key = stanzaKey(evs[i].Kind, info.Chat.String(), info.Sender.String(), info.ID)

@@ -14,6 +14,7 @@ package whatsapp
 
 import (
 	"strings"
+	"unicode"
 
 	"go.mau.fi/whatsmeow/types"
 
@@ -27,24 +28,91 @@ type JID = types.JID
 // ParseJID reads a stored JID string (one this package produced).
 func ParseJID(s string) (JID, error) { return types.ParseJID(s) }
 
-// Number lengths of the contract: international format without '+'.
+// Number lengths of the contract: the digits of the international format,
+// country code first.
 const (
 	minNumberDigits = 7
 	maxNumberDigits = 15
 )
 
-// ParseRecipient reads the contract's `number`: 7-15 digits (a user), or a
-// full JID on s.whatsapp.net, g.us or lid. field names the input in errors.
+// ParsePhone reads a phone number field of the contract (a send's number
+// when it is not a JID, a contact card's phoneNumber, a group participant,
+// the pairing phone) and returns its digits, country code first. It takes
+// the number as people write it: '+', spaces, dashes, dots and parentheses
+// are dropped ("+49 (1555) 065-4321"); a leading "00" is the international
+// call prefix and is dropped too ("0049…"). A number that still begins with
+// a single 0 is a national number, whose country the server cannot know:
+// it is refused rather than sent to the wrong account, as
+// "015550654321@s.whatsapp.net" would be. What remains must be 7 to 15
+// digits. field names the input in errors: the REST body's field.
+func ParsePhone(field, s string) (string, error) {
+	trimmed := strings.TrimSpace(s)
+	if trimmed == "" {
+		return "", fault.InvalidField(field, "%s must not be empty", field)
+	}
+	if strings.Contains(trimmed, "@") {
+		return "", fault.InvalidField(field, "%s must be a phone number, not a JID (got %q)", field, fault.Clip(trimmed, fault.QuoteLen))
+	}
+	var b strings.Builder
+	plus := false
+	for _, r := range trimmed {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && !plus && b.Len() == 0:
+			plus = true
+		case isNumberPunct(r):
+		default:
+			return "", badNumber(field, trimmed)
+		}
+	}
+	digits := b.String()
+	if !plus {
+		digits = strings.TrimPrefix(digits, "00")
+	}
+	if strings.HasPrefix(digits, "0") {
+		return "", fault.InvalidField(field, "%s: use the international format: country code then number, e.g. 491551234567 (got %q)", field, fault.Clip(trimmed, fault.QuoteLen))
+	}
+	if len(digits) < minNumberDigits || len(digits) > maxNumberDigits {
+		return "", badNumber(field, trimmed)
+	}
+	return digits, nil
+}
+
+// isNumberPunct reports whether r is a character people write between the
+// digits of a phone number, which ParsePhone drops.
+func isNumberPunct(r rune) bool {
+	switch r {
+	case ' ', '-', '.', '(', ')':
+		return true
+	}
+	return unicode.IsSpace(r) // a tab, or the no-break space of a pasted number
+}
+
+func badNumber(field, s string) error {
+	return fault.InvalidField(field, "%s must be a phone number of %d to %d digits in international format: country code then number, e.g. 491551234567 (got %q)",
+		field, minNumberDigits, maxNumberDigits, fault.Clip(s, fault.QuoteLen))
+}
+
+// ParseRecipient reads the contract's `number`: a phone number as
+// ParsePhone reads it (a user on s.whatsapp.net), or a full JID on
+// s.whatsapp.net, g.us or lid. field names the input in errors.
 func ParseRecipient(field, s string) (types.JID, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return types.JID{}, fault.InvalidField(field, "%s must not be empty", field)
 	}
 	if !strings.Contains(s, "@") {
-		if err := checkDigits(field, s); err != nil {
+		digits, err := ParsePhone(field, s)
+		if err != nil {
 			return types.JID{}, err
 		}
-		return types.NewJID(s, types.DefaultUserServer), nil
+		return types.NewJID(digits, types.DefaultUserServer), nil
+	}
+	// whatsmeow's ParseJID reads "a@b@c" as a@b, silently dropping the
+	// rest: "4915550012222@s.whatsapp.net@g.us" would go to the user.
+	if strings.Count(s, "@") > 1 {
+		return types.JID{}, fault.InvalidField(field, "%s %q has more than one '@': give a number or one JID such as 491701234567@s.whatsapp.net", field, fault.Clip(s, fault.QuoteLen))
 	}
 	jid, err := types.ParseJID(s)
 	if err != nil {
@@ -65,9 +133,11 @@ func ParseRecipient(field, s string) (types.JID, error) {
 	return jid, nil
 }
 
+// checkDigits checks the user part of a JID: the digits alone, as
+// WhatsApp writes them.
 func checkDigits(field, s string) error {
 	if len(s) < minNumberDigits || len(s) > maxNumberDigits || strings.ContainsFunc(s, notDigit) {
-		return fault.InvalidField(field, "%s must be a phone number of %d to %d digits in international format without '+' (got %q)", field, minNumberDigits, maxNumberDigits, fault.Clip(s, fault.QuoteLen))
+		return fault.InvalidField(field, "%s must be a JID whose user is %d to %d digits, such as 491701234567@s.whatsapp.net (got %q)", field, minNumberDigits, maxNumberDigits, fault.Clip(s, fault.QuoteLen))
 	}
 	return nil
 }

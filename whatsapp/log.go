@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	waBinary "go.mau.fi/whatsmeow/binary"
 	waLog "go.mau.fi/whatsmeow/util/log"
 )
 
@@ -12,6 +14,11 @@ import (
 // session already carries its session_id, so every whatsmeow record about a
 // session names it; module says which part of whatsmeow spoke ("whatsmeow",
 // "whatsmeow/Socket", "sqlstore", …).
+//
+// Records that carry pairing secrets are withheld (see withheld): at debug
+// level whatsmeow prints every node it sends and receives and every QR code
+// it emits, and whoever reads a QR code's ref and secret can link the
+// session to their own phone first.
 type waLogger struct {
 	log    *slog.Logger
 	module string
@@ -41,5 +48,64 @@ func (w waLogger) logf(level slog.Level, msg string, args []any) {
 	if !w.log.Enabled(ctx, level) {
 		return
 	}
+	if what := withheld(msg, args); what != "" {
+		w.log.Log(ctx, level, what+" (withheld from the log: it carries pairing secrets)", "module", w.module)
+		return
+	}
 	w.log.Log(ctx, level, fmt.Sprintf(msg, args...), "module", w.module)
+}
+
+// pairingTag reports whether nodes of tag carry pairing secrets: the QR
+// refs (pair-device, ref), the signed device identity and its keys
+// (pair-success, pair-device-sign, device-identity) and the phone-code
+// pairing (link_code_*).
+func pairingTag(tag string) bool {
+	switch tag {
+	case "pair-device", "ref", "pair-success", "pair-device-sign", "device-identity":
+		return true
+	}
+	return strings.HasPrefix(tag, "link_code")
+}
+
+// withheld says what a whatsmeow record is when it must not be logged
+// whole ("" when it may): a QR code being emitted (qrchan.go), a frame
+// that failed to decode, printed raw (client.go), or a node holding any
+// pairing tag, printed by the Send and Recv loggers (client.go).
+func withheld(msg string, args []any) string {
+	switch {
+	case strings.HasPrefix(msg, "Emitting QR code"):
+		return "Emitting QR code"
+	case strings.HasPrefix(msg, "Errored frame hex"):
+		return "Errored frame"
+	}
+	for _, a := range args {
+		var n *waBinary.Node
+		switch v := a.(type) {
+		case *waBinary.Node:
+			n = v
+		case waBinary.Node:
+			n = &v
+		}
+		if n == nil {
+			continue
+		}
+		if tag := pairingIn(n); tag != "" {
+			return fmt.Sprintf("%s node holding %s", n.Tag, tag)
+		}
+	}
+	return ""
+}
+
+// pairingIn returns the first pairing tag of n or a node under it, "" when
+// there is none.
+func pairingIn(n *waBinary.Node) string {
+	if pairingTag(n.Tag) {
+		return n.Tag
+	}
+	for _, c := range n.GetChildren() {
+		if tag := pairingIn(&c); tag != "" {
+			return tag
+		}
+	}
+	return ""
 }

@@ -391,8 +391,8 @@ func (m *Manager) Connect(ctx context.Context, sessionID string) error {
 // WhatsApp for a code for number and returns it ("ABCD-EFGH"). The user
 // enters it on that phone; the session then becomes CONNECTED.
 func (m *Manager) PairPhone(ctx context.Context, sessionID, number string) (string, error) {
-	number = strings.TrimPrefix(strings.TrimSpace(number), "+")
-	if err := checkDigits("number", number); err != nil {
+	number, err := ParsePhone("number", number)
+	if err != nil {
 		return "", err
 	}
 	s, err := m.lockSession(ctx, sessionID)

@@ -87,3 +87,61 @@ func (r *clientRun) handleUndecryptable(evt *events.UndecryptableMessage) bool {
 	}
 	return r.m.publishEvents(r.s, r.cli, Event{Kind: KindMessagesUpdate, Data: d}) == nil
 }
+
+// protocolUpdate is the messages.update of a revoke or an edit: status
+// revoked or edited, naming who sent it (sender). Whether it may act on
+// the message is the message store's call, which knows the message's
+// chat and sender (messaging.Service.Record turns a forged one into
+// revoke-refused or edit-refused). What only the session knows is set
+// here: that the account sent it, and, for a revoke in a group of another
+// member's message, whether its sender is an admin.
+func (r *clientRun) protocolUpdate(ctx context.Context, evt *events.Message, rec *Message, sender person, c content) Event {
+	info := &evt.Info
+	d := &payload.MessageStatus{
+		ID: c.quotedID, Chat: rec.Chat, Status: "edited", Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID),
+		Sender: payload.Text(rec.Sender), ByMe: info.IsFromMe,
+	}
+	if c.typ == "revoke" {
+		d.Status = "revoked"
+		d.ByAdmin = info.IsGroup && r.revokesOthers(ctx, evt, sender) && r.isGroupAdmin(ctx, info.Chat, sender)
+	} else {
+		d.Text, d.Caption = payload.Text(c.text), payload.Text(c.caption)
+	}
+	return Event{Kind: KindMessagesUpdate, Data: d}
+}
+
+// revokesOthers is whether a group revoke names a message of another
+// member than its sender (the key's participant): only then does the
+// sender's role matter, and only then is the group's info fetched.
+func (r *clientRun) revokesOthers(ctx context.Context, evt *events.Message, sender person) bool {
+	key := evt.Message.GetProtocolMessage().GetKey()
+	if key.GetFromMe() && evt.Info.IsFromMe {
+		return false
+	}
+	p, err := types.ParseJID(key.GetParticipant())
+	if err != nil || p.IsEmpty() {
+		return true
+	}
+	named := personOf(ctx, r.cli, p)
+	return !samePerson(named, sender)
+}
+
+// isGroupAdmin asks WhatsApp for the group's members (whatsmeow keeps no
+// roles it could answer from): a revoke of another member's message is
+// rare, and one that cannot be checked is refused, not applied.
+func (r *clientRun) isGroupAdmin(ctx context.Context, group types.JID, who person) bool {
+	g, err := r.cli.GetGroupInfo(ctx, group)
+	if err != nil {
+		r.s.log.Warn("the group's admins could not be read to judge a revoke; it is refused", "group", group.String(), "err", err)
+		return false
+	}
+	for _, p := range g.Participants {
+		if !p.IsAdmin && !p.IsSuperAdmin {
+			continue
+		}
+		if samePerson(personOf(ctx, r.cli, p.JID, p.PhoneNumber, p.LID), who) {
+			return true
+		}
+	}
+	return false
+}

@@ -335,6 +335,7 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 	sent := Sent{ID: resp.ID, Chat: chat, Timestamp: resp.Timestamp}
 	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesUpdate, Data: &payload.MessageStatus{
 		ID: messageID, Chat: chat.String(), Status: "revoked", Timestamp: payload.At(sent.Timestamp), MessageID: payload.Text(sent.ID),
+		Sender: payload.Text(own(cli).jid().String()), ByMe: true,
 	}})
 	if err != nil {
 		s.log.Warn("a revoke's events were not stored", "message_id", messageID, "err", err)

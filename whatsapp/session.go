@@ -15,6 +15,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/textrule"
 )
 
 var jidNone = types.EmptyJID
@@ -292,6 +293,9 @@ func (r *clientRun) handleEvent(raw any) bool {
 	case *events.TemporaryBan:
 		return r.end(StatusDisconnected, evt.String(), true)
 	case *events.ConnectFailure:
+		if isNetworkReset(evt) {
+			return r.handleNetworkReset()
+		}
 		return r.end(StatusDisconnected, "WhatsApp refused the connection: "+evt.PermanentDisconnectDescription(), true)
 	case *events.ClientOutdated:
 		return r.handleClientOutdated()
@@ -493,6 +497,34 @@ func (r *clientRun) handleLoggedOut(evt *events.LoggedOut) bool {
 	return r.end(StatusLoggedOut, reason, true)
 }
 
+// The simulated network (whatsapp/wafake: ResetFailureReason,
+// ResetFailureMessage) answers the login of a device it has no record of —
+// its state was deleted, or it kept none — with this failure. Real
+// WhatsApp never sends it: its servers do not forget a device.
+const (
+	networkResetReason  = events.ConnectFailureNotFound
+	networkResetMessage = "simulated network reset"
+	// NetworkResetReason is the status reason of a session the simulated
+	// network no longer knows.
+	NetworkResetReason = "the simulated network was reset: link the session again"
+)
+
+func isNetworkReset(evt *events.ConnectFailure) bool {
+	return evt.Reason == networkResetReason && evt.Message == networkResetMessage
+}
+
+// handleNetworkReset: the simulated network does not know the device any
+// more, so it can only be linked again. whatsmeow keeps the device store
+// for an unknown failure; it is deleted here, as after a logout.
+func (r *clientRun) handleNetworkReset() bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.m.ctx), storeTimeout)
+	defer cancel()
+	if err := r.cli.Store.Delete(ctx); err != nil {
+		r.s.log.Warn("deleting the device keys the simulated network no longer knows failed", "err", err)
+	}
+	return r.end(StatusLoggedOut, NetworkResetReason, true)
+}
+
 func (r *clientRun) handleStreamError(evt *events.StreamError) bool {
 	return r.update(func(s *session) bool {
 		if s.st.status != StatusConnected && s.st.status != StatusConnecting {
@@ -525,7 +557,9 @@ func (r *clientRun) handleKeepAliveRestored() bool {
 }
 
 func (r *clientRun) handlePushName(evt *events.PushNameSetting) bool {
-	name := evt.Action.GetName()
+	// The name is shown as it is stored (textrule: no NUL), not only
+	// after a restart reloads it from the store.
+	name := textrule.Clean(evt.Action.GetName())
 	return r.update(func(s *session) bool {
 		// Not older than the name the session holds (an event without a
 		// time is taken as it comes).

@@ -283,11 +283,29 @@ func TestRunCommands(t *testing.T) {
 	}{
 		{"version", []string{"version"}, 0, "wagraph", ""},
 		{"--version", []string{"--version"}, 0, "wagraph", ""},
+		{"-version", []string{"-version"}, 0, "wagraph", ""},
 		{"help", []string{"help"}, 0, "usage: wagraph", ""},
+		{"--help", []string{"--help"}, 0, "serve", ""},
 		{"no command", nil, 2, "", "usage: wagraph"},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
-		{"serve -h", []string{"serve", "-h"}, 0, "", "WAGRAPH_ADDR"},
-		{"serve unknown flag", []string{"serve", "--nope"}, 2, "", "nope"},
+		{"misspelt command", []string{"serv"}, 2, "", `unknown command "serv"; did you mean serve?`},
+		{"misspelt doctor", []string{"docter"}, 2, "", "did you mean doctor?"},
+		{"serve -h", []string{"serve", "-h"}, 0, "WAGRAPH_ADDR", ""},
+		{"help serve", []string{"help", "serve"}, 0, "WAGRAPH_ADDR", ""},
+		{"doctor --help", []string{"doctor", "--help"}, 0, "WAGRAPH_DATA_DIR", ""},
+		{"sandbox-network -help", []string{"sandbox-network", "-help"}, 0, "--control-addr host:port", ""},
+		{"serve unknown flag", []string{"serve", "--nope"}, 2, "", "unknown flag: --nope (wagraph serve --help lists every flag)"},
+		{"serve --port", []string{"serve", "--port", "9000"}, 2, "", "unknown flag: --port; did you mean --addr? (the listen address is host:port)"},
+		{"serve -port", []string{"serve", "-port=9000"}, 2, "", "unknown flag: --port; did you mean --addr?"},
+		{"serve --db", []string{"serve", "--db", "x"}, 2, "", "did you mean --database-url?"},
+		{"serve --token", []string{"serve", "--token", "x"}, 2, "", "did you mean --admin-token?"},
+		{"serve --data", []string{"serve", "--data", "x"}, 2, "", "did you mean --data-dir?"},
+		{"serve misspelt flag", []string{"serve", "--sandbx"}, 2, "", "unknown flag: --sandbx; did you mean --sandbox?"},
+		{"serve part of a flag", []string{"serve", "--retention", "1h"}, 2, "", "did you mean --event-retention?"},
+		{"sandbox-network --port", []string{"sandbox-network", "--port", "1"}, 2, "", "wagraph sandbox-network: unknown flag: --port; did you mean --addr?"},
+		{"doctor --dir", []string{"doctor", "--dir", "x"}, 2, "", "wagraph doctor: unknown flag: --dir; did you mean --data-dir?"},
+		{"serve missing value", []string{"serve", "--addr"}, 2, "", "flag needs an argument: --addr"},
+		{"serve extra word", []string{"serve", "extra"}, 2, "", `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,6 +373,41 @@ func TestServeBadSetting(t *testing.T) {
 			}
 			if _, err := os.Stat(dir + "/never"); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("the data directory was touched before the settings were valid (stat: %v)", err)
+			}
+		})
+	}
+}
+
+// TestSandboxAllowsLocalReceivers: in sandbox mode webhooks may reach
+// loopback (a receiver on the developer's machine), and the first log line
+// says so; told --allow-private-urls=false, it refuses them and says
+// nothing of it.
+func TestSandboxAllowsLocalReceivers(t *testing.T) {
+	const token = "sandbox-private-urls-token-0123456789"
+	env := map[string]string{"WAGRAPH_ADMIN_TOKEN": token}
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		allow bool
+	}{
+		{"sandbox", []string{"--sandbox"}, true},
+		{"sandbox, private URLs refused", []string{"--sandbox", "--allow-private-urls=false"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t, env, append(append(tt.args, "--addr", "127.0.0.1:0"), storeArgs(t)...)...)
+			first := firstLine(s.stderr.String())
+			const says = "webhooks and media may reach loopback and private addresses"
+			if !strings.Contains(first, "sandbox: simulated WhatsApp network") || strings.Contains(first, says) != tt.allow {
+				t.Errorf("first log line %q; want the sandbox named, and %q said: %v", first, says, tt.allow)
+			}
+			code, body := s.call(t, token, "POST", "/api/v1/session", `{"name":"local"}`)
+			if code != http.StatusCreated {
+				t.Fatalf("POST /api/v1/session: %d %v", code, body)
+			}
+			id, _ := dataOf(t, body)["id"].(string)
+			code, body = s.call(t, token, "POST", "/api/v1/session/"+id+"/webhook", `{"url":"http://127.0.0.1:9/hook"}`)
+			if want := map[bool]int{true: http.StatusCreated, false: http.StatusBadRequest}[tt.allow]; code != want {
+				t.Errorf("a webhook to 127.0.0.1: %d %v, want %d", code, body, want)
 			}
 		})
 	}

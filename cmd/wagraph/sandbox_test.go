@@ -57,8 +57,11 @@ func TestSandboxNetworkProcess(t *testing.T) {
 		}
 	}()
 
-	path := filepath.Join(dir, RootFileName)
-	var rf sandboxRootFile
+	path := filepath.Join(dir, sandbox.RootFileName)
+	var rf struct {
+		Addr        string `json:"addr"`
+		ControlAddr string `json:"controlAddr"`
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(path)
 		if err == nil {

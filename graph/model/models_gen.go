@@ -294,10 +294,12 @@ type SendResult struct {
 	ScheduledAt *time.Time `json:"scheduledAt,omitempty"`
 }
 
-// Fields common to the sends: number is digits (7-15, international format
-// without +) or a full JID (user, LID or group); mentions are numbers or JIDs;
-// quoted is the id of a stored message of the same session; delay is seconds
-// (0-86400) before the send is made.
+// Fields common to the sends: number is a phone number in international format
+// (country code then number, 7-15 digits; spaces, dashes, dots, parentheses and a
+// leading + are ignored, a leading 00 is the international prefix, a national
+// leading 0 is refused) or a full JID (user, LID or group); mentions are numbers
+// or JIDs; quoted is the id of a stored message of the same session (empty is
+// the same as absent); delay is seconds (0-86400) before the send is made.
 type SendTextInput struct {
 	Number   string   `json:"number"`
 	Text     string   `json:"text"`

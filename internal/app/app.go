@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if a.node != nil {
 		resolver.Leases = a.node
 	}
-	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now)
+	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...)
 	a.handler = a.routes(resolver, authSvc, limiter)
 	a.startBackground(ctx)
 	return a, nil

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/wagraph/wagraph/graph"
@@ -32,6 +35,7 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 		Introspection:   true,
 		RequestID:       requestid.From,
 		Charger:         limiter,
+		Connections:     limiter,
 	})
 	rest := restcompat.New(resolver, a.log)
 	// The token is checked before anything reads a body, and the body is
@@ -60,6 +64,12 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	// person pastes, like any other client.
 	mux.Handle("GET /ui/", webui.Dashboard())
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	// The REST API's reference, rendered in the browser from the served
+	// openapi.json by an embedded Swagger UI.
+	apidocs := webui.APIDocs()
+	mux.Handle("GET /api/docs", apidocs)
+	mux.Handle("GET /apidocs/", apidocs)
+	mux.Handle("GET /api/docs/", http.RedirectHandler("/api/docs", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -104,7 +114,9 @@ func adminOnly(what string, refuse auth.Refuse, next http.Handler) http.Handler 
 // --body-timeout to arrive. A body announced larger than max is refused
 // before it is read; one that turns out larger stops at max (readers see
 // *http.MaxBytesError); one trickling in is cut when its time is up and
-// cannot hold its connection for ever.
+// cannot hold its connection for ever, and is answered 408 whatever the
+// handler made of its half (gqlgen answers a body it could not read with
+// 200 and an error).
 func (a *App) bodyLimits(max int64, refuse auth.Refuse, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
@@ -115,7 +127,11 @@ func (a *App) bodyLimits(max int64, refuse auth.Refuse, next http.Handler) http.
 		if r.ContentLength != 0 {
 			rc := http.NewResponseController(w)
 			if err := rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)); err == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, header: w.Header()}
+				body := &deadlineBody{ReadCloser: r.Body, rc: rc, header: w.Header()}
+				r.Body = body
+				w = &lateBodyWriter{ResponseWriter: w, body: body, answer: func(w http.ResponseWriter) {
+					refuse(w, r, fault.New(fault.RequestTimeout, "the request body did not arrive within %s (--body-timeout)", a.cfg.BodyTimeout))
+				}}
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, max)
@@ -130,9 +146,10 @@ func (a *App) bodyLimits(max int64, refuse auth.Refuse, next http.Handler) http.
 // left of it must not be read as the next request.
 type deadlineBody struct {
 	io.ReadCloser
-	rc     *http.ResponseController
-	header http.Header
-	done   bool
+	rc       *http.ResponseController
+	header   http.Header
+	done     bool
+	timedOut atomic.Bool // its deadline passed before its end: read by lateBodyWriter
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
@@ -145,9 +162,59 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	default:
 		b.done = true
 		b.header.Set("Connection", "close")
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			b.timedOut.Store(true)
+		}
 	}
 	return n, err
 }
+
+// lateBodyWriter answers 408 in place of the handler's answer once the
+// body timed out: whatever the handler writes then is about a body it
+// never had. An answer already begun is left alone.
+type lateBodyWriter struct {
+	http.ResponseWriter
+	body     *deadlineBody
+	answer   func(http.ResponseWriter)
+	answered bool // the 408 is written: the handler's writes are dropped
+	begun    bool // the handler's answer is under way: it stands
+}
+
+// late reports whether the handler's write is to be dropped, answering
+// 408 the first time.
+func (w *lateBodyWriter) late() bool {
+	switch {
+	case w.answered:
+		return true
+	case w.begun || !w.body.timedOut.Load():
+		w.begun = true
+		return false
+	}
+	w.answered = true
+	w.answer(w.ResponseWriter)
+	return true
+}
+
+func (w *lateBodyWriter) WriteHeader(code int) {
+	if !w.late() {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *lateBodyWriter) Write(p []byte) (int, error) {
+	if w.late() {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *lateBodyWriter) Flush() {
+	if !w.late() {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+func (w *lateBodyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // statusRecorder keeps the status for the access log. Flush and Unwrap
 // keep what the wrapped writer can do: SSE flushes every event, websockets

@@ -260,7 +260,7 @@ func link(base, phone string) (apptest.Session, error) {
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }
 	}
-	if err := graphql(base, `mutation { createSession(name: "many") { session { id } } }`, nil, &created); err != nil {
+	if err := graphql(base, `mutation { createSession { session { id } } }`, nil, &created); err != nil {
 		return apptest.Session{}, err
 	}
 	id := created.CreateSession.Session.ID

@@ -39,7 +39,9 @@ func openSandbox(ctx context.Context, cfg config.Config, log *slog.Logger, opts 
 		opts.Transport = r.Transport()
 		return r, r, nil
 	case cfg.Sandbox:
-		l, err := sandbox.NewLocal(log)
+		// The network keeps its world beside the sessions' device store,
+		// so the sessions linked to it come back after a restart.
+		l, err := sandbox.OpenLocal(log, filepath.Join(cfg.DataDir, sandbox.StateDirName))
 		if err != nil {
 			return nil, nil, fmt.Errorf("start the simulated network: %w", err)
 		}

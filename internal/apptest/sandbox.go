@@ -63,7 +63,8 @@ type Session struct {
 	JID   string // the linked device
 }
 
-// LinkSession creates a session with the admin token, connects it and has
+// LinkSession creates a session with the admin token (named by the server:
+// names are unique per user and a test links several), connects it and has
 // the simulated phone of phone scan its QR code through the GraphQL
 // sandboxLinkDevice control; it returns once the session is CONNECTED.
 func (s *Server) LinkSession(t testing.TB, phone string) Session {
@@ -71,7 +72,7 @@ func (s *Server) LinkSession(t testing.TB, phone string) Session {
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }
 	}
-	s.MustGraphQL(t, AdminToken, `mutation { createSession(name: "test") { session { id } } }`, nil, &created)
+	s.MustGraphQL(t, AdminToken, `mutation { createSession { session { id } } }`, nil, &created)
 	id := created.CreateSession.Session.ID
 	s.MustGraphQL(t, AdminToken, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil)
 	s.WaitStatus(t, id, "PAIRING", func(st map[string]any) bool { return st["qrCode"] != nil })

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,9 +22,10 @@ import (
 // request without a valid token, per client address, so guessing tokens is
 // limited too).
 type Limiter struct {
-	per   rate.Limit
-	burst int
-	now   func() time.Time
+	per     rate.Limit
+	burst   int
+	now     func() time.Time
+	trusted []netip.Prefix // reverse proxies whose X-Forwarded-For names the client
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -40,8 +42,11 @@ const maxBuckets = 10_000
 
 // NewLimiter returns a limiter allowing per requests a second with the given
 // burst, for each key.
-func NewLimiter(per float64, burst int, now func() time.Time) *Limiter {
-	return &Limiter{per: rate.Limit(per), burst: burst, now: now, buckets: map[string]*bucket{}}
+// Requests without a token are limited by their client's address: the
+// peer's, or, when the peer is one of the trusted proxies, the one their
+// X-Forwarded-For names.
+func NewLimiter(per float64, burst int, now func() time.Time, trusted ...netip.Prefix) *Limiter {
+	return &Limiter{per: rate.Limit(per), burst: burst, now: now, trusted: trusted, buckets: map[string]*bucket{}}
 }
 
 // Allow takes one request from key's bucket. When the bucket is empty it
@@ -77,7 +82,7 @@ func (l *Limiter) AllowN(key string, n int) (bool, time.Duration) {
 	return true, 0
 }
 
-// ChargeOperations takes n operations of the caller in ctx from its token's
+// ChargeOperations takes n operations of the caller in ctx from its user's
 // bucket. The request that carried them has paid for one already (see
 // Middleware), so one operation per request costs nothing more; each
 // further one does, so a batch of aliased mutations or a busy websocket
@@ -94,7 +99,7 @@ func (l *Limiter) ChargeOperations(ctx context.Context, n int) error {
 	if charge <= 0 {
 		return nil
 	}
-	ok, wait := l.AllowN("token:"+p.TokenID, charge)
+	ok, wait := l.AllowN(userKey(p), charge)
 	switch {
 	case ok:
 		return nil
@@ -138,8 +143,13 @@ const refusedBodyGrace = time.Second
 // token is answered through refuse at the cost of one indexed look-up,
 // whatever it sends after its headers, and requests without a valid token
 // are limited per client address, so guessing costs as much as asking.
-// A websocket upgrade may come without a token: it authenticates in its
-// connection_init, and is charged to its address until then.
+// A token's requests are charged to its user: every token of one user,
+// session tokens included, draws on one bucket, so minting tokens buys no
+// rate. A websocket upgrade may come without a token: it authenticates in
+// its connection_init and is charged there (ChargeConnection), to the
+// user its token names; charged to its address at the upgrade, a browser's
+// socket behind a proxy would share the anonymous bucket of everyone
+// there.
 func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,15 +162,17 @@ func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(h
 			if raw != "" {
 				p, err = s.Authenticate(ctx, raw)
 			}
-			key := "addr:" + clientAddr(r)
+			upgrade := isUpgrade(r)
+			key := "addr:" + l.clientAddr(r)
 			if err == nil {
-				key = "token:" + p.TokenID
+				key = userKey(p)
 			}
-			if ok, wait := l.Allow(key); !ok {
+			if upgrade && raw == "" {
+				ctx = context.WithValue(ctx, unpaidKey{}, key)
+			} else if ok, wait := l.Allow(key); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(seconds(wait)))
 				err = fault.New(fault.RateLimited, "rate limit exceeded: retry in %d s", seconds(wait))
 			}
-			upgrade := isUpgrade(r)
 			switch {
 			case err == nil:
 				ctx = WithPrincipal(ctx, p)
@@ -184,6 +196,33 @@ func (s *Service) Middleware(l *Limiter, log *slog.Logger, refuse Refuse) func(h
 	}
 }
 
+// unpaidKey marks the context of a websocket upgrade that came without a
+// token and so was not charged: its value is the key of the address it
+// came from.
+type unpaidKey struct{}
+
+// ChargeConnection charges a socket's connection_init when its upgrade
+// came without a token: to the user of the token the init names (p), or,
+// with none valid (p nil), to the address the upgrade came from, so that
+// guessing tokens over sockets costs as much as over requests. A socket
+// whose upgrade carried a token paid there, and is not charged again.
+func (l *Limiter) ChargeConnection(ctx context.Context, p *Principal) error {
+	key, unpaid := ctx.Value(unpaidKey{}).(string)
+	if !unpaid {
+		return nil
+	}
+	if p != nil {
+		key = userKey(p)
+	}
+	if ok, wait := l.Allow(key); !ok {
+		return fault.New(fault.RateLimited, "rate limit exceeded: retry in %d s", seconds(wait))
+	}
+	return nil
+}
+
+// userKey is the bucket of a principal's requests: its user's.
+func userKey(p *Principal) string { return "user:" + p.UserID }
+
 // refuseUnread answers a request whose body nobody will read. Its
 // connection is closed after the answer, and whatever of the body is still
 // to come gets refusedBodyGrace to arrive: a slow or huge body is cut off
@@ -200,10 +239,49 @@ func isUpgrade(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func clientAddr(r *http.Request) string {
+// clientAddr is the address a request without a token is limited by: its
+// peer's, unless the peer is a trusted proxy. Then it is the right-most
+// address of X-Forwarded-For that is not a trusted proxy (what each proxy
+// appended; anything left of it the client may have written itself), or
+// the left-most when all are.
+func (l *Limiter) clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	if len(l.trusted) == 0 || !l.isTrusted(host) {
+		return host
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		for _, hop := range strings.Split(h, ",") {
+			hops = append(hops, strings.TrimSpace(hop))
+		}
+	}
+	client := host
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr, err := netip.ParseAddr(hops[i])
+		if err != nil {
+			break // a hop that is not an address: trust nothing left of it
+		}
+		client = addr.Unmap().String()
+		if !l.isTrusted(client) {
+			break
+		}
+	}
+	return client
+}
+
+func (l *Limiter) isTrusted(host string) bool {
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap()
+	for _, p := range l.trusted {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }

@@ -6,12 +6,11 @@ package config
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,11 +21,14 @@ import (
 
 // Config is everything `wagraph serve` can be told.
 type Config struct {
-	Addr        string
-	DataDir     string
-	DatabaseURL string
-	AdminToken  string
-	Sandbox     bool
+	Addr string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client: requests from them are limited by that address.
+	TrustedProxies []netip.Prefix
+	DataDir        string
+	DatabaseURL    string
+	AdminToken     string
+	Sandbox        bool
 	// SandboxNetwork is the control address of a separately running
 	// `wagraph sandbox-network`; setting it implies Sandbox.
 	SandboxNetwork   string
@@ -89,105 +91,99 @@ func (e *Error) Error() string {
 // setting describes one flag and its environment variable.
 type setting struct {
 	flag, env, def, usage string
+	group                 string // where the help lists it
+	kind                  string // the type the help shows
+	shown                 string // the default as the help shows it, when def does not read well
 	secret                bool
 	parse                 func(c *Config, v string) string // returns a problem, or ""
 }
 
+// The groups of `wagraph serve --help`, in the order listed.
+const (
+	groupServer   = "Server"
+	groupStorage  = "Storage"
+	groupWhatsApp = "WhatsApp"
+	groupMedia    = "Media"
+	groupWebhooks = "Webhooks"
+	groupLimits   = "Limits"
+	groupCluster  = "Cluster (PostgreSQL)"
+	groupLogging  = "Logging & debugging"
+)
+
 func settings() []setting {
 	return []setting{
-		{"addr", "WAGRAPH_ADDR", "127.0.0.1:8080", "listen address", false, parseAddr},
-		{"data-dir", "WAGRAPH_DATA_DIR", "./data", "where the SQLite databases live", false, parseDataDir},
-		{"database-url", "WAGRAPH_DATABASE_URL", "", "a postgres:// URL moves all storage to PostgreSQL (default: SQLite in the data dir)", true, parseDatabaseURL},
-		{"admin-token", "WAGRAPH_ADMIN_TOKEN", "", "bootstrap admin token, at least 32 characters", true, parseAdminToken},
-		{"sandbox", "WAGRAPH_SANDBOX", "false", "use the simulated WhatsApp network", false, boolInto(func(c *Config) *bool { return &c.Sandbox })},
-		{"sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "", "use the simulated network of a separate `wagraph sandbox-network` at this loopback address", false, parseSandboxNetwork},
-		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "false", "let webhook and media URLs reach loopback and private addresses", false, boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
-		{"webhook-retry", "WAGRAPH_WEBHOOK_RETRY", "0s,5s,5m,30m,2h,5h,10h,10h", "delays before each webhook delivery attempt", false, parseRetry},
-		{"webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15s", "one webhook delivery attempt's limit", false, parseWebhookTimeout},
-		{"event-retention", "WAGRAPH_EVENT_RETENTION", "720h", "how long stored events are kept for replay and redelivery", false, parseEventRetention},
-		{"max-body", "WAGRAPH_MAX_BODY", "64MiB", "largest REST request body and largest fetched media (GraphQL bodies: 1 MiB)", false, parseMaxBody},
-		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s", "longest time a request's whole body may take to arrive; slower bodies are cut", false, parseBodyTimeout},
-		{"graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "1000", "largest complexity of one GraphQL operation (each field 1, lists times their size)", false, intInto(func(c *Config) *int { return &c.GraphQLComplexity }, 10, 100_000)},
-		{"graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "15", "deepest nesting of fields in one GraphQL operation", false, intInto(func(c *Config) *int { return &c.GraphQLDepth }, 3, 100)},
-		{"rate", "WAGRAPH_RATE", "20/s,100", "per-token rate limit: rate and burst", false, parseRate},
-		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "", "Nominatim-compatible search endpoint for address-only locations", false, parseGeocoder},
-		{"ffmpeg", "WAGRAPH_FFMPEG", "", "converter for voice notes (default: ffmpeg on PATH; none means no conversion)", false, parseFFmpeg},
-		{"log-level", "WAGRAPH_LOG_LEVEL", "info", "debug, info, warn or error", false, parseLogLevel},
-		{"log-format", "WAGRAPH_LOG_FORMAT", "text", "text or json", false, parseLogFormat},
-		{"wa-version", "WAGRAPH_WA_VERSION", "auto", "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N", false, parseWAVersion},
-		{"node-id", "WAGRAPH_NODE_ID", "", "this process's name in a cluster (several processes on one PostgreSQL); default hostname-pid", false, parseNodeID},
-		{"advertise-addr", "WAGRAPH_ADVERTISE_ADDR", "", "with --database-url: the host:port the other processes of the cluster reach this one at (default: the listening address)", false, parseAdvertiseAddr},
-		{"lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "with --database-url: how long a session's lease holds unrenewed (renewed every third of it); a dead process's sessions move after at most this", false, parseLeaseTTL},
-		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "", "loopback address serving /debug/pprof, such as 127.0.0.1:6060 (default: none)", false, parseDebugAddr},
+		{flag: "addr", env: "WAGRAPH_ADDR", def: "127.0.0.1:8080", group: groupServer, kind: "host:port",
+			usage: "listen address", parse: parseAddr},
+		{flag: "trusted-proxy", env: "WAGRAPH_TRUSTED_PROXY", group: groupServer, kind: "addresses",
+			usage: "reverse proxies (IP addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client, for the rate limit of requests without a token",
+			parse: parseTrustedProxies},
+		{flag: "admin-token", env: "WAGRAPH_ADMIN_TOKEN", group: groupServer, kind: "string", secret: true,
+			usage: "bootstrap admin token, at least 32 characters; a changed value revokes the previous one's token",
+			parse: parseAdminToken},
+		{flag: "data-dir", env: "WAGRAPH_DATA_DIR", def: "./data", group: groupStorage, kind: "path",
+			usage: "where the SQLite databases (and the sandbox's state) live; one wagraph at a time uses it",
+			parse: parseDataDir},
+		{flag: "database-url", env: "WAGRAPH_DATABASE_URL", group: groupStorage, kind: "url", secret: true,
+			shown: "none: SQLite in --data-dir", usage: "a postgres:// URL moves all storage to PostgreSQL",
+			parse: parseDatabaseURL},
+		{flag: "event-retention", env: "WAGRAPH_EVENT_RETENTION", def: "720h", group: groupStorage, kind: "duration",
+			usage: "how long stored events are kept for replay and redelivery", parse: parseEventRetention},
+		{flag: "sandbox", env: "WAGRAPH_SANDBOX", def: "false", group: groupWhatsApp, kind: "bool",
+			usage: "use the simulated WhatsApp network (no session reaches real WhatsApp)",
+			parse: boolInto(func(c *Config) *bool { return &c.Sandbox })},
+		{flag: "sandbox-network", env: "WAGRAPH_SANDBOX_NETWORK", group: groupWhatsApp, kind: "host:port",
+			usage: "use the simulated network of a separate `wagraph sandbox-network` at this loopback control address (implies --sandbox)",
+			parse: parseSandboxNetwork},
+		{flag: "wa-version", env: "WAGRAPH_WA_VERSION", def: "auto", group: groupWhatsApp, kind: "version",
+			usage: "WhatsApp Web version to announce: auto (read from WhatsApp Web at start, daily and after a refusal), builtin, or 2.3000.N",
+			parse: parseWAVersion},
+		{flag: "ffmpeg", env: "WAGRAPH_FFMPEG", group: groupMedia, kind: "path", shown: "ffmpeg on PATH",
+			usage: "converter for voice notes and video thumbnails; none turns conversion off", parse: parseFFmpeg},
+		{flag: "geocoder-url", env: "WAGRAPH_GEOCODER_URL", group: groupMedia, kind: "url",
+			usage: "Nominatim-compatible search endpoint for address-only locations", parse: parseGeocoder},
+		{flag: "webhook-retry", env: "WAGRAPH_WEBHOOK_RETRY", def: "0s,5s,5m,30m,2h,5h,10h,10h", group: groupWebhooks, kind: "durations",
+			usage: "delays before each webhook delivery attempt", parse: parseRetry},
+		{flag: "webhook-timeout", env: "WAGRAPH_WEBHOOK_TIMEOUT", def: "15s", group: groupWebhooks, kind: "duration",
+			usage: "one webhook delivery attempt's limit", parse: parseWebhookTimeout},
+		{flag: "allow-private-urls", env: "WAGRAPH_ALLOW_PRIVATE_URLS", def: "false", group: groupWebhooks, kind: "bool",
+			shown: "false; true with --sandbox", usage: "let webhook and media URLs reach loopback and private addresses",
+			parse: boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
+		{flag: "max-body", env: "WAGRAPH_MAX_BODY", def: "64MiB", group: groupLimits, kind: "size",
+			usage: "largest REST request body and largest fetched media (GraphQL bodies: 1 MiB)", parse: parseMaxBody},
+		{flag: "body-timeout", env: "WAGRAPH_BODY_TIMEOUT", def: "60s", group: groupLimits, kind: "duration",
+			usage: "longest time a request's whole body may take to arrive; slower bodies are cut", parse: parseBodyTimeout},
+		{flag: "rate", env: "WAGRAPH_RATE", def: "20/s,100", group: groupLimits, kind: "rate",
+			usage: "per-user rate limit (all of a user's tokens together): RATE/s,BURST", parse: parseRate},
+		{flag: "graphql-complexity", env: "WAGRAPH_GRAPHQL_COMPLEXITY", def: "1000", group: groupLimits, kind: "int",
+			usage: "largest complexity of one GraphQL operation (each field 1, lists times their size)",
+			parse: intInto(func(c *Config) *int { return &c.GraphQLComplexity }, 10, 100_000)},
+		{flag: "graphql-depth", env: "WAGRAPH_GRAPHQL_DEPTH", def: "15", group: groupLimits, kind: "int",
+			usage: "deepest nesting of fields in one GraphQL operation",
+			parse: intInto(func(c *Config) *int { return &c.GraphQLDepth }, 3, 100)},
+		{flag: "node-id", env: "WAGRAPH_NODE_ID", group: groupCluster, kind: "string", shown: "hostname-pid",
+			usage: "this process's name in a cluster (several processes on one PostgreSQL)", parse: parseNodeID},
+		{flag: "advertise-addr", env: "WAGRAPH_ADVERTISE_ADDR", group: groupCluster, kind: "host:port", shown: "the listen address",
+			usage: "with --database-url: the host:port the other processes of the cluster reach this one at",
+			parse: parseAdvertiseAddr},
+		{flag: "lease-ttl", env: "WAGRAPH_LEASE_TTL", def: "15s", group: groupCluster, kind: "duration",
+			usage: "with --database-url: how long a session's lease holds unrenewed (renewed every third of it); a dead process's sessions move after at most this",
+			parse: parseLeaseTTL},
+		{flag: "log-level", env: "WAGRAPH_LOG_LEVEL", def: "info", group: groupLogging, kind: "level",
+			usage: "debug, info, warn or error", parse: parseLogLevel},
+		{flag: "log-format", env: "WAGRAPH_LOG_FORMAT", def: "text", group: groupLogging, kind: "format",
+			usage: "text or json", parse: parseLogFormat},
+		{flag: "debug-addr", env: "WAGRAPH_DEBUG_ADDR", group: groupLogging, kind: "host:port",
+			usage: "loopback address serving /debug/pprof, such as 127.0.0.1:6060", parse: parseDebugAddr},
 	}
 }
 
-// Load reads the settings from args (flags, without the command name) and from
-// the environment through lookup, applies defaults, and validates every value.
-// Usage and flag syntax errors go to usage.
-func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (Config, error) {
-	fs := flag.NewFlagSet("wagraph serve", flag.ContinueOnError)
-	fs.SetOutput(usage)
-	all := settings()
-	given := make(map[string]*string, len(all))
-	for _, s := range all {
-		given[s.flag] = fs.String(s.flag, s.def, s.usage+" (env "+s.env+")")
-	}
-	// Booleans may be given as a bare --sandbox.
-	boolFlags := map[string]bool{"sandbox": true, "allow-private-urls": true}
-	if err := fs.Parse(normalizeBoolFlags(args, boolFlags)); err != nil {
-		return Config{}, err
-	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected argument %q: settings are flags such as --addr 127.0.0.1:8080", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	var c Config
-	for _, s := range all {
-		v := s.def
-		if set[s.flag] {
-			v = *given[s.flag]
-		} else if ev, ok := lookup(s.env); ok {
-			v = ev
-		}
-		if problem := s.parse(&c, v); problem != "" {
-			shown := v
-			if s.secret {
-				shown = redact(v)
-			}
-			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem}
-		}
-	}
-	if c.AdvertiseAddr != "" && c.DatabaseURL == "" {
-		return Config{}, &Error{Flag: "advertise-addr", Env: "WAGRAPH_ADVERTISE_ADDR", Value: c.AdvertiseAddr,
-			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
-	}
-	return c, nil
-}
-
-// Usage prints every setting with its environment variable and default.
-func Usage(w io.Writer) {
-	for _, s := range settings() {
-		def := s.def
-		if def == "" {
-			def = "none"
-		}
-		fmt.Fprintf(w, "  --%-20s %-28s default %-28s %s\n", s.flag, s.env, def, s.usage)
-	}
-}
-
-func normalizeBoolFlags(args []string, bools map[string]bool) []string {
-	out := make([]string, 0, len(args))
-	for _, a := range args {
-		name := strings.TrimLeft(a, "-")
-		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && bools[name] {
-			a = "--" + name + "=true"
-		}
-		out = append(out, a)
-	}
-	return out
+// UsesDataDir reports whether the server keeps anything in the data
+// directory, and so must hold it alone: on SQLite it holds the databases,
+// and in sandbox mode (in-process network) the simulated network's state.
+// A PostgreSQL process outside the sandbox keeps nothing there, so the
+// processes of a cluster on one machine do not contend for ./data.
+func (c Config) UsesDataDir() bool {
+	return c.DatabaseURL == "" || (c.Sandbox && c.SandboxNetwork == "")
 }
 
 func redact(v string) string {
@@ -210,6 +206,34 @@ func parseAddr(c *Config, v string) string {
 		return "port must be a number from 0 to 65535"
 	}
 	c.Addr = v
+	return ""
+}
+
+// MaxTrustedProxies bounds --trusted-proxy: every request without a token
+// is checked against the list.
+const MaxTrustedProxies = 64
+
+func parseTrustedProxies(c *Config, v string) string {
+	c.TrustedProxies = nil
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) > MaxTrustedProxies {
+		return fmt.Sprintf("at most %d entries", MaxTrustedProxies)
+	}
+	for i, part := range parts {
+		part = strings.TrimSpace(part)
+		pfx, err := netip.ParsePrefix(part)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(part)
+			if aerr != nil {
+				return fmt.Sprintf("entry %d %q is not an IP address or a CIDR prefix such as 10.0.0.0/8", i+1, part)
+			}
+			pfx = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
+	}
 	return ""
 }
 

@@ -3,7 +3,6 @@ package config_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,9 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/wagraph/wagraph/internal/config"
 )
@@ -201,6 +203,9 @@ func TestLoadFlagWinsEvenWhenEmptyOrDefault(t *testing.T) {
 	}
 }
 
+// Booleans may be given bare (--sandbox), with one dash as Go's flag
+// package allowed (-sandbox), or with a separate true or false. The sandbox
+// lets webhooks and media reach private addresses unless told otherwise.
 func TestLoadBareBoolFlags(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -208,12 +213,18 @@ func TestLoadBareBoolFlags(t *testing.T) {
 		env            map[string]string
 		sandbox, allow bool
 	}{
-		{"bare double dash", []string{"--sandbox"}, nil, true, false},
-		{"bare single dash", []string{"-sandbox"}, nil, true, false},
-		{"bare beats env false", []string{"--sandbox"}, map[string]string{"WAGRAPH_SANDBOX": "false"}, true, false},
+		{"bare double dash", []string{"--sandbox"}, nil, true, true},
+		{"bare single dash", []string{"-sandbox"}, nil, true, true},
+		{"bare beats env false", []string{"--sandbox"}, map[string]string{"WAGRAPH_SANDBOX": "false"}, true, true},
 		{"explicit false beats env true", []string{"--sandbox=false"}, map[string]string{"WAGRAPH_SANDBOX": "true"}, false, false},
+		{"separate false", []string{"--sandbox", "false", "--addr", "127.0.0.1:0"}, nil, false, false},
+		{"separate true, single dash", []string{"-allow-private-urls", "true"}, nil, false, true},
 		{"both bare, among other flags", []string{"--allow-private-urls", "--addr", "127.0.0.1:0", "--sandbox"}, nil, true, true},
-		{"bare before a flag with a value", []string{"--sandbox", "--data-dir", "/tmp/x"}, nil, true, false},
+		{"bare before a flag with a value", []string{"--sandbox", "--data-dir", "/tmp/x"}, nil, true, true},
+		{"sandbox, private URLs refused by flag", []string{"--sandbox", "--allow-private-urls=false"}, nil, true, false},
+		{"sandbox, private URLs refused by env", []string{"--sandbox"}, map[string]string{"WAGRAPH_ALLOW_PRIVATE_URLS": "false"}, true, false},
+		{"sandbox network implies the sandbox", []string{"--sandbox-network", "127.0.0.1:7781"}, nil, true, true},
+		{"not the sandbox", []string{"--addr", "127.0.0.1:0"}, nil, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,6 +236,17 @@ func TestLoadBareBoolFlags(t *testing.T) {
 				t.Errorf("Load(%q): Sandbox=%v AllowPrivateURLs=%v, want %v %v", tt.args, c.Sandbox, c.AllowPrivateURLs, tt.sandbox, tt.allow)
 			}
 		})
+	}
+}
+
+// A flag's value is never rewritten, even when it looks like a flag.
+func TestLoadValueLikeAFlag(t *testing.T) {
+	c, err := config.Load([]string{"-node-id", "-x", "--data-dir", "-sandbox"}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeID != "-x" || c.DataDir != "-sandbox" || c.Sandbox {
+		t.Errorf("NodeID %q DataDir %q Sandbox %v; want -x, -sandbox, false", c.NodeID, c.DataDir, c.Sandbox)
 	}
 }
 
@@ -384,8 +406,8 @@ func TestLoadSyntaxErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Load(%q) succeeded", tt.args)
 			}
-			if got := errors.Is(err, flag.ErrHelp); got != tt.isHelp {
-				t.Errorf("errors.Is(err, flag.ErrHelp) = %v, want %v (err %v)", got, tt.isHelp, err)
+			if got := config.IsHelp(err); got != tt.isHelp {
+				t.Errorf("config.IsHelp(err) = %v, want %v (err %v)", got, tt.isHelp, err)
 			}
 			var ce *config.Error
 			if errors.As(err, &ce) {
@@ -401,6 +423,8 @@ func TestLoadSyntaxErrors(t *testing.T) {
 	}
 }
 
+// The help lists every setting under its group, one entry each, with its
+// type, environment variable and default on the flag's line.
 func TestUsageListsEverySetting(t *testing.T) {
 	var b bytes.Buffer
 	config.Usage(&b)
@@ -417,13 +441,53 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
 		"--debug-addr", "WAGRAPH_DEBUG_ADDR", "--advertise-addr", "WAGRAPH_ADVERTISE_ADDR",
 		"--lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "--node-id", "WAGRAPH_NODE_ID",
+		"--trusted-proxy", "WAGRAPH_TRUSTED_PROXY",
+		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Logging & debugging:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, "\n"); got != 24 {
-		t.Errorf("Usage has %d lines, want one per setting (24)", got)
+	entries := regexp.MustCompile(`(?m)^  --[a-z-]+`).FindAllString(out, -1)
+	if len(entries) != 25 {
+		t.Errorf("Usage has %d flag entries, want one per setting (25):\n%s", len(entries), out)
+	}
+	// Each entry read whole, its wrapped lines joined.
+	entry := map[string]string{}
+	var last string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "  --"):
+			last = strings.Fields(line)[0]
+			entry[last] = strings.Join(strings.Fields(line), " ")
+		case strings.HasPrefix(line, "     ") && last != "":
+			entry[last] += " " + strings.Join(strings.Fields(line), " ")
+		default:
+			last = ""
+		}
+	}
+	for flag, want := range map[string]string{
+		"--addr":               `^--addr host:port listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`,
+		"--sandbox":            `^--sandbox bool use the simulated WhatsApp network .*\(env WAGRAPH_SANDBOX, default false\)$`,
+		"--allow-private-urls": `^--allow-private-urls bool .*\(env WAGRAPH_ALLOW_PRIVATE_URLS, default false; true with --sandbox\)$`,
+		"--ffmpeg":             `^--ffmpeg path converter for voice notes .*\(env WAGRAPH_FFMPEG, default ffmpeg on PATH\)$`,
+		"--max-body":           `^--max-body size .*\(env WAGRAPH_MAX_BODY, default 64MiB\)$`,
+		"--webhook-timeout":    `^--webhook-timeout duration .*\(env WAGRAPH_WEBHOOK_TIMEOUT, default 15s\)$`,
+		"--graphql-depth":      `^--graphql-depth int .*\(env WAGRAPH_GRAPHQL_DEPTH, default 15\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(entry[flag]) {
+			t.Errorf("the entry of %s is %q; want it to match %s", flag, entry[flag], want)
+		}
+	}
+	if len(entry) != 25 {
+		t.Errorf("%d entries, want 25", len(entry))
+	}
+	// The --addr line itself has its variable beside it.
+	if !regexp.MustCompile(`(?m)^  --addr host:port +listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`).MatchString(out) {
+		t.Errorf("--addr and WAGRAPH_ADDR are not on one line:\n%s", out)
+	}
+	if strings.Contains(out, "default none (") || strings.Contains(out, "ffmpeg on PATH; none means") {
+		t.Errorf("Usage contradicts a default:\n%s", out)
 	}
 }
 
@@ -543,5 +607,92 @@ func TestLoadAdvertiseAddrNeedsDatabaseURL(t *testing.T) {
 	}
 	if c.AdvertiseAddr != "10.0.0.5:8080" || c.LeaseTTL != 9*time.Second {
 		t.Errorf("AdvertiseAddr, LeaseTTL = %q, %s; want 10.0.0.5:8080, 9s", c.AdvertiseAddr, c.LeaseTTL)
+	}
+}
+
+// The data directory is held by whoever keeps something in it: SQLite's
+// files, or the in-process sandbox's state. PostgreSQL processes outside
+// the sandbox (a cluster on one machine) leave it alone.
+func TestUsesDataDir(t *testing.T) {
+	const pg = "postgres://u@db:5432/w"
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--sandbox"}, true},
+		{[]string{"--database-url", pg}, false},
+		{[]string{"--database-url", pg, "--sandbox"}, true},
+		{[]string{"--database-url", pg, "--sandbox-network", "127.0.0.1:7781"}, false},
+		{[]string{"--sandbox-network", "127.0.0.1:7781"}, true},
+	} {
+		c, err := config.Load(tt.args, noEnv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.UsesDataDir(); got != tt.want {
+			t.Errorf("%q: UsesDataDir = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// Register with names defines only those flags; FromFlags still reads the
+// others from the environment.
+func TestRegisterSome(t *testing.T) {
+	fs := pflag.NewFlagSet("wagraph backup", pflag.ContinueOnError)
+	config.Register(fs, "data-dir", "database-url")
+	if err := fs.Parse([]string{"--data-dir", "/srv/wg"}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Lookup("addr") != nil {
+		t.Error("--addr defined although not asked for")
+	}
+	c, err := config.FromFlags(fs, env(map[string]string{"WAGRAPH_LOG_FORMAT": "json", "WAGRAPH_DATA_DIR": "/other"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/srv/wg" || c.LogFormat != "json" {
+		t.Errorf("DataDir %q LogFormat %q, want the flag's /srv/wg and the environment's json", c.DataDir, c.LogFormat)
+	}
+	if err := fs.Parse([]string{"--addr", "x"}); err == nil || !strings.Contains(err.Error(), "unknown flag: --addr") {
+		t.Errorf("--addr on a set without it: %v", err)
+	}
+}
+
+// TestTrustedProxies: addresses and prefixes, written as they come, each
+// read as the prefix it names; anything else is refused naming the entry.
+func TestTrustedProxies(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    string // the prefixes, comma-separated
+		problem string
+	}{
+		{"", "", ""},
+		{"127.0.0.1", "127.0.0.1/32", ""},
+		{"10.0.0.0/8, ::1 ,192.168.1.7/24", "10.0.0.0/8,::1/128,192.168.1.0/24", ""},
+		{"::ffff:10.1.2.3", "10.1.2.3/32", ""},
+		{"10.0.0.0/8,proxy.internal", "", `entry 2 "proxy.internal" is not an IP address or a CIDR prefix`},
+		{"10.0.0.0/33", "", "entry 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			c, err := config.Load([]string{"--trusted-proxy", tt.value}, func(string) (string, bool) { return "", false }, io.Discard)
+			if tt.problem != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.problem) || !strings.Contains(err.Error(), "--trusted-proxy") {
+					t.Fatalf("error %v; want one naming --trusted-proxy and %q", err, tt.problem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range c.TrustedProxies {
+				got = append(got, p.String())
+			}
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("read as %v; want %s", got, tt.want)
+			}
+		})
 	}
 }

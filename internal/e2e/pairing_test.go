@@ -15,7 +15,7 @@ import (
 
 func restCreateSession(t *testing.T, s *apptest.Server) string {
 	t.Helper()
-	res := s.REST(t, "POST", "/session", apptest.AdminToken, `{"name":"pairing"}`)
+	res := s.REST(t, "POST", "/session", apptest.AdminToken, `{}`)
 	if res.Status != http.StatusCreated {
 		t.Fatalf("create session: %d %s", res.Status, res.Body)
 	}

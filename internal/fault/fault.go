@@ -39,7 +39,10 @@ const (
 	WhatsAppError   Code = "WHATSAPP_ERROR"
 	WhatsAppTimeout Code = "WHATSAPP_TIMEOUT"
 	RateLimited     Code = "RATE_LIMITED"
-	Internal        Code = "INTERNAL"
+	// RequestTimeout is a request whose body did not arrive in time
+	// (--body-timeout): the client's connection, not the server, was slow.
+	RequestTimeout Code = "REQUEST_TIMEOUT"
+	Internal       Code = "INTERNAL"
 )
 
 // Error is a classified failure. Message is shown to the client as is; Field,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,14 +189,56 @@ func (s *Service) Record(ctx context.Context, sessionID string, ev whatsapp.Even
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
-	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.Status == "revoked" {
-		err := s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
-		if isNotFound(err) {
-			return nil // a revoke of a message this store never saw
-		}
-		return err
+	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.MessageID != "" &&
+		(d.Status == "revoked" || d.Status == "edited") {
+		return s.judge(ctx, sessionID, d)
 	}
 	return nil
+}
+
+// judge applies a revoke or an edit a contact or the account's other
+// device sent, when WhatsApp's own clients would: from the message's chat,
+// by its sender (or, a revoke in a group, by an admin). Anyone can put
+// any message id in a revoke, and ids are seen by every group member. A
+// refused one becomes revoke-refused or edit-refused, the message left
+// as it was; d.Sender names who sent it either way. A message this store
+// never saw is nothing to protect: the event stays as it came.
+func (s *Service) judge(ctx context.Context, sessionID string, d *payload.MessageStatus) error {
+	m, err := s.db.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.MessageID(d.ID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up message %s: %w", d.ID, err)
+	}
+	revoke := d.Status == "revoked"
+	bySender := m.Chat == d.Chat && ((m.FromMe && d.ByMe) || (!m.FromMe && !d.ByMe && d.Sender != "" && m.Sender == string(d.Sender)))
+	byAdmin := revoke && m.Chat == d.Chat && d.ByAdmin && strings.HasSuffix(m.Chat, "@g.us")
+	if !bySender && !byAdmin {
+		what, status := "edit", "edit-refused"
+		if revoke {
+			what, status = "revoke", "revoke-refused"
+		}
+		d.Status = status
+		d.Text, d.Caption = "", ""
+		d.Error = payload.Text(refusal(what, m, d))
+		return nil
+	}
+	if !revoke {
+		return nil // the store keeps a message as first sent; the event carries the edit
+	}
+	return s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
+}
+
+// refusal says why a revoke or an edit was not applied.
+func refusal(what string, m *ent.Message, d *payload.MessageStatus) string {
+	switch {
+	case m.Chat != d.Chat:
+		return fmt.Sprintf("a %s sent in another chat than the message's: not applied", what)
+	case what == "revoke":
+		return "a revoke by someone other than the message's sender or a group admin: not applied"
+	}
+	return "an edit by someone other than the message's sender: not applied"
 }
 
 // ChatSeen reports whether the store holds a message of chat in the

@@ -159,13 +159,15 @@ func (s *Service) mentionsAndQuote(ctx context.Context, sessionID string, req Re
 		}
 		out.Mentions = append(out.Mentions, jid)
 	}
-	if req.Quoted == nil {
+	// An empty quoted is no quote: client generators (genqlient, some
+	// OpenAPI ones) send "" for an optional string they were not given.
+	if req.Quoted == nil || strings.TrimSpace(*req.Quoted) == "" {
 		return nil
 	}
 	q, err := s.Get(ctx, sessionID, *req.Quoted)
 	if err != nil {
 		if isNotFound(err) {
-			return fault.InvalidField("quoted", "quoted message %s is not in this session's message store", *req.Quoted)
+			return fault.InvalidField("quoted", "quoted message %s is not in this session's message store", fault.Clip(*req.Quoted, fault.QuoteLen))
 		}
 		return err
 	}
@@ -236,9 +238,9 @@ func contact(c *Contact, out *whatsapp.Outgoing) error {
 	if c == nil {
 		return fault.InvalidField("contact", "contact is required")
 	}
-	phone := strings.TrimPrefix(strings.TrimSpace(c.PhoneNumber), "+")
-	if _, err := whatsapp.ParseRecipient("contact.phoneNumber", phone); err != nil || strings.Contains(phone, "@") {
-		return fault.InvalidField("contact.phoneNumber", "contact.phoneNumber must be a phone number of 7 to 15 digits in international format (got %q)", fault.Clip(c.PhoneNumber, fault.QuoteLen))
+	phone, err := whatsapp.ParsePhone("contact.phoneNumber", c.PhoneNumber)
+	if err != nil {
+		return err
 	}
 	if strings.TrimSpace(c.FirstName) == "" {
 		return fault.InvalidField("contact.firstName", "contact.firstName must not be empty")

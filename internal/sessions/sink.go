@@ -9,6 +9,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
+	"github.com/wagraph/wagraph/internal/textrule"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -88,6 +89,7 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 // commit. Each event is recorded in the message store before the next one
 // is looked at, as if they came one by one.
 func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.Event) error {
+	evs = storable(evs)
 	var news []events.New
 	for _, ev := range evs {
 		n, err := s.prepare(ctx, sessionID, ev)
@@ -160,6 +162,30 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 	return append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key}), nil
 }
 
+// storable is evs with every NUL in their text replaced (textrule): what
+// WhatsApp sends is stored alike on both backends, where PostgreSQL would
+// refuse the event, the message record and every redelivery of it. The
+// records are copied; the data is cleaned in place, as the adapter hands
+// it over to be stored.
+func storable(evs []whatsapp.Event) []whatsapp.Event {
+	out := make([]whatsapp.Event, len(evs))
+	for i, ev := range evs {
+		ev.Key = textrule.Clean(ev.Key)
+		textrule.CleanAll(ev.Data)
+		if ev.Message != nil {
+			m := *ev.Message
+			if m.Media != nil {
+				media := *m.Media
+				m.Media = &media
+			}
+			textrule.CleanAll(&m)
+			ev.Message = &m
+		}
+		out[i] = ev
+	}
+	return out
+}
+
 // kindsOf names the kinds of evs, for errors.
 func kindsOf(evs []whatsapp.Event) string {
 	kinds := make([]string, len(evs))
@@ -220,5 +246,7 @@ func encodeData(d payload.Data) (json.RawMessage, error) {
 	if string(b) == "null" { // a nil pointer of a payload type
 		return nil, nil
 	}
-	return b, nil
+	// What a type's own MarshalJSON writes from unexported fields is
+	// beyond CleanAll: the encoded form is cleaned too.
+	return textrule.CleanJSON(b), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/ent/predicate"
 	entsession "github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/internal/textrule"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -59,6 +60,9 @@ func (s StatusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.Sta
 // only while the writer holds the session's lease). saved is false when
 // nothing was written.
 func (s StatusStore) SaveStatusIf(ctx context.Context, id string, rec whatsapp.StatusRecord, cond ...predicate.Session) (saved bool, err error) {
+	// The push name is the account's profile name from WhatsApp: with a
+	// NUL, PostgreSQL would refuse this and every later save (textrule).
+	rec.PushName, rec.JID = textrule.Clean(rec.PushName), textrule.Clean(rec.JID)
 	u := s.db.Session.Update().Where(append([]predicate.Session{entsession.ID(id)}, cond...)...).
 		SetStatus(entsession.Status(rec.Status))
 	if rec.JID != "" {

@@ -11,7 +11,6 @@ import (
 	"database/sql"
 	"fmt"
 	neturl "net/url"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"    // the "sqlite3" driver
 
 	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/internal/datadir"
 )
 
 // PostgresDriver is the database/sql driver of PostgreSQL URLs (pgx's
@@ -83,8 +83,11 @@ func Open(ctx context.Context, dataDir, url string) (*DB, error) {
 }
 
 func openSQLite(ctx context.Context, dataDir string) (*DB, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory %s: %w", dataDir, err)
+	// SQLite reports a directory it may not write in as "unable to open
+	// database file: no such file or directory": the cause is found and
+	// said first.
+	if err := datadir.Prepare(dataDir); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dataDir, "wagraph.db")
 	sqlDB, err := sql.Open("sqlite3", ent.SQLiteDSN(path))

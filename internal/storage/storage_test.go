@@ -63,3 +63,26 @@ func TestOpenSQLite(t *testing.T) {
 		t.Errorf("%d users after reopening, want 1", n)
 	}
 }
+
+// TestOpenSQLiteUnusableDirectory: a data directory SQLite could not
+// write in is reported with its cause and what to do, before SQLite
+// reports it as a missing file.
+func TestOpenSQLiteUnusableDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(file, "data")
+	_, err := storage.Open(context.Background(), dir, "")
+	if err == nil {
+		t.Fatal("Open under a regular file succeeded")
+	}
+	for _, want := range []string{"data directory " + dir, "not a directory", "choose another --data-dir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "unable to open database file") {
+		t.Errorf("%q is SQLite's misleading message", err)
+	}
+}

@@ -78,6 +78,11 @@ func (d *Dispatcher) attempt(ctx context.Context, claimed *ent.Delivery, records
 	if out.Err != "" {
 		attrs = append(attrs, "error", out.Err)
 	}
+	if out.cause != nil {
+		// The delivery log holds only the class of the failure; the
+		// server's log keeps what happened.
+		attrs = append(attrs, "cause", scrubSecret(out.cause.Error(), hook.Secret))
+	}
 	if res.outcome == OutcomeRetry {
 		attrs = append(attrs, "next_attempt_at", res.next)
 	}

@@ -3,14 +3,18 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -58,6 +62,10 @@ type Outcome struct {
 	// never holds the secret, the body or the URL (whose query or user info
 	// may carry credentials).
 	Err string
+	// cause is the whole error behind Err when no answer came, for the
+	// server log only: it may name the server's resolver or quote the
+	// receiver.
+	cause error
 }
 
 const (
@@ -151,7 +159,8 @@ func (s *Sender) send(ctx context.Context, t Target, eventID string, body []byte
 
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return Outcome{Status: Retry, Err: s.transportError(ctx, err, host)}
+		msg, cause := s.transportError(ctx, err, host)
+		return Outcome{Status: Retry, Err: msg, cause: cause}
 	}
 	// The answer's body says nothing the delivery keeps; a few KiB are
 	// read so a short one leaves the connection reusable.
@@ -191,37 +200,70 @@ func (s *Sender) setCustom(ctx context.Context, dst http.Header, custom map[stri
 	}
 }
 
-// transportError says why no answer came, in words fit for the delivery
-// log: the refusal, the timeout, or the network error without the request
-// URL that url.Error repeats.
-func (s *Sender) transportError(ctx context.Context, err error, host string) string {
+// transportError says why no answer came, in one short, fixed message per
+// class for the delivery log, which the webhook's owner reads: never the Go
+// error's text, which holds the server's resolver address, local ports, TLS
+// internals or what the receiver wrote (the class vocabulary of the media
+// loader). The whole cause, without the URL that url.Error repeats, is
+// returned for the server log.
+func (s *Sender) transportError(ctx context.Context, err error, host string) (msg string, cause error) {
+	cause = err
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		cause = urlErr.Err // its text repeats the URL, whose query may be a secret
+	}
 	var refused *netguard.RefusedError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostnameErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	var recordErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	text := cause.Error()
 	switch {
 	case errors.As(err, &refused):
 		s.log.InfoContext(ctx, "webhook receiver refused; --allow-private-urls lets deliveries reach private addresses", "host", host, "reason", refused.Error())
-		return "refused: " + refused.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("no answer within %s", s.timeout)
+		return "refused: " + refused.Error(), cause
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return "canceled", cause
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Sprintf("no answer within %s", s.timeout), cause
+	case errors.As(err, &dnsErr):
+		return "the receiver's host name does not resolve", cause
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", cause
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "the receiver's host is unreachable", cause
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostnameErr), errors.As(err, &invalidCert):
+		return "the receiver's TLS certificate is not valid", cause
+	case errors.As(err, &recordErr), errors.As(err, &alertErr),
+		strings.Contains(text, "server gave HTTP response to HTTPS client"), strings.HasPrefix(text, "tls: "):
+		return "TLS handshake failed", cause
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the receiver closed the connection without an answer", cause
+	// net/http's parse errors are plain strings quoting the receiver's bytes.
+	case strings.Contains(text, "malformed HTTP"), strings.Contains(text, "malformed MIME"),
+		strings.Contains(text, "invalid header"), strings.Contains(text, "bad Content-Length"),
+		strings.Contains(text, "unsupported transfer encoding"), strings.Contains(text, "server response headers exceeded"):
+		return "the receiver's answer is not valid HTTP", cause
 	}
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		err = urlErr.Err
-	}
-	if urlErr != nil && urlErr.Timeout() {
-		return fmt.Sprintf("no answer within %s", s.timeout)
-	}
-	return err.Error()
+	return "network error", cause
 }
 
 // scrub clips msg and removes the secret, should some error ever quote it.
 func scrub(msg, secret string) string {
+	return fault.Clip(scrubSecret(msg, secret), maxErrLen)
+}
+
+// scrubSecret removes the secret, in either of its forms, from msg.
+func scrubSecret(msg, secret string) string {
 	if secret != "" {
 		msg = strings.ReplaceAll(msg, secret, "[secret]")
 		if enc, ok := strings.CutPrefix(secret, secretPrefix); ok && enc != "" {
 			msg = strings.ReplaceAll(msg, enc, "[secret]")
 		}
 	}
-	return fault.Clip(msg, maxErrLen)
+	return msg
 }

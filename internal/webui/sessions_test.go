@@ -11,9 +11,11 @@ import (
 	"github.com/wagraph/wagraph/internal/apptest"
 )
 
-// TestDashboardSessionsInABrowser: a refused token is said so and not
-// kept; a session paired by phone code from the pairing page; its row on
-// the sessions page follows its status live through disconnect, connect
+// TestDashboardSessionsInABrowser: the token prompt says where tokens come
+// from; a refused token is said so and not kept; a session needs a name
+// (an empty one is refused beside the field, a name in use too, with the
+// server's CONFLICT message); a session paired by phone code from the
+// pairing page; its row on the sessions page follows its status live through disconnect, connect
 // and logout, each asked from the page; a delete asks for a second click;
 // a session token sees its one session and no way to create another; in
 // sandbox mode the pairing page's simulated phone links a session.
@@ -25,10 +27,11 @@ func TestDashboardSessionsInABrowser(t *testing.T) {
 		return e.URL == srv.URL+"/graphql" && strings.Contains(e.Text, "401")
 	})
 
-	var refusal, stored string
+	var refusal, stored, help string
 	b.run(t, "a wrong token",
 		chromedp.Navigate(srv.URL+"/ui/"),
 		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.Text("#token-help", &help, chromedp.ByQuery),
 		chromedp.SendKeys("#token", "wgu_notAToken", chromedp.ByQuery),
 		chromedp.Click("#login-submit", chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#login-error").textContent !== ""`, nil),
@@ -38,10 +41,40 @@ func TestDashboardSessionsInABrowser(t *testing.T) {
 	if !strings.Contains(refusal, "UNAUTHENTICATED") || stored != "" {
 		t.Errorf("a wrong token: the page says %q and keeps %q", refusal, stored)
 	}
+	// The prompt says where tokens come from.
+	for _, want := range []string{"admin token", "first start", "WAGRAPH_ADMIN_TOKEN", "createUser", "createSession", "createSessionToken"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the token prompt %q does not mention %q", help, want)
+		}
+	}
+
+	// A session needs a name: the form refuses an empty one beside the field.
+	var nameRefusal, noneYet string
+	b.run(t, "a session without a name",
+		chromedp.Evaluate(`document.querySelector("#token").value = ""`, nil),
+		chromedp.SendKeys("#token", apptest.AdminToken, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#new-session-name", chromedp.ByQuery),
+		chromedp.WaitVisible("#session-rows td.empty", chromedp.ByQuery),
+		chromedp.SendKeys("#new-session-name", "   ", chromedp.ByQuery),
+		chromedp.Click("#create-session", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#new-session-error").textContent !== ""`, nil),
+		chromedp.Text("#new-session-error", &nameRefusal, chromedp.ByQuery),
+		chromedp.Sleep(300*time.Millisecond),
+		chromedp.Text("#session-rows", &noneYet, chromedp.ByQuery),
+	)
+	if nameRefusal != "Give the session a name." || !strings.Contains(noneYet, "No session yet") {
+		t.Errorf("an empty name: the field says %q, the list %q", nameRefusal, noneYet)
+	}
+	var sessions struct{ Sessions []struct{ ID string } }
+	srv.MustGraphQL(t, apptest.AdminToken, `{ sessions { id } }`, nil, &sessions)
+	if len(sessions.Sessions) != 0 {
+		t.Errorf("an empty name created %d sessions", len(sessions.Sessions))
+	}
+	b.run(t, "forgetting the token", chromedp.Click("#forget", chromedp.ByQuery), chromedp.WaitVisible("#token", chromedp.ByQuery))
 
 	var loc string
 	b.run(t, "signing in and creating a session",
-		chromedp.Evaluate(`document.querySelector("#token").value = ""`, nil),
 		chromedp.SendKeys("#token", apptest.AdminToken, chromedp.ByQuery),
 		chromedp.Click("#login-submit", chromedp.ByQuery),
 		chromedp.WaitVisible("#new-session-name", chromedp.ByQuery),
@@ -148,6 +181,23 @@ func TestDashboardSessionsInABrowser(t *testing.T) {
 	)
 	if devices := phones.LinkedDevices("4915550123456"); len(devices) != 1 {
 		t.Errorf("the simulated phone lists %v, want the one device it linked", devices)
+	}
+
+	// Names are unique per user: the server's refusal is shown beside the
+	// field, and no session is created.
+	var dupRefusal string
+	var rowsAfter int
+	b.run(t, "a name in use",
+		chromedp.Click(`nav a[href="#/sessions"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#session-rows tr[data-session-id]", chromedp.ByQuery),
+		chromedp.SendKeys("#new-session-name", "demo", chromedp.ByQuery),
+		chromedp.Click("#create-session", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#new-session-error").textContent !== ""`, nil),
+		chromedp.Text("#new-session-error", &dupRefusal, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#session-rows tr[data-session-id]").length`, &rowsAfter),
+	)
+	if !strings.Contains(dupRefusal, `"demo"`) || !strings.Contains(dupRefusal, "unique") || rowsAfter != 1 {
+		t.Errorf("a name in use: the field says %q; %d sessions listed, want 1", dupRefusal, rowsAfter)
 	}
 	b.report(t)
 }

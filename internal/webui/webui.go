@@ -1,8 +1,9 @@
 // Package webui serves the pages wagraph offers people, from files embedded
 // in the binary: nothing is fetched from elsewhere, so they work on a
-// machine without internet. Two pages: the dashboard under /ui/ (plain
-// HTML, CSS and JavaScript modules written here, static/ui) and GraphiQL
-// at / (static/graphiql).
+// machine without internet. Three pages: the dashboard under /ui/ (plain
+// HTML, CSS and JavaScript modules written here, static/ui), GraphiQL at /
+// (static/graphiql) and the REST API reference at /api/docs
+// (static/apidocs).
 //
 // GraphiQL is a pinned dependency whose built files are committed under
 // static/graphiql, with their licenses: graphiql 3.8.3 (graphiql.min.js,
@@ -13,9 +14,17 @@
 // fetcher.js (subscriptions over graphql-transport-ws, which GraphiQL's
 // bundle cannot open by itself) are wagraph's.
 //
-// Both pages talk to the public API only (/graphql over HTTP and
-// graphql-transport-ws), with a token the person gives them: they hold no
-// privilege of their own, so serving them needs no token.
+// The API reference is Swagger UI, pinned the same way under
+// static/apidocs: swagger-ui-bundle.js and swagger-ui.css of `npm pack
+// swagger-ui-dist@5.35.0`, with its LICENSE, NOTICE and the licenses of
+// what its bundle holds; their sums are in apidocs_test.go. It renders the
+// OpenAPI document the server serves (/api/v1/openapi.json); index.html,
+// page.css and init.js are wagraph's.
+//
+// The pages talk to the public API only (/graphql over HTTP and
+// graphql-transport-ws; /api/v1 for the reference's "Try it out"), with a
+// token the person gives them: they hold no privilege of their own, so
+// serving them needs no token.
 //
 // Every answer carries a Content-Security-Policy that lets the page run
 // only scripts of this origin (no inline script), talk only to this origin,
@@ -51,6 +60,13 @@ const DashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'
 // GraphiQL serves GraphiQL's page at / and its files under /graphiql/.
 func GraphiQL() http.Handler {
 	return pages("graphiql", "/", ContentSecurityPolicy, "public, max-age=3600")
+}
+
+// APIDocs serves the REST API reference: its page at /api/docs and its
+// files under /apidocs/, under GraphiQL's policy (Swagger UI, too, sets
+// styles from its scripts).
+func APIDocs() http.Handler {
+	return pages("apidocs", "/api/docs", ContentSecurityPolicy, "public, max-age=3600")
 }
 
 // Dashboard serves the dashboard: its page at /ui/ and its files beside it.

@@ -9,11 +9,12 @@
 // The same operations exist twice, with the same validation, results and
 // errors (fault codes and messages):
 //
-//   - Local owns an in-process wafake.Network (`wagraph serve --sandbox`,
-//     tests).
+//   - Local owns an in-process wafake.Network (tests; `wagraph serve
+//     --sandbox`, through OpenLocal, whose network keeps its world in
+//     <data-dir>/sandbox).
 //   - Remote talks to a network running as its own process (`wagraph
-//     sandbox-network`) over that process's control API, which Handler
-//     serves: JSON over HTTP, one POST per operation, and two GETs that
+//     sandbox-network`, RunNetwork) over that process's control API, which
+//     Handler serves: JSON over HTTP, one POST per operation, and two GETs that
 //     read: the network's address and root, and each linked device's
 //     connection counts (control.go, connections.go).
 //

@@ -31,6 +31,23 @@ func NewLocal(log *slog.Logger) (*Local, error) {
 	return &Local{net: n, log: log, own: true}, nil
 }
 
+// StateDirName is the directory, in a server's data directory, where the
+// in-process network of `wagraph serve --sandbox` keeps its world.
+const StateDirName = "sandbox"
+
+// OpenLocal is NewLocal for a network that keeps its world in stateDir
+// (wafake.Options.StateDir): accounts, linked devices, groups, inboxes
+// and media survive a restart, so the sessions linked to it reconnect
+// without linking again. Close writes the world's last state.
+func OpenLocal(log *slog.Logger, stateDir string) (*Local, error) {
+	log = orDiscard(log)
+	n, err := wafake.New(wafake.Options{Logger: log, StateDir: stateDir})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start the simulated network: %w", err)
+	}
+	return &Local{net: n, log: log, own: true}, nil
+}
+
 // over is the control surface of a network someone else owns (Handler).
 func over(n *wafake.Network, log *slog.Logger) *Local {
 	return &Local{net: n, log: orDiscard(log)}

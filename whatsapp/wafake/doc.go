@@ -17,6 +17,13 @@
 //	net.Inbox("4915112345678")                       // what that phone decrypted
 //	net.SendText("4915112345678", "491701234567", "hi") // a contact writes back
 //
+// With Options.StateDir the network keeps its world — accounts and their
+// phones' Signal state, linked devices, groups, inboxes, app state, media —
+// in that directory (statefile.go, persist.go), so the devices linked to it
+// log in again after a restart. A device it has no record of (its state
+// was deleted, or it kept none) is refused with ResetFailureReason, which
+// the session manager reports as a reset of the simulated network.
+//
 // The world follows sandbox.md: every number of 7 to 15 digits is an account
 // with a phone, except those ending in 0000. The network only ever listens on
 // loopback, and nothing but an explicit call (New, TrustRoot, Point) turns a

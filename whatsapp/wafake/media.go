@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -44,11 +45,18 @@ const (
 // ErrUnknownMedia is returned for a blob the network does not hold.
 var ErrUnknownMedia = errors.New("wafake: no such media")
 
-// mediaStore holds the uploaded blobs in memory. Its zero value is ready.
+// mediaStore holds the uploaded blobs in memory and, with a state
+// directory, on disk too (mediafiles.go). Its zero value is ready.
 type mediaStore struct {
 	mu    sync.Mutex
 	auth  string
 	blobs map[string][]byte // by the path of the direct path (before '?')
+	// With a state directory: where blobs are kept, each in a file named
+	// by its SHA-256, and the file of each path, including the blobs of
+	// an earlier network, read from their files when asked for.
+	dir   string
+	files map[string]string
+	gen   *atomic.Uint64 // the network's change count
 }
 
 // authToken is the upload credential <media_conn> hands out; one per
@@ -58,6 +66,7 @@ func (s *mediaStore) authToken() string {
 	defer s.mu.Unlock()
 	if s.auth == "" {
 		s.auth = randomToken(24)
+		s.changedLocked()
 	}
 	return s.auth
 }
@@ -74,6 +83,7 @@ func (s *mediaStore) put(blob []byte) string {
 		s.blobs = map[string][]byte{}
 	}
 	s.blobs[path] = blob
+	s.keepLocked(path, blob)
 	return path + "?ccb=11-4&oh=" + randomHex(16) + "&oe=" + fmt.Sprintf("%X", time.Now().Add(30*24*time.Hour).Unix())
 }
 
@@ -81,8 +91,10 @@ func (s *mediaStore) put(blob []byte) string {
 func (s *mediaStore) get(path string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, ok := s.blobs[path]
-	return b, ok
+	if b, ok := s.blobs[path]; ok {
+		return b, true
+	}
+	return s.readLocked(path)
 }
 
 // remove deletes the blob of path if token (base64url SHA-256) names it.
@@ -91,14 +103,31 @@ func (s *mediaStore) remove(path, token string) bool {
 	defer s.mu.Unlock()
 	b, ok := s.blobs[path]
 	if !ok {
-		return false
+		if b, ok = s.readLocked(path); !ok {
+			return false
+		}
 	}
 	sum := sha256.Sum256(b)
 	if base64.URLEncoding.EncodeToString(sum[:]) != token {
 		return false
 	}
-	delete(s.blobs, path)
+	s.dropLocked(path)
 	return true
+}
+
+// drop deletes the blob of path from the host.
+func (s *mediaStore) drop(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropLocked(path)
+}
+
+func (s *mediaStore) dropLocked(path string) {
+	delete(s.blobs, path)
+	if _, ok := s.files[path]; ok {
+		delete(s.files, path)
+		s.changedLocked()
+	}
 }
 
 // mmsType is the upload path segment of a media type, as whatsmeow names it

@@ -51,6 +51,7 @@ func (n *Network) rememberMedia(id, directPath string, mediaKey []byte) {
 		n.retries.sent = map[string]sentMedia{}
 	}
 	n.retries.sent[id] = sentMedia{mediaKey: mediaKey, blob: blob, path: u.Path}
+	n.changed()
 }
 
 // ExpireMedia deletes the blob of message id (a media message one of the
@@ -65,12 +66,11 @@ func (n *Network) ExpireMedia(id string, forget bool) error {
 		delete(n.retries.sent, id)
 	}
 	n.retries.mu.Unlock()
+	n.changed()
 	if !ok {
 		return fmt.Errorf("wafake: no media message %s sent by a phone of the network", id)
 	}
-	n.media.mu.Lock()
-	delete(n.media.blobs, m.path)
-	n.media.mu.Unlock()
+	n.media.drop(m.path)
 	return nil
 }
 

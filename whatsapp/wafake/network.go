@@ -31,6 +31,11 @@ type Options struct {
 	// Root certifies the network's server key. Nil: the shared in-process
 	// root, which New makes this process trust.
 	Root *keys.KeyPair
+	// StateDir, when set, is where the network keeps its world across
+	// restarts (persist.go): New loads what an earlier network left there,
+	// changes are written a moment after they happen, and Close writes the
+	// last. Empty: the world lives in memory only.
+	StateDir string
 }
 
 // Network is a simulated WhatsApp: a server on loopback that whatsmeow
@@ -47,7 +52,7 @@ type Network struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
+	mu       changeMutex // its unlocks count the changes persist.go saves
 	conns    map[*conn]struct{}
 	accounts map[string]*account
 	lidSeq   uint64
@@ -61,6 +66,8 @@ type Network struct {
 	version versionGate // version.go: the minimum client version, with its own lock
 	polls   pollState   // polls.go: the secrets of the phones' polls, with their own lock
 	retries retryState  // mediaretry.go: the media the phones sent, with its own lock
+
+	stateDir string // persist.go: "" when the world is not kept
 }
 
 // pendingIQ waits for a client's answer to an IQ the network sent.
@@ -98,7 +105,13 @@ func New(opts Options) (*Network, error) {
 		log: log, ln: ln, static: keys.NewKeyPair(), root: root,
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
 		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
-		counts: connCounts{},
+		counts: connCounts{}, stateDir: opts.StateDir,
+	}
+	n.media.gen = &n.mu.gen
+	if err := n.loadState(); err != nil {
+		cancel()
+		ln.Close()
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	n.routes(mux)
@@ -110,6 +123,10 @@ func New(opts Options) (*Network, error) {
 			log.Error("wafake: serve", "err", err)
 		}
 	}()
+	if n.stateDir != "" {
+		n.wg.Add(1)
+		go n.keepState()
+	}
 	return n, nil
 }
 
@@ -117,7 +134,8 @@ func New(opts Options) (*Network, error) {
 func (n *Network) Addr() string { return n.ln.Addr().String() }
 
 // Close drops every connection and stops the server; it returns when all of
-// the network's goroutines have ended.
+// the network's goroutines have ended, and, with a state directory, once
+// the world is written there.
 func (n *Network) Close() error {
 	n.cancel()
 	err := n.srv.Close()
@@ -127,6 +145,12 @@ func (n *Network) Close() error {
 	}
 	n.mu.Unlock()
 	n.wg.Wait()
+	if n.stateDir != "" {
+		if serr := n.saveState(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		n.collectMedia()
+	}
 	return err
 }
 

@@ -57,6 +57,7 @@ func (n *Network) SendPoll(from, to, question string, options []string) (string,
 		n.polls.polls = map[string]pollRecord{}
 	}
 	n.polls.polls[id] = pollRecord{secret: secret, creator: from}
+	n.changed()
 	return id, nil
 }
 

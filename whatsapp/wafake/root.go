@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -129,4 +132,35 @@ func ReadRootFile(path string) (string, [32]byte, error) {
 		return "", [32]byte{}, fmt.Errorf("%s: rootPublicKey is not 32 bytes of hex", path)
 	}
 	return rf.Addr, [32]byte(key), nil
+}
+
+// rootKeyFileName is where StateRoot keeps a network's root key.
+const rootKeyFileName = "root-key"
+
+// StateRoot returns the root key kept in dir (a network's state
+// directory), made and written there, readable by its owner only, on
+// first use: a network of its own process that keeps its world keeps its
+// root too, so a server that trusts it (TrustRoot: once per process) still
+// does after the network restarts.
+func StateRoot(dir string) (*keys.KeyPair, error) {
+	path := filepath.Join(dir, rootKeyFileName)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, derr := hex.DecodeString(strings.TrimSpace(string(b)))
+		if derr != nil || len(key) != 32 {
+			return nil, fmt.Errorf("wafake: %s is not a root key (32 bytes of hex): remove it, and the state beside it, to start a new network", path)
+		}
+		return keys.NewKeyPairFromPrivateKey([32]byte(key)), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("wafake: read the root key: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("wafake: state directory: %w", err)
+	}
+	root := NewRootKey()
+	if err := writeFileAtomic(path, []byte(hex.EncodeToString(root.Priv[:])+"\n")); err != nil {
+		return nil, fmt.Errorf("wafake: write the root key: %w", err)
+	}
+	return root, nil
 }

@@ -3,6 +3,7 @@ package wafake
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"go.mau.fi/libsignal/ecc"
 	grouprecord "go.mau.fi/libsignal/groups/state/record"
@@ -30,6 +31,14 @@ type signalStore struct {
 	nextPreKey uint32
 	sessions   map[string][]byte
 	senderKeys map[string][]byte
+	gen        *atomic.Uint64 // the network's change count (statefile.go)
+}
+
+// changedLocked counts a change of the store. s.mu must be held.
+func (s *signalStore) changedLocked() {
+	if s.gen != nil {
+		s.gen.Add(1)
+	}
 }
 
 func newSignalStore(identityKey *keys.KeyPair, regID uint32) *signalStore {
@@ -52,6 +61,7 @@ func (s *signalStore) mintPreKey() *keys.PreKey {
 	k := keys.NewPreKey(s.nextPreKey)
 	s.nextPreKey++
 	s.prekeys[k.KeyID] = k
+	s.changedLocked()
 	return k
 }
 
@@ -65,6 +75,7 @@ func (s *signalStore) SaveIdentity(_ context.Context, addr *protocol.SignalAddre
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.identities[addr.String()] = key.PublicKey().PublicKey()
+	s.changedLocked()
 	return nil
 }
 
@@ -97,6 +108,7 @@ func (s *signalStore) RemovePreKey(_ context.Context, id uint32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.prekeys, id)
+	s.changedLocked()
 	return nil
 }
 
@@ -119,6 +131,7 @@ func (s *signalStore) StoreSession(_ context.Context, addr *protocol.SignalAddre
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions[addr.String()] = raw
+	s.changedLocked()
 	return nil
 }
 
@@ -133,6 +146,7 @@ func (s *signalStore) DeleteSession(_ context.Context, addr *protocol.SignalAddr
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, addr.String())
+	s.changedLocked()
 	return nil
 }
 
@@ -140,6 +154,7 @@ func (s *signalStore) DeleteAllSessions(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions = map[string][]byte{}
+	s.changedLocked()
 	return nil
 }
 
@@ -171,6 +186,7 @@ func (s *signalStore) StoreSenderKey(_ context.Context, name *protocol.SenderKey
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.senderKeys[name.GroupID()+"|"+name.Sender().String()] = raw
+	s.changedLocked()
 	return nil
 }
 

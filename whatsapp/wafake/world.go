@@ -1,6 +1,7 @@
 package wafake
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,9 +21,10 @@ type account struct {
 	nextDev  uint16
 	phoneDev *signalStore // the phone (device 0) as a Signal device
 	inbox    []Received
-	state    accountState // settings, blocklist, presence, receipts (account.go)
-	appState *appState    // encrypted app state patches (appstate.go)
-	pushName string       // as set through app state
+	inboxRaw []json.RawMessage // persist.go: the first entries of inbox, encoded
+	state    accountState      // settings, blocklist, presence, receipts (account.go)
+	appState *appState         // encrypted app state patches (appstate.go)
+	pushName string            // as set through app state
 }
 
 // companion is a linked device, as the server knows it: its keys and the
@@ -51,6 +53,7 @@ type queued struct {
 	id   string
 	node waBinary.Node
 	seq  uint64 // the order in which it was queued
+	raw  []byte // persist.go: node encoded, once saved
 }
 
 type signedPreKey struct {
@@ -111,6 +114,7 @@ func (n *Network) accountLocked(phone string) (*account, error) {
 			phoneDev: newSignalStore(id, uint32(1+n.lidSeq%16000)),
 			appState: newAppState(),
 		}
+		a.phoneDev.gen = &n.mu.gen
 		n.accounts[phone] = a
 	}
 	return a, nil

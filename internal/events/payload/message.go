@@ -50,8 +50,15 @@ type MessageStatus struct {
 	Text    Text `json:"text"`
 	Caption Text `json:"caption"`
 	// Sender is the sender of the message a receipt is about when it is a
-	// message the account received; null otherwise.
+	// message the account received; for a revoke or an edit (applied or
+	// refused) who sent the revoke or the edit; null otherwise.
 	Sender Text `json:"sender"`
+	// ByMe and ByAdmin say what the message store needs to judge a revoke
+	// or an edit and the JSON does not carry: that the account sent it
+	// (from any of its devices), and that its sender is an admin of the
+	// group. They are never part of the event.
+	ByMe    bool `json:"-"`
+	ByAdmin bool `json:"-"`
 	// PollVote is the vote of status "voted" (the message is the poll);
 	// null for every other status.
 	PollVote *PollVote `json:"pollVote"`

@@ -80,6 +80,14 @@
     var http = GraphiQL.createFetcher({ url: new URL("/graphql", origin).toString() });
     var wsURL = new URL("/graphql", origin).toString().replace(/^http/, "ws");
     return function (params, opts) {
+      // Run before a token replaced the placeholder: said here rather than
+      // sent for the server to refuse.
+      var auth = authorization(opts && opts.headers);
+      if (typeof auth === "string" && auth.indexOf("<your token>") >= 0) {
+        return Promise.resolve({
+          errors: [{ message: "Put your token in the Headers tab first, in place of <your token> (see the line above the editor for where tokens come from)." }],
+        });
+      }
       if (operationType(params.query, params.operationName) === "subscription") {
         return subscribe(wsURL, params, opts && opts.headers);
       }

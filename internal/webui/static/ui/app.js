@@ -66,6 +66,11 @@ function login() {
       "p",
       "Paste a user token (wgu_…) or a session token (wgs_…). It is kept in this tab only (sessionStorage) and sent in a header, never in a URL."
     ),
+    h(
+      "p.muted#token-help",
+      "Where tokens come from: the admin token wagraph printed once, at its first start (or the WAGRAPH_ADMIN_TOKEN you set); " +
+        "an admin's createUser returns a new user's token; createSession (here, once signed in) and createSessionToken return a session's."
+    ),
     input,
     button,
     error

@@ -192,7 +192,7 @@ export class Live {
     if (e.code === 4403) {
       // Forbidden: the token is wrong or was revoked.
       this.setState("closed");
-      unauthorized("the live connection refused the token");
+      unauthorized(e.reason || "the live connection refused the token");
       return;
     }
     if (this.subs.size === 0) {

@@ -62,19 +62,52 @@ export function render(root, ctx) {
   return () => stops.forEach((s) => s());
 }
 
+// createForm asks for the new session's name: required, and unique among
+// the person's sessions (the server refuses a taken one with CONFLICT; its
+// message, which names the session holding it, is shown beside the field).
 function createForm(created, reload) {
-  const name = h("input#new-session-name", { placeholder: "name, such as Sales line", maxLength: 100, "aria-label": "session name" });
+  const name = h("input#new-session-name", {
+    placeholder: "name, such as Sales line",
+    maxLength: 100,
+    "aria-label": "session name",
+    "aria-describedby": "new-session-help new-session-error",
+  });
+  const error = h("span.error-text#new-session-error", { role: "alert" });
+  const help = h("span.muted#new-session-help", "Each of your sessions has its own name.");
   const button = h("button.primary#create-session", { type: "submit" }, "Create session");
-  const form = h("form.inline", name, button);
+  const form = h("form.inline", { noValidate: true }, name, button, error, help);
+  const refuse = (text) => {
+    replace(error, text);
+    name.setAttribute("aria-invalid", "true");
+    name.focus();
+  };
+  name.addEventListener("input", () => {
+    replace(error);
+    name.removeAttribute("aria-invalid");
+  });
   form.addEventListener(
     "submit",
     busy(button, async () => {
-      const d = await query(
-        `mutation($n: String) { createSession(name: $n) { session { id name } token } }`,
-        { n: name.value.trim() || null }
-      );
+      const n = name.value.trim();
+      if (!n) {
+        refuse("Give the session a name.");
+        return;
+      }
+      let d;
+      try {
+        d = await query(`mutation($n: String) { createSession(name: $n) { session { id name } token } }`, { n });
+      } catch (e) {
+        // A rule about the name: said beside it.
+        if (e.code === "CONFLICT" || (e.code === "BAD_USER_INPUT" && e.extensions.field === "name")) {
+          refuse(e.message);
+          return;
+        }
+        throw e;
+      }
       const s = d.createSession.session;
       name.value = "";
+      replace(error);
+      name.removeAttribute("aria-invalid");
       replace(
         created,
         h(

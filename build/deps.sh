@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Installs, from the distribution's packages (apt-get, through sudo when not
+# root), what wagraph needs and the machine lacks; with nothing missing it
+# installs nothing and needs no network. The Makefile runs it before
+# anything else:
+#
+#   build/deps.sh run       building and running (make build, run, sandbox):
+#                           gcc and libc6-dev (go-sqlite3 is cgo), ffmpeg
+#                           (voice notes, video thumbnails), git (the build
+#                           stamps its revision), and what build/go.sh needs
+#                           to download Go: curl, unzip, ca-certificates
+#   build/deps.sh postgres  PostgreSQL's server (.ci/postgres.sh starts a
+#                           throwaway one; Debian puts it under
+#                           /usr/lib/postgresql/<version>/bin)
+#   build/deps.sh test      the tests (make test): run's and postgres's, plus
+#                           Chromium (the browser tests drive it through
+#                           chromedp), nodejs and npm, and `npm ci` in each
+#                           test tool directory that has a package-lock.json
+#                           when its node_modules is missing or older
+#
+# Go itself is build/go.sh's: run installs the distribution's go (golang-go)
+# only when there is no go at all and GOPROXY is unset, so that build/go.sh
+# can ask it which module proxy to fetch Go 1.26 from.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+usage() {
+	echo "usage: $0 run|postgres|test" >&2
+	exit 2
+}
+[ $# -eq 1 ] || usage
+
+missing=()
+# need PACKAGE CHECK...: PACKAGE is missing when CHECK fails.
+need() {
+	local pkg=$1
+	shift
+	"$@" >/dev/null 2>&1 || missing+=("$pkg")
+}
+has() { command -v "$1"; }
+has_postgres() { ls /usr/lib/postgresql/*/bin/initdb; }
+
+need_run() {
+	need gcc has gcc
+	need libc6-dev test -f /usr/include/stdio.h
+	need ffmpeg has ffmpeg
+	need git has git
+	need curl has curl
+	need unzip has unzip
+	need ca-certificates test -f /etc/ssl/certs/ca-certificates.crt
+	[ -n "${GOPROXY:-}" ] || need golang-go has go
+}
+need_postgres() { need postgresql has_postgres; }
+need_test() {
+	need_run
+	need_postgres
+	need chromium has chromium
+	need nodejs has node
+	need npm has npm
+}
+
+case "$1" in
+run) need_run ;;
+postgres) need_postgres ;;
+test) need_test ;;
+*) usage ;;
+esac
+
+if [ ${#missing[@]} -gt 0 ]; then
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "$0: missing ${missing[*]}, and no apt-get to install them with: install them, then run make again" >&2
+		exit 1
+	fi
+	sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "== installing ${missing[*]}" >&2
+	$sudo apt-get update
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# The npm tools of the tests, exactly as their lockfiles pin them. The
+# stamp is written after a whole `npm ci`: an interrupted one is redone.
+if [ "$1" = test ]; then
+	for d in restcompat/testdata/tools graph/testdata/codegen; do
+		[ -f "$d/package-lock.json" ] || continue
+		stamp=$d/node_modules/.wagraph-npm-ci
+		if [ ! -f "$stamp" ] || [ "$d/package-lock.json" -nt "$stamp" ] || [ "$d/package.json" -nt "$stamp" ]; then
+			echo "== npm ci in $d" >&2
+			(cd "$d" && npm ci --no-audit --no-fund)
+			mkdir -p "$d/node_modules"
+			touch "$stamp"
+		fi
+	done
+fi

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wagraph/wagraph/internal/backup"
+	"github.com/wagraph/wagraph/internal/config"
+)
+
+// backupCommand copies a data directory while a server may be running on
+// it: it takes no lock (the server holds it), and the copy is SQLite's own
+// consistent one (internal/backup).
+func (c *cli) backupCommand() *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "backup --to FILE",
+		Short: "copy an SQLite data directory to one file, while the server runs",
+		Long: `Take a consistent copy of an SQLite data directory into one file (a .tar.gz) while
+wagraph serve runs on it: the server is neither stopped nor locked out. To restore, stop
+wagraph, unpack the file into an empty directory (tar -xzf FILE -C DIR) and start wagraph
+with --data-dir DIR. On PostgreSQL (--database-url) back up the database with pg_dump.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.FromFlags(cmd.Flags(), c.env)
+			if err != nil {
+				return usageError("wagraph: %v", err)
+			}
+			if to == "" {
+				return usageError("wagraph backup: --to FILE is required: the file the copy is written to")
+			}
+			if cfg.DatabaseURL != "" {
+				return usageError("wagraph backup: the data is on PostgreSQL (--database-url): back it up with pg_dump; wagraph backup copies an SQLite data directory")
+			}
+			log := newLogger(cfg, c.stderr)
+			sum, err := backup.ToFile(cmd.Context(), cfg.DataDir, to, log)
+			if err != nil {
+				log.Error("backup failed", "data_dir", cfg.DataDir, "to", to, "err", err)
+				return &exitError{code: 1}
+			}
+			fmt.Fprintln(c.stdout, sum.String())
+			return nil
+		},
+	}
+	config.TextVar(cmd.Flags(), &to, "to", "file", "", "the file the copy is written to (required)")
+	config.Register(cmd.Flags(), "data-dir", "database-url", "log-level", "log-format")
+	return cmd
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wagraph/wagraph/internal/logtest"
+)
+
+// TestBackupCommand: `wagraph backup --to FILE` runs beside a server on the
+// same SQLite data directory (it takes no lock), writes the file and prints
+// what it copied; without --to, or on PostgreSQL, it says what to do.
+func TestBackupCommand(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir)
+	to := filepath.Join(t.TempDir(), "wagraph-backup.tar.gz")
+
+	var stdout, stderr logtest.Buffer
+	if code := run(context.Background(), []string{"backup", "--data-dir", dir, "--to", to}, noEnv, &stdout, &stderr); code != 0 {
+		t.Fatalf("backup exited %d; stderr:\n%s", code, stderr.String())
+	}
+	if fi, err := os.Stat(to); err != nil || fi.Size() == 0 {
+		t.Errorf("backup file: %v %v", fi, err)
+	}
+	if !strings.Contains(stdout.String(), "wagraph.db") {
+		t.Errorf("backup printed %q, want what it copied", stdout.String())
+	}
+	if code, _ := s.call(t, "", "GET", "/healthz", ""); code != 200 {
+		t.Errorf("the server beside the backup: /healthz %d", code)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backup", "--data-dir", dir}, "--to FILE is required"},
+		{[]string{"backup", "--to", to + "2", "--database-url", "postgres://u@db:5432/w"}, "pg_dump"},
+		{[]string{"backup", "--output", to}, "did you mean --to?"},
+	} {
+		var stderr logtest.Buffer
+		if code := run(context.Background(), tt.args, noEnv, &logtest.Buffer{}, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: %d %q, want 2 saying %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}

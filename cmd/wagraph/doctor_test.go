@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/logtest"
+)
+
+// nobody is the unprivileged user the unwritable-directory tests run
+// wagraph as: the tests run as root, who may write anywhere.
+const nobody = 65534
+
+// unwritableDir is a directory that exists, is root's and 0755: nobody
+// reaches it but cannot create anything in it. Its parents are opened to
+// nobody too, so what nobody meets is the directory's own permission.
+func unwritableDir(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test runs wagraph as another user, which needs root (the tests run as root)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(base, "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runAsNobody runs the built wagraph with args as the user nobody and
+// returns its exit status and output.
+func runAsNobody(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	bin := wagraphBinary(t) // before the deadline: the first build takes a while
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	case err != nil:
+		t.Fatalf("run %v as nobody: %v", args, err)
+	}
+	return 0, stdout.String(), stderr.String()
+}
+
+const advice = "chown it to the user running wagraph or choose another --data-dir"
+
+// TestDoctorUnwritableDataDir: doctor, run as a user who may not write in
+// the data directory, fails its data directory check saying permission
+// denied and what to do, and exits 1.
+func TestDoctorUnwritableDataDir(t *testing.T) {
+	dir := unwritableDir(t)
+	code, stdout, stderr := runAsNobody(t, "doctor", "--data-dir", dir, "--addr", "127.0.0.1:0", "--wa-version", "builtin")
+	if code != 1 {
+		t.Errorf("doctor exited %d, want 1; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var line string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "FAIL  data directory ") {
+			line = l
+		}
+	}
+	for _, want := range []string{dir, "permission denied", fmt.Sprint(nobody), advice} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the data directory line %q does not say %q; stdout:\n%s", line, want, stdout)
+		}
+	}
+}
+
+// TestServeUnwritableDataDir: serve says the real cause of a data
+// directory it cannot write in (not SQLite's "no such file or directory")
+// and what to do, and exits 1.
+func TestServeUnwritableDataDir(t *testing.T) {
+	dir := unwritableDir(t)
+	code, stdout, stderr := runAsNobody(t, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0")
+	if code != 1 {
+		t.Errorf("serve exited %d, want 1; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"data directory " + dir + " is not writable", "permission denied", advice} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "no such file or directory") || stdout != "" {
+		t.Errorf("stdout %q, stderr:\n%s", stdout, stderr)
+	}
+}
+
+// TestDoctorGoodDataDir: on a directory serve can use, every check is OK
+// (the WhatsApp Web version lookup may WARN: these tests run offline) and
+// doctor exits 0. With a server running on it, doctor names that server's
+// pid, reads its database, and still exits 0.
+func TestDoctorGoodDataDir(t *testing.T) {
+	store := storeArgs(t)
+	dir := filepath.Join(store[1], "data") // created by serve below
+	store[1] = dir
+	args := append([]string{"doctor", "--addr", "127.0.0.1:0"}, store...)
+
+	var stdout, stderr logtest.Buffer
+	if code := run(context.Background(), args, noEnv, &stdout, &stderr); code != 0 {
+		t.Errorf("doctor exited %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 6 {
+		t.Errorf("%d lines, want one per check (6):\n%s", len(lines), stdout.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "OK ") && !strings.HasPrefix(l, "WARN  WhatsApp Web version ") {
+			t.Errorf("not OK: %q", l)
+		}
+	}
+
+	// The server and doctor both in sandbox mode: the data directory is
+	// used, and held, on either backend.
+	startServer(t, nil, append([]string{"--sandbox", "--addr", "127.0.0.1:0"}, store...)...)
+	stdout, stderr = logtest.Buffer{}, logtest.Buffer{}
+	if code := run(context.Background(), append(args, "--sandbox"), noEnv, &stdout, &stderr); code != 0 {
+		t.Errorf("doctor beside a server exited %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		fmt.Sprintf("WARN  data directory lock  %s is in use by a running wagraph (pid %d)", dir, os.Getpid()),
+		"OK    data directory       " + dir + " exists",
+		"schema reachable (1 users, 0 sessions)", // the server's admin
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor beside a server does not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wagraph/wagraph/internal/app"
+	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/datadir"
+)
+
+func (c *cli) serveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "run the gateway",
+		Long: `Run the gateway: the GraphQL API at /graphql, the REST API at /api/v1, the dashboard at /ui/.
+
+Every setting is a flag and an environment variable; the flag wins. One wagraph at a
+time uses a data directory: a second one on it exits at once.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.FromFlags(cmd.Flags(), c.env)
+			if err != nil {
+				return usageError("wagraph: %v", err)
+			}
+			return c.serve(cmd, cfg)
+		},
+	}
+	config.Register(cmd.Flags())
+	return cmd
+}
+
+// serve holds the data directory (when the server keeps anything in it)
+// for the life of the process, then runs the server until the command's
+// context ends.
+func (c *cli) serve(cmd *cobra.Command, cfg config.Config) error {
+	if cfg.UsesDataDir() {
+		lock, err := lockDataDir(cfg.DataDir, datadir.ServerLock, "wagraph")
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
+	log := newLogger(cfg, c.stderr)
+	mode := "whatsapp"
+	if cfg.Sandbox {
+		mode = "sandbox: simulated WhatsApp network, no session reaches real WhatsApp"
+		if cfg.AllowPrivateURLs {
+			mode += "; webhooks and media may reach loopback and private addresses"
+		}
+	}
+	log.Info("wagraph starting", "version", version(), "mode", mode)
+	if err := app.Run(cmd.Context(), cfg, app.Options{Logger: log, Announce: c.stderr}); err != nil {
+		log.Error("wagraph stopped", "err", err)
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// lockDataDir takes dir's lock file for the process's life. A directory in
+// use is exit status 1 with exactly the one line of datadir.InUseError.
+func lockDataDir(dir, file, who string) (*datadir.Lock, error) {
+	lock, err := datadir.Acquire(dir, file, who)
+	var inUse *datadir.InUseError
+	switch {
+	case errors.As(err, &inUse):
+		return nil, &exitError{code: 1, msg: inUse.Error()}
+	case err != nil:
+		return nil, &exitError{code: 1, msg: "wagraph: " + err.Error()}
+	}
+	return lock, nil
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

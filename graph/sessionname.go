@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/wagraph/wagraph/ent"
+	entsession "github.com/wagraph/wagraph/ent/session"
+	entuser "github.com/wagraph/wagraph/ent/user"
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// generatedNamePrefix starts the name of a session created without one:
+// "session-N", N the user's count of sessions with this one, raised past
+// the names already taken.
+const generatedNamePrefix = "session-"
+
+// sessionName settles the name of a new session of user inside tx: wanted
+// (already trimmed and checked) when no other session of the user has it,
+// compared ignoring case; a generated one when wanted is empty. It locks
+// the user's row on PostgreSQL first, so two creations for one user take
+// turns and cannot both pass the check (SQLite lets one writer at a time
+// in anyway).
+func sessionName(ctx context.Context, tx *ent.Tx, userID, wanted string) (string, error) {
+	if _, err := tx.User.Query().Where(entuser.ID(userID), lockForUpdate).Only(ctx); err != nil {
+		return "", fmt.Errorf("lock user %s: %w", userID, err)
+	}
+	taken, err := tx.Session.Query().Where(entsession.OwnerID(userID)).
+		Select(entsession.FieldID, entsession.FieldName).All(ctx)
+	if err != nil {
+		return "", fmt.Errorf("names of the sessions of user %s: %w", userID, err)
+	}
+	used := func(name string) *ent.Session {
+		for _, s := range taken {
+			if strings.EqualFold(strings.TrimSpace(s.Name), name) {
+				return s
+			}
+		}
+		return nil
+	}
+	if wanted != "" {
+		if s := used(wanted); s != nil {
+			return "", &fault.Error{Code: fault.Conflict, Field: "name", Message: fmt.Sprintf(
+				"name %q is taken by your session %s: a session's name must be unique among your sessions (ignoring case)",
+				fault.Clip(wanted, fault.QuoteLen), s.ID)}
+		}
+		return wanted, nil
+	}
+	for n := len(taken) + 1; ; n++ {
+		if name := fmt.Sprintf("%s%d", generatedNamePrefix, n); used(name) == nil {
+			return name, nil
+		}
+	}
+}
+
+// lockForUpdate, a predicate in form only, makes a SELECT lock its rows
+// FOR NO KEY UPDATE on PostgreSQL: it excludes another creation's lock,
+// yet lets other writers insert rows referencing the user (their foreign
+// key check takes KEY SHARE, which FOR UPDATE would block). SQLite has no
+// row locks (and ent refuses FOR there): its one writer lock, taken when
+// the transaction begins (_txlock=immediate), already serialises the
+// creations.
+func lockForUpdate(s *sql.Selector) {
+	if s.Dialect() == dialect.Postgres {
+		s.For(sql.LockNoKeyUpdate)
+	}
+}

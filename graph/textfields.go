@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"context"
+	"sort"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/wagraph/wagraph/internal/textrule"
+)
+
+// refuseNUL refuses a field whose arguments hold a NUL in any string, at
+// any depth (sendText's text, a caption, a file name, a push name, a
+// group's subject, a webhook's headers, a session's name...), before its
+// resolver runs: textrule's rule for client text, written once for every
+// argument of the schema, as REST's decoder applies it to every body. The
+// error names the argument's path (input.text).
+func refuseNUL(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc != nil && fc.Field.Field != nil && len(fc.Field.Arguments) > 0 {
+		var vars map[string]any
+		if oc := graphql.GetOperationContext(ctx); oc != nil {
+			vars = oc.Variables
+		}
+		for _, a := range fc.Field.Arguments {
+			if a.Value == nil {
+				continue
+			}
+			v, err := a.Value.Value(vars)
+			if err != nil {
+				continue // gqlgen's own argument decoding reports it
+			}
+			if err := checkNUL(a.Name, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return next(ctx)
+}
+
+// checkNUL applies textrule.Check to every string in v, a decoded argument
+// (strings, lists, input objects as maps), path naming where v sits.
+func checkNUL(path string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return textrule.Check(path, v)
+	case []any:
+		for i, e := range v {
+			if err := checkNUL(path+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same field named first every time
+		for _, k := range keys {
+			if err := textrule.Check(path, k); err != nil {
+				return err
+			}
+			if err := checkNUL(path+"."+k, v[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
+)
+
+// textBothWays sends a text from the session to contact and one from
+// contact to the session, and checks each arrives decrypted.
+func textBothWays(t *testing.T, s *apptest.Server, sess apptest.Session, contact, tag string) {
+	t.Helper()
+	id := restSend(t, s, sess.ID, "text", map[string]any{"number": contact, "text": "out " + tag})
+	if m := received(t, s, contact, id); str(m.Text) != "out "+tag {
+		t.Errorf("the contact decrypted %q, want %q", str(m.Text), "out "+tag)
+	}
+	var sent struct{ SandboxSendText string }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!, $t: String!) { sandboxSendText(sessionId: $s, from: $f, text: $t) }`,
+		map[string]any{"s": sess.ID, "f": contact, "t": "in " + tag}, &sent)
+	if m := waitStored(t, s, sess.ID, sent.SandboxSendText); m.Status != "received" || str(m.Text) != "in "+tag {
+		t.Errorf("the session stored %+v, want the text %q received", m, "in "+tag)
+	}
+}
+
+// TestSandboxSurvivesRestart: `wagraph serve --sandbox` keeps its
+// simulated network in the data directory, so a session linked before a
+// restart is CONNECTED after it, as the same device and without linking
+// again, and texts go both ways.
+func TestSandboxSurvivesRestart(t *testing.T) {
+	const phone, contact = "4915550007001", "4915550007002"
+	cfg := apptest.SandboxConfig(t)
+	first := apptest.StartLive(t, cfg)
+	sess := first.LinkSession(t, phone)
+	textBothWays(t, first, sess, contact, "before")
+	first.Stop(t)
+
+	second := apptest.StartLive(t, cfg)
+	st := second.WaitStatus(t, sess.ID, "CONNECTED", nil)
+	second.Track(sess)
+	if st["jid"] != sess.JID {
+		t.Errorf("connected as %v after the restart, want the linked device %s", st["jid"], sess.JID)
+	}
+	if devs := second.Network(t).LinkedDevices(phone); len(devs) != 1 || devs[0].String() != sess.JID {
+		t.Errorf("the network's linked devices of %s: %v, want only %s", phone, devs, sess.JID)
+	}
+	textBothWays(t, second, sess, contact, "after")
+}
+
+// TestSandboxResetSaysLinkAgain: a session whose simulated network lost
+// its state ends LOGGED_OUT with a reason that says so, not WhatsApp's
+// "logged out from another device"; it can be linked again.
+func TestSandboxResetSaysLinkAgain(t *testing.T) {
+	const phone = "4915550007003"
+	cfg := apptest.SandboxConfig(t)
+	first := apptest.StartLive(t, cfg)
+	sess := first.LinkSession(t, phone)
+	first.Stop(t)
+	if err := os.RemoveAll(filepath.Join(cfg.DataDir, sandbox.StateDirName)); err != nil {
+		t.Fatal(err)
+	}
+
+	second := apptest.StartLive(t, cfg)
+	second.WaitStatus(t, sess.ID, "LOGGED_OUT", nil)
+	var out struct {
+		Session struct {
+			StatusReason *string
+			Jid          *string
+		}
+	}
+	second.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { statusReason jid } }`, map[string]any{"id": sess.ID}, &out)
+	if got := str(out.Session.StatusReason); got != whatsapp.NetworkResetReason {
+		t.Errorf("statusReason %q, want %q", got, whatsapp.NetworkResetReason)
+	}
+	if out.Session.Jid != nil {
+		t.Errorf("a reset session still names device %s", *out.Session.Jid)
+	}
+	// Linking again makes a new device of the same account.
+	second.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": sess.ID}, nil)
+	second.WaitStatus(t, sess.ID, "PAIRING", func(st map[string]any) bool { return st["qrCode"] != nil })
+	var linked struct{ SandboxLinkDevice struct{ Status, Jid string } }
+	second.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!, $p: String!) { sandboxLinkDevice(sessionId: $id, phone: $p) { status jid } }`,
+		map[string]any{"id": sess.ID, "p": phone}, &linked)
+	if linked.SandboxLinkDevice.Status != "CONNECTED" {
+		t.Fatalf("linked again: %+v", linked.SandboxLinkDevice)
+	}
+	second.Track(apptest.Session{ID: sess.ID, Phone: phone, JID: linked.SandboxLinkDevice.Jid})
+}
