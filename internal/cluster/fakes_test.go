@@ -280,3 +280,19 @@ func leases(t *testing.T, db *sql.DB) map[string]leaseRow {
 	}
 	return out
 }
+
+// slowLocal is a fakeLocal whose AdoptEach waits until let is closed
+// before starting anything: a manager still logging in the sessions it
+// took.
+type slowLocal struct {
+	*fakeLocal
+	let chan struct{}
+}
+
+func (l *slowLocal) AdoptEach(ctx context.Context, ids []string, still func(string) bool, done func(int, error)) {
+	select {
+	case <-l.let:
+	case <-ctx.Done():
+	}
+	l.fakeLocal.AdoptEach(ctx, ids, still, done)
+}

@@ -76,6 +76,11 @@ type Node struct {
 	wake  chan struct{}
 	ready chan struct{} // closed once the first share taken has been started
 	once  sync.Once
+	// shared is set by the first tick that reached its adoption (under
+	// leaseMu): that tick's adoption alone closes ready. A later tick
+	// that takes nothing new must not, while the first one's sessions are
+	// still being started.
+	shared bool
 
 	// leaseMu serialises what changes the leases: a tick (renewal to
 	// rebalance) and a Claim. A lease claimed while a renewal was under
@@ -291,7 +296,12 @@ func (n *Node) tick(ctx context.Context) error {
 		}
 		found = append(found, n.take(got)...)
 	}
-	n.adopt(ctx, found, func() { n.once.Do(func() { close(n.ready) }) })
+	started := func() {}
+	if !n.shared {
+		n.shared = true
+		started = func() { n.once.Do(func() { close(n.ready) }) }
+	}
+	n.adopt(ctx, found, started)
 	return nil
 }
 
