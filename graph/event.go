@@ -130,12 +130,13 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 		}
 		from = &c
 	}
-	ctx, err = r.Auth.Bind(ctx, p)
+	ctx, release, err := r.openSubscription(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	sub, err := bus.Subscribe(ctx, sessionID, ks, from)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	// deleteSession deletes the record, then ends the session's
@@ -145,12 +146,14 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 		// The token was revoked (or the subscriber left) while the stream
 		// was being set up: it ends as it would have a moment later.
 		sub.Close()
+		release()
 		ch := make(chan *model.Event)
 		close(ch)
 		return ch, nil
 	}
 	if err != nil || !exists {
 		sub.Close()
+		release()
 		if err != nil {
 			return nil, fmt.Errorf("check session %s: %w", sessionID, err)
 		}
@@ -163,6 +166,7 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 	lane := takeLane(ctx)
 	go func() {
 		defer close(ch)
+		defer release()
 		defer sub.Close()
 		// Closing the lane hands the rest of the stream to gqlgen.
 		endLane := func() {

@@ -367,25 +367,25 @@ func addSat(a, b int) int {
 	return a + b
 }
 
-// operationCost is what an operation takes from the rate limit: each
-// mutation field, aliases and fragments included, is one operation, so 450
-// aliased sends cost 450; a query or a subscription start costs one.
+// operationCost is what an operation takes from the rate limit: each root
+// field, aliases and fragments included, is one operation, so 450 aliased
+// sends cost 450 and 20 aliased events pages cost 20, like 20 requests; an
+// operation costs at least one (a subscription has one root field).
 func operationCost(doc *ast.QueryDocument, op *ast.OperationDefinition) int {
-	if op.Operation != ast.Mutation {
-		return 1
-	}
 	return max(1, rootFields(doc, op.SelectionSet, map[string]bool{}))
 }
 
-// rootFields counts the fields a selection set runs. Like gqlgen's field
-// collection it takes each fragment once; fields of one response name
-// counted twice only overcharge.
+// rootFields counts the fields a selection set runs (__typename runs
+// nothing). Like gqlgen's field collection it takes each fragment once;
+// fields of one response name counted twice only overcharge.
 func rootFields(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) int {
 	n := 0
 	for _, s := range set {
 		switch s := s.(type) {
 		case *ast.Field:
-			n++
+			if s.Name != "__typename" {
+				n++
+			}
 		case *ast.InlineFragment:
 			n += rootFields(doc, s.SelectionSet, seen)
 		case *ast.FragmentSpread:

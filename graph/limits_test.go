@@ -8,15 +8,16 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-// TestOperationCost: a mutation costs one per field it runs, aliases and
-// fragments included (each fragment once, as gqlgen collects them); a query
-// or a subscription start costs one.
+// TestOperationCost: an operation costs one per root field it runs, aliases
+// and fragments included (each fragment once, as gqlgen collects them);
+// __typename runs nothing; at least one.
 func TestOperationCost(t *testing.T) {
 	tests := []struct {
 		name, doc string
 		want      int
 	}{
-		{"query", `{ viewer { user { id } } sessions { id } }`, 1},
+		{"query", `{ viewer { user { id } } sessions { id } }`, 2},
+		{"query of __typename", `{ __typename }`, 1},
 		{"subscription", `subscription { sessionStatus(sessionId: "s") { id } }`, 1},
 		{"one mutation", `mutation { revokeToken(token: "a") }`, 1},
 		{"aliases", `mutation { a: revokeToken(token: "a") b: revokeToken(token: "b") c: revokeToken(token: "c") }`, 3},

@@ -60,3 +60,13 @@ func (r *Resolver) reachSessionID(ctx context.Context, id string) (*auth.Princip
 	}
 	return p, nil
 }
+
+// SessionDeleted forgets a session deleted a moment ago, here or by
+// another process (its revocation notice): its owner is no longer cached
+// and its subscriptions end (its log went with the record).
+func (r *Resolver) SessionDeleted(id string) {
+	r.sessionOwners().Forget(id)
+	if r.Events != nil {
+		r.Events.EndSession(id)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
@@ -50,11 +51,17 @@ type Resolver struct {
 	Leases Leases
 	// NodeID is this process's --node-id (Session.owner on SQLite).
 	NodeID string
+	// Quotas bound what a user keeps (the sessions of a non-admin here;
+	// the others are enforced by the services that keep them).
+	Quotas config.Quotas
 
 	// owners caches who owns each recently reached session (reach.go);
 	// made on first use, so that a Resolver literal is ready as it is.
 	ownersOnce sync.Once
 	owners     *recent.Cache[string, string]
+	// subscriptions counts the open subscriptions of each token
+	// (subscriptions.go); its zero value is ready.
+	subscriptions subscriptionCounts
 }
 
 // SessionNotFound is the answer for a session that does not exist or that

@@ -20,6 +20,7 @@ import (
 
 // ServerOptions are the limits of the GraphQL endpoint.
 type ServerOptions struct {
+	// ComplexityLimit caps an operation's cost (cost.go); zero: no cap.
 	ComplexityLimit int
 	Document        DocumentLimits // zero: DefaultDocumentLimits
 	Introspection   bool
@@ -30,6 +31,9 @@ type ServerOptions struct {
 	// Connections charges the connection_init of a socket whose upgrade
 	// came without a token; nil leaves them unlimited.
 	Connections ConnectionCharger
+	// MaxAnswer caps the bytes of a query's or a mutation's answer; zero:
+	// DefaultMaxAnswer.
+	MaxAnswer int64
 }
 
 // gqlgen's own error codes, folded into the contract's vocabulary: a query
@@ -65,13 +69,22 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 		srv.SetDisableSuggestion(true)
 	}
 	if opts.ComplexityLimit > 0 {
-		srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
+		srv.Use(&costLimit{limit: opts.ComplexityLimit})
 	}
-	srv.SetErrorPresenter(ErrorPresenter(log, opts.RequestID))
+	maxAnswer := opts.MaxAnswer
+	if maxAnswer <= 0 {
+		maxAnswer = DefaultMaxAnswer
+	}
+	present := ErrorPresenter(log, opts.RequestID)
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(Recover())
 	srv.AroundFields(markInternal)
 	srv.AroundFields(refuseNUL)
+	srv.AroundOperations(recheckSockets(r.Auth, present))
 	srv.AroundOperations(laneOperations)
+	srv.AroundOperations(boundAnswers(maxAnswer))
+	srv.AroundRootFields(dropOverBudget)
+	srv.AroundFields(countAnswer)
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		if resp != nil {

@@ -37,7 +37,11 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 	)
 	err = ent.WithTx(ctx, r.DB, func(tx *ent.Tx) error {
 		// Blank is no name: a generated one (sessionName).
-		settled, err := sessionName(ctx, tx, p.UserID, n)
+		limit := r.Quotas.SessionsPerUser
+		if p.Admin {
+			limit = 0 // an admin runs the gateway: no quota of its own
+		}
+		settled, err := sessionName(ctx, tx, p.UserID, n, limit)
 		if err != nil {
 			return err
 		}
@@ -76,11 +80,8 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
 		return false, fmt.Errorf("delete session %s: %w", id, err)
 	}
-	r.sessionOwners().Forget(id)
-	r.Auth.Disconnect(tokenIDs...)
-	if r.Events != nil {
-		r.Events.EndSession(id) // its log went with the record
-	}
+	r.SessionDeleted(id)
+	r.Auth.EndSession(ctx, id, tokenIDs) // here, and on the other processes
 	if err := r.Link.Delete(ctx, id); err != nil {
 		return false, err
 	}
@@ -176,7 +177,13 @@ func (r *sessionResolver) Lease(ctx context.Context, obj *model.Session) (*model
 }
 
 func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error) {
-	_, s, err := r.reachSession(ctx, sessionID)
+	p, s, err := r.reachSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	// Bound to the token, as the events are: a revocation (here or on
+	// another process) ends the stream over every transport.
+	ctx, release, err := r.openSubscription(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +192,7 @@ func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID stri
 	ch := make(chan *model.Session, 1)
 	go func() {
 		defer close(ch)
+		defer release()
 		var last *model.Session
 		// The stream ends when the subscriber leaves or the session is
 		// deleted (Watch's NOT_FOUND): closing the channel completes it.

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	entuser "github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // generatedNamePrefix starts the name of a session created without one:
@@ -25,14 +23,21 @@ const generatedNamePrefix = "session-"
 // the user's row on PostgreSQL first, so two creations for one user take
 // turns and cannot both pass the check (SQLite lets one writer at a time
 // in anyway).
-func sessionName(ctx context.Context, tx *ent.Tx, userID, wanted string) (string, error) {
-	if _, err := tx.User.Query().Where(entuser.ID(userID), lockForUpdate).Only(ctx); err != nil {
+//
+// limit (0: none) is how many sessions the user may have: at it, the
+// creation is refused, under the same lock, so two creations cannot both
+// take the last place.
+func sessionName(ctx context.Context, tx *ent.Tx, userID, wanted string, limit int) (string, error) {
+	if _, err := tx.User.Query().Where(entuser.ID(userID), storage.ForUpdate).Only(ctx); err != nil {
 		return "", fmt.Errorf("lock user %s: %w", userID, err)
 	}
 	taken, err := tx.Session.Query().Where(entsession.OwnerID(userID)).
 		Select(entsession.FieldID, entsession.FieldName).All(ctx)
 	if err != nil {
 		return "", fmt.Errorf("names of the sessions of user %s: %w", userID, err)
+	}
+	if limit > 0 && len(taken) >= limit {
+		return "", fault.New(fault.Conflict, "quota reached: you have %d sessions, the most a user may have (--max-sessions-per-user); delete one first", len(taken))
 	}
 	used := func(name string) *ent.Session {
 		for _, s := range taken {
@@ -54,18 +59,5 @@ func sessionName(ctx context.Context, tx *ent.Tx, userID, wanted string) (string
 		if name := fmt.Sprintf("%s%d", generatedNamePrefix, n); used(name) == nil {
 			return name, nil
 		}
-	}
-}
-
-// lockForUpdate, a predicate in form only, makes a SELECT lock its rows
-// FOR NO KEY UPDATE on PostgreSQL: it excludes another creation's lock,
-// yet lets other writers insert rows referencing the user (their foreign
-// key check takes KEY SHARE, which FOR UPDATE would block). SQLite has no
-// row locks (and ent refuses FOR there): its one writer lock, taken when
-// the transaction begins (_txlock=immediate), already serialises the
-// creations.
-func lockForUpdate(s *sql.Selector) {
-	if s.Dialect() == dialect.Postgres {
-		s.For(sql.LockNoKeyUpdate)
 	}
 }

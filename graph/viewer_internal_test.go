@@ -48,7 +48,7 @@ func TestViewerReadsUserOnlyWhenAsked(t *testing.T) {
 	if err := db.User.Create().SetID("u1").SetName("alice").SetAdmin(true).SetCreatedAt(created).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := &Resolver{DB: db, Auth: auth.NewService(db, rand.Reader, time.Now, func() string { return "x" })}
+	r := &Resolver{DB: db, Auth: auth.NewService(db, rand.Reader, time.Now, func() string { return "x" }, auth.Options{})}
 	srv := NewServer(r, slog.New(slog.DiscardHandler), ServerOptions{})
 	// The principal's name and admin flag differ from the row's on purpose:
 	// an answer taken from the principal for those fields shows.

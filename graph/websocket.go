@@ -12,10 +12,13 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -117,7 +120,44 @@ func websocketInit(a *auth.Service, charger ConnectionCharger, s *sockets) trans
 			return refuseFor(ctx, err)
 		}
 		s.bind(request, bound)
-		return bound, nil, nil
+		return context.WithValue(bound, onSocketKey{}, &socketState{}), nil, nil
+	}
+}
+
+// onSocketKey marks the context of a socket's operations with its
+// socketState.
+type onSocketKey struct{}
+
+// socketState is what one socket's operations share.
+type socketState struct {
+	subscriptions atomic.Int32 // open on it (capSubscriptions)
+}
+
+// socketOf returns the state of the socket ctx's operation came over; nil
+// for an HTTP request.
+func socketOf(ctx context.Context) *socketState {
+	s, _ := ctx.Value(onSocketKey{}).(*socketState)
+	return s
+}
+
+// recheckSockets checks the token of a socket again at each operation, as
+// an HTTP request's is at each request: the socket's principal was fixed
+// at connection_init, and a revocation whose notice did not reach this
+// process must still stop it (auth.Service.Recheck; a token found revoked
+// closes the socket).
+func recheckSockets(a *auth.Service, present graphql.ErrorPresenterFunc) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if socketOf(ctx) == nil {
+			return next(ctx)
+		}
+		p, err := auth.Require(ctx)
+		if err == nil {
+			err = a.Recheck(ctx, p)
+		}
+		if err != nil {
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, err)}})
+		}
+		return next(ctx)
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
+	"github.com/wagraph/wagraph/internal/revocation"
 	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webhook"
@@ -105,6 +106,7 @@ type App struct {
 	sink     *sessions.Sink
 
 	eventListener *storage.Listener // PostgreSQL's notifications to bus; nil on SQLite
+	revocations   *storage.Listener // the other processes' revocations; nil on SQLite
 
 	// The background work: restoring the linked sessions, then the
 	// scheduler. Close cancels it and waits for it.
@@ -136,7 +138,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, restored: make(chan struct{})}
 	a.eventBuf = opts.EventBuffer
 
-	authSvc := auth.NewService(db, random, now, newID)
+	var announceTo *sql.DB // on PostgreSQL, the other processes hear of revocations
+	if cfg.DatabaseURL != "" {
+		announceTo = sqlDB
+	}
+	authSvc := auth.NewService(db, random, now, newID, auth.Options{
+		Announcer: revocation.NewAnnouncer(announceTo, a.log), MaxSessionTokens: cfg.Quotas.TokensPerSession,
+	})
 	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
@@ -152,7 +160,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	resolver := &graph.Resolver{
 		DB:         db,
 		Auth:       authSvc,
-		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs),
+		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
 		Deliveries: a.hooks.deliveries,
 		Link:       a.ops,
 		GroupAdmin: a.ops,
@@ -164,10 +172,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		NewID:      newID,
 		Events:     a.bus,
 		NodeID:     cfg.NodeID,
+		Quotas:     cfg.Quotas,
 	}
 	if a.node != nil {
 		resolver.Leases = a.node
 	}
+	a.listenRevocations(authSvc, resolver)
 	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...)
 	a.handler = a.routes(resolver, authSvc, limiter)
 	a.startBackground(ctx)
@@ -248,6 +258,9 @@ func (a *App) Close() error {
 		}
 		cancel()
 	}
+	if a.revocations != nil {
+		a.revocations.Close()
+	}
 	a.closeEvents()
 	var errs []error
 	if a.network != nil {
@@ -286,6 +299,14 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 		ln.Close()
 		return err
 	}
+	clusterLn, err := listenCluster(cfg)
+	if err != nil {
+		ln.Close()
+		if debugLn != nil {
+			debugLn.Close()
+		}
+		return err
+	}
 	front := &frontDoor{}
 	front.set(http.HandlerFunc(serveStarting))
 	serveCtx, stopServing := context.WithCancel(ctx)
@@ -294,7 +315,11 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 	go func() { served <- serve(serveCtx, ln, front, opts.Logger) }()
 
 	if cfg.DatabaseURL != "" && cfg.AdvertiseAddr == "" {
-		cfg.AdvertiseAddr = advertised(ln.Addr())
+		at := ln // where the calls of the other processes are served
+		if clusterLn != nil {
+			at = clusterLn
+		}
+		cfg.AdvertiseAddr = advertised(at.Addr())
 	}
 	a, err := New(ctx, cfg, opts)
 	if err != nil {
@@ -303,16 +328,42 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 		if debugLn != nil {
 			debugLn.Close()
 		}
+		if clusterLn != nil {
+			clusterLn.Close()
+		}
 		return err
 	}
 	defer a.Close()
+	var clusterServed <-chan error // nil (never ready) without a listener of its own
+	if clusterLn != nil {
+		clusterServed = a.serveCluster(serveCtx, clusterLn)
+	}
 	if debugLn != nil {
 		a.debug = serveDebug(debugLn, a.log)
 	}
 	defer context.AfterFunc(ctx, a.endStreams)()
 	front.set(a.handler)
 	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
-	return <-served
+	// Both listeners stop together, before a.Close: the calls under way
+	// finish while the manager still runs.
+	select {
+	case err := <-served:
+		if clusterServed != nil {
+			stopServing()
+			if cerr := <-clusterServed; cerr != nil {
+				a.log.Error("serving the calls between the processes failed", "err", cerr)
+			}
+		}
+		return err
+	case err := <-clusterServed:
+		// Without its cluster listener the process cannot take the calls
+		// for its sessions: it stops, as when --addr fails.
+		stopServing()
+		if serr := <-served; err == nil { // ctx is done: both stopped
+			return serr
+		}
+		return fmt.Errorf("--cluster-addr: %w", err)
+	}
 }
 
 // frontDoor serves the handler of the moment: the starting answers while

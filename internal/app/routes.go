@@ -31,6 +31,7 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	limits.Depth = a.cfg.GraphQLDepth
 	gql := graph.NewServer(resolver, a.log, graph.ServerOptions{
 		ComplexityLimit: a.cfg.GraphQLComplexity,
+		MaxAnswer:       a.cfg.GraphQLMaxAnswer,
 		Document:        limits,
 		Introspection:   true,
 		RequestID:       requestid.From,
@@ -51,10 +52,10 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 	// them (Prometheus sends it as bearer credentials). Refusals are the
 	// REST envelope.
 	mux.Handle("GET /metrics", authSvc.Middleware(limiter, a.log, rest.Refuse)(adminOnly("read /metrics", rest.Refuse, a.metrics.Handler())))
-	if a.router != nil {
-		// Calls forwarded by the other processes of the cluster, signed
-		// with this process's key; a send's media travel inside (base64).
-		mux.Handle("POST "+cluster.CallPath, a.router.Handler(a.cfg.MaxBody/3*4+1<<20))
+	if a.router != nil && a.cfg.ClusterAddr == "" {
+		// Calls forwarded by the other processes of the cluster, here
+		// unless --cluster-addr has a listener for them (cluster.go).
+		mux.Handle("POST "+cluster.CallPath, a.clusterHandler())
 	}
 	// GraphiQL, every file of it embedded: it works without internet.
 	graphiql := webui.GraphiQL()

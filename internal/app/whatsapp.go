@@ -103,15 +103,19 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		if err := a.node.Join(ctx, a.manager); err != nil {
 			return err
 		}
-		a.router = cluster.NewRouter(a.node, a.manager, sessions.NewStatusStore(a.db), a.log)
+		a.router = cluster.NewRouter(a.node, a.manager, sessions.NewStatusStore(a.db), clusterTLS(a.cfg), a.log)
 		a.ops, held = a.router, a.node.HeldIDs
 	}
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
 	a.messages = messaging.New(messaging.Options{
-		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: media.NewPreparer(a.cfg.FFmpeg, a.log),
+		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: media.NewPreparerWith(media.PreparerOptions{
+			FFmpeg: a.cfg.FFmpeg, Logger: a.log, ImageDecodes: a.cfg.MediaConcurrency.Images,
+			FFmpegRuns: a.cfg.MediaConcurrency.FFmpeg, Downloads: a.cfg.MediaConcurrency.Downloads,
+		}),
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
 		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL
+		MaxScheduled:     a.cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: a.cfg.Quotas.ScheduledBytesPerSession,
 	})
 	sink.SetMessages(a.messages)
 	return nil

@@ -369,7 +369,7 @@ func TestBindForgets(t *testing.T) {
 	db := dbtest.Open(t).Ent
 	defer db.Close()
 	n := 0
-	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })
+	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) }, Options{})
 	u, _, err := s.CreateUser(context.Background(), "u", false)
 	if err != nil {
 		t.Fatal(err)

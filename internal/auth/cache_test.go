@@ -22,7 +22,7 @@ func TestTokenCache(t *testing.T) {
 	db := dbtest.Open(t).Ent
 	t.Cleanup(func() { db.Close() })
 	n := 0
-	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })
+	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) }, Options{})
 	admin, adminTok, err := s.CreateUser(ctx, "admin", true)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/wagraph/wagraph/ent/token"
 )
@@ -60,6 +62,7 @@ func (s *Service) Bind(ctx context.Context, p *Principal) (context.Context, erro
 // it, so a revoked token is refused from then on.
 func (s *Service) Disconnect(tokenIDs ...string) {
 	dropTokens(s.cache, tokenIDs...)
+	s.rechecks.Drop(func(id string, _ struct{}) bool { return slices.Contains(tokenIDs, id) })
 	s.live.mu.Lock()
 	var cancels []context.CancelCauseFunc
 	for _, id := range tokenIDs {
@@ -71,6 +74,58 @@ func (s *Service) Disconnect(tokenIDs ...string) {
 	for _, c := range cancels {
 		c(ErrTokenGone)
 	}
+}
+
+// Recheck checks again that the token of p, which authenticated a socket
+// a while ago, is still valid: every operation on a socket is checked as
+// an HTTP request is, with the same few seconds of reuse, so that a
+// revocation no notice brought (another process's, its notification lost)
+// still ends the socket. A token found revoked ends its connections here.
+func (s *Service) Recheck(ctx context.Context, p *Principal) error {
+	now := time.Now()
+	if _, ok := s.rechecks.Get(p.TokenID, now); ok {
+		return nil
+	}
+	gen := s.rechecks.Generation()
+	n, err := s.db.Token.Query().Where(token.ID(p.TokenID), token.RevokedAtIsNil()).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("check token: %w", err)
+	}
+	if n == 0 {
+		s.Disconnect(p.TokenID)
+		return errInvalid
+	}
+	s.rechecks.Put(p.TokenID, struct{}{}, gen, now)
+	return nil
+}
+
+// RecheckAll forgets every cached token check and ends the connections of
+// every bound token that is no longer valid: the listener calls it when it
+// (re)connects, since the notices sent while it had no connection are lost.
+func (s *Service) RecheckAll(ctx context.Context) error {
+	s.cache.Drop(func(string, Principal) bool { return true })
+	s.rechecks.Drop(func(string, struct{}) bool { return true })
+	s.live.mu.Lock()
+	ids := make([]string, 0, len(s.live.conns))
+	for id := range s.live.conns {
+		ids = append(ids, id)
+	}
+	s.live.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	valid, err := s.db.Token.Query().Where(token.IDIn(ids...), token.RevokedAtIsNil()).IDs(ctx)
+	if err != nil {
+		return fmt.Errorf("recheck tokens: %w", err)
+	}
+	var gone []string
+	for _, id := range ids {
+		if !slices.Contains(valid, id) {
+			gone = append(gone, id)
+		}
+	}
+	s.Disconnect(gone...)
+	return nil
 }
 
 // bound reports how many connections are bound; tests use it to see that

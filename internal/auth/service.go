@@ -8,26 +8,54 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
+	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/recent"
+	"github.com/wagraph/wagraph/internal/revocation"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // Service issues, checks and revokes tokens.
 type Service struct {
-	db    *ent.Client
-	rand  io.Reader
-	now   func() time.Time
-	newID func() string
-	live  live
-	cache *recent.Cache[string, Principal] // hash → principal
+	db       *ent.Client
+	rand     io.Reader
+	now      func() time.Time
+	newID    func() string
+	live     live
+	cache    *recent.Cache[string, Principal] // hash → principal
+	rechecks *recent.Cache[string, struct{}]  // token id → still valid
+	announce Announcer
+	// maxSessionTokens bounds a session's live tokens (0: none).
+	maxSessionTokens int
+}
+
+// Options are what a Service needs besides its database.
+type Options struct {
+	// Announcer tells the other processes of a revocation; nil: this is
+	// the only process.
+	Announcer Announcer
+	// MaxSessionTokens bounds the live tokens of one session
+	// (--max-tokens-per-session); 0: no bound.
+	MaxSessionTokens int
+}
+
+// Announcer tells the other processes on the database that tokens ended
+// (revocation.Announcer); it logs what it could not send.
+type Announcer interface {
+	Announce(ctx context.Context, n revocation.Notice) error
 }
 
 // NewService returns a Service storing tokens in db. rand feeds token secrets,
 // newID names new rows.
-func NewService(db *ent.Client, rand io.Reader, now func() time.Time, newID func() string) *Service {
-	return &Service{db: db, rand: rand, now: now, newID: newID, cache: newTokenCache()}
+func NewService(db *ent.Client, rand io.Reader, now func() time.Time, newID func() string, opts Options) *Service {
+	if opts.Announcer == nil {
+		opts.Announcer = revocation.NewAnnouncer(nil, nil)
+	}
+	return &Service{db: db, rand: rand, now: now, newID: newID, cache: newTokenCache(),
+		rechecks: recent.New[string, struct{}](tokenCacheTTL, tokenCacheMax), announce: opts.Announcer,
+		maxSessionTokens: opts.MaxSessionTokens}
 }
 
 // Authenticate returns the principal of a raw token. A valid token's check
@@ -164,9 +192,35 @@ func (s *Service) CreateUser(ctx context.Context, name string, admin bool) (*ent
 
 // IssueSessionToken creates a token that reaches exactly one session. db may
 // be a transaction's client, so the token is born with its session.
+//
+// A session holds at most maxSessionTokens live tokens: the count is
+// checked with the session's row locked, so two issues cannot both take
+// the last place.
 func (s *Service) IssueSessionToken(ctx context.Context, db *ent.Client, sessionID, ownerID string) (string, error) {
-	if db == nil {
-		db = s.db
+	if db != nil { // the caller's transaction
+		return s.issueSessionToken(ctx, db, sessionID, ownerID)
+	}
+	var raw string
+	err := ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		var err error
+		raw, err = s.issueSessionToken(ctx, tx.Client(), sessionID, ownerID)
+		return err
+	})
+	return raw, err
+}
+
+func (s *Service) issueSessionToken(ctx context.Context, db *ent.Client, sessionID, ownerID string) (string, error) {
+	if s.maxSessionTokens > 0 {
+		if _, err := db.Session.Query().Where(entsession.ID(sessionID), storage.ForUpdate).Only(ctx); err != nil {
+			return "", fmt.Errorf("lock session %s: %w", sessionID, err)
+		}
+		n, err := db.Token.Query().Where(token.SessionID(sessionID), token.RevokedAtIsNil()).Count(ctx)
+		if err != nil {
+			return "", fmt.Errorf("count the tokens of session %s: %w", sessionID, err)
+		}
+		if n >= s.maxSessionTokens {
+			return "", fault.New(fault.Conflict, "quota reached: session %s has %d live tokens, the most one may have (--max-tokens-per-session); revoke one first", sessionID, n)
+		}
 	}
 	return s.issue(ctx, db, SessionPrefix, ownerID, sessionID)
 }
@@ -218,5 +272,17 @@ func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
 		return fmt.Errorf("revoke token: %w", err)
 	}
 	s.Disconnect(t.ID)
+	// Committed: the revocation stands whether or not the others hear of
+	// it now; one that does not is bounded by their rechecks (tokenCacheTTL)
+	// and by the full recheck their listener makes when it reconnects.
+	_ = s.announce.Announce(ctx, revocation.Notice{Tokens: []string{t.ID}})
 	return nil
+}
+
+// EndSession ends what the tokens of a session deleted a moment ago hold
+// open, here and, through the announcer, on every other process, which
+// also forget the session itself.
+func (s *Service) EndSession(ctx context.Context, sessionID string, tokenIDs []string) {
+	s.Disconnect(tokenIDs...)
+	_ = s.announce.Announce(ctx, revocation.Notice{Session: sessionID, Tokens: tokenIDs})
 }

@@ -20,7 +20,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	db := dbtest.Open(b).Ent
 	b.Cleanup(func() { db.Close() })
 	n := 0
-	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) })
+	s := NewService(db, rand.Reader, time.Now, func() string { n++; return fmt.Sprint("id", n) }, Options{})
 	ctx := context.Background()
 	var raw string
 	for i := range 100 {

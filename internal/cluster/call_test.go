@@ -73,7 +73,7 @@ func newTestRouter(t *testing.T, n *Node, d *storage.DB) (*Router, *whatsapp.Man
 	statuses := sessions.NewStatusStore(d.Ent)
 	m := whatsapp.NewManager(whatsapp.ManagerOptions{Store: store, Statuses: statuses})
 	t.Cleanup(m.Close)
-	return NewRouter(n, m, statuses, nil), m
+	return NewRouter(n, m, statuses, nil, nil), m
 }
 
 // TestCallHandler: the call handler runs only calls signed with its own
@@ -107,6 +107,7 @@ func TestCallHandler(t *testing.T) {
 		secret     []byte // signs the call; nil: unsigned
 		path       string // signed; CallPath when empty
 		noKey      bool   // without the key's proof (the header checked before the body is read)
+		nonce      string // the nonce sent and signed; a fresh one when empty, none when "-"
 		wantStatus int
 		wantCode   string // the reply's error code, on 200
 	}{
@@ -119,6 +120,9 @@ func TestCallHandler(t *testing.T) {
 		{name: "timestamp too old", body: callBody(held, opStatus), ts: strconv.FormatInt(time.Now().Add(-callSkew-5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
 		{name: "timestamp too far ahead", body: callBody(held, opStatus), ts: strconv.FormatInt(time.Now().Add(callSkew+5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
 		{name: "timestamp not a number", body: callBody(held, opStatus), ts: "yesterday", secret: b.secret, wantStatus: http.StatusUnauthorized},
+		{name: "no nonce", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "-", wantStatus: http.StatusUnauthorized},
+		{name: "nonce too short", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "c2hvcnQ", wantStatus: http.StatusUnauthorized},
+		{name: "nonce not base64url", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "not a nonce at all, no", wantStatus: http.StatusUnauthorized},
 		{name: "body too large", body: callBody(held, strings.Repeat("x", maxBody)), ts: now(), secret: b.secret, wantStatus: http.StatusRequestEntityTooLarge},
 		{name: "unknown operation", body: callBody(held, "format"), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
 		{name: "no session", body: callBody("", opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
@@ -133,10 +137,14 @@ func TestCallHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set(headerTimestamp, tt.ts)
+			nonce := cmpOr(tt.nonce, newNonce())
+			if nonce != "-" {
+				req.Header.Set(headerNonce, nonce)
+			}
 			if tt.secret != nil {
-				req.Header.Set(headerSignature, sign(tt.secret, tt.ts, cmpOr(tt.path, CallPath), tt.body))
+				req.Header.Set(headerSignature, sign(tt.secret, tt.ts, nonce, cmpOr(tt.path, CallPath), tt.body))
 				if !tt.noKey {
-					req.Header.Set(headerKey, keyProof(tt.secret, tt.ts))
+					req.Header.Set(headerKey, keyProof(tt.secret, tt.ts, nonce))
 				}
 			}
 			resp, err := http.DefaultClient.Do(req)
@@ -278,7 +286,7 @@ func TestForwardedErrors(t *testing.T) {
 			return none{}, errors.New("connection to 10.0.0.7 refused (password=hunter2)")
 		}),
 	}
-	target.serve(&callServer{node: b, ops: ops, maxBody: 1 << 20, log: b.log})
+	target.serve(&callServer{node: b, ops: ops, maxBody: 1 << 20, seen: newSeenCache(maxSeen), log: b.log})
 	if took, err := b.Claim(ctx, ids[0]); err != nil || !took {
 		t.Fatalf("claim: %v, %v", took, err)
 	}
@@ -286,7 +294,7 @@ func TestForwardedErrors(t *testing.T) {
 	if err != nil || h.Node != b.ID() || h.Self {
 		t.Fatalf("HolderOf: %+v, %v", h, err)
 	}
-	c := newCaller(a)
+	c := newCaller(a, nil)
 
 	var got echo
 	if err := c.do(ctx, h, ids[0], "echo", echo{Text: "hi"}, &got); err != nil || got.Text != ids[0]+":hi" {

@@ -27,16 +27,18 @@ type Router struct {
 	statuses StatusStore
 	call     *caller
 	ops      map[string]op
+	seen     *seenCache // the nonces of the calls taken, for every handler
 	log      *slog.Logger
 }
 
 // NewRouter returns the router of node over its manager m; statuses reads
-// the stored records of sessions nobody runs.
-func NewRouter(node *Node, m *whatsapp.Manager, statuses StatusStore, log *slog.Logger) *Router {
+// the stored records of sessions nobody runs. With t, calls to the other
+// processes go over TLS (nil: plain HTTP, for a private network).
+func NewRouter(node *Node, m *whatsapp.Manager, statuses StatusStore, t *TLS, log *slog.Logger) *Router {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Router{node: node, m: m, statuses: statuses, call: newCaller(node), log: log}
+	r := &Router{node: node, m: m, statuses: statuses, call: newCaller(node, t), seen: newSeenCache(maxSeen), log: log}
 	r.ops = r.table()
 	return r
 }
@@ -44,7 +46,7 @@ func NewRouter(node *Node, m *whatsapp.Manager, statuses StatusStore, log *slog.
 // Handler serves the calls the other processes forward here; maxBody
 // bounds a call (a send's media travels inside it).
 func (r *Router) Handler(maxBody int64) http.Handler {
-	return &callServer{node: r.node, ops: r.ops, maxBody: maxBody, log: r.log}
+	return &callServer{node: r.node, ops: r.ops, maxBody: maxBody, seen: r.seen, log: r.log}
 }
 
 // none is the argument or result of an operation that has none.

@@ -38,14 +38,20 @@ type Config struct {
 	MaxBody          int64
 	// BodyTimeout is how long a request's whole body may take to arrive.
 	BodyTimeout time.Duration
+	// GraphQLMaxAnswer caps the bytes of one GraphQL answer.
+	GraphQLMaxAnswer int64
 	// GraphQLComplexity and GraphQLDepth cap one GraphQL operation.
 	GraphQLComplexity int
 	GraphQLDepth      int
 	Rate              Rate
 	GeocoderURL       string
 	FFmpeg            string // resolved path; empty when no converter is available
-	LogLevel          slog.Level
-	LogFormat         string // "text" or "json"
+	// Quotas bound what one user or session may keep.
+	Quotas Quotas
+	// MediaConcurrency bounds the media work that runs at once.
+	MediaConcurrency MediaConcurrency
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
 	// WAVersion is the WhatsApp Web version the sessions announce: "auto",
 	// "builtin" or a pinned "2.3000.N".
 	WAVersion string
@@ -63,6 +69,14 @@ type Config struct {
 	// LeaseTTL is how long a session's lease holds without renewal: the
 	// longest a dead process keeps its sessions from the others.
 	LeaseTTL time.Duration
+	// ClusterAddr is where the calls between the processes of a cluster
+	// are served, on a listener of their own; "" serves them on Addr.
+	ClusterAddr string
+	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA are the files of the
+	// cluster's TLS, all set or none; ClusterTLS is what they hold, loaded
+	// and checked at start (nil: the calls are plain HTTP).
+	ClusterTLSCert, ClusterTLSKey, ClusterTLSCA string
+	ClusterTLS                                  *ClusterTLS
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -74,6 +88,20 @@ type Rate struct {
 func (r Rate) String() string {
 	return strconv.FormatFloat(r.Per, 'f', -1, 64) + "/s," + strconv.Itoa(r.Burst)
 }
+
+// MediaConcurrency is how many image decodes, ffmpeg runs and downloads of
+// received media run at once; more wait for a slot, then are refused with
+// RATE_LIMITED.
+type MediaConcurrency struct {
+	Images, FFmpeg, Downloads int
+}
+
+func (m MediaConcurrency) String() string {
+	return fmt.Sprintf("%d,%d,%d", m.Images, m.FFmpeg, m.Downloads)
+}
+
+// MaxMediaConcurrency bounds each number of --media-concurrency.
+const MaxMediaConcurrency = 256
 
 // MinAdminTokenLen is the shortest bootstrap admin token accepted (auth.md).
 const MinAdminTokenLen = 32
@@ -139,6 +167,9 @@ func settings() []setting {
 			parse: parseWAVersion},
 		{flag: "ffmpeg", env: "WAGRAPH_FFMPEG", group: groupMedia, kind: "path", shown: "ffmpeg on PATH",
 			usage: "converter for voice notes and video thumbnails; none turns conversion off", parse: parseFFmpeg},
+		{flag: "media-concurrency", env: "WAGRAPH_MEDIA_CONCURRENCY", def: "2,2,4", group: groupMedia, kind: "n,n,n",
+			usage: "image decodes, ffmpeg runs and media downloads at once: IMAGES,FFMPEG,DOWNLOADS; more wait up to 20s, then are refused with RATE_LIMITED",
+			parse: parseMediaConcurrency},
 		{flag: "geocoder-url", env: "WAGRAPH_GEOCODER_URL", group: groupMedia, kind: "url",
 			usage: "Nominatim-compatible search endpoint for address-only locations", parse: parseGeocoder},
 		{flag: "webhook-retry", env: "WAGRAPH_WEBHOOK_RETRY", def: "0s,5s,5m,30m,2h,5h,10h,10h", group: groupWebhooks, kind: "durations",
@@ -154,12 +185,30 @@ func settings() []setting {
 			usage: "longest time a request's whole body may take to arrive; slower bodies are cut", parse: parseBodyTimeout},
 		{flag: "rate", env: "WAGRAPH_RATE", def: "20/s,100", group: groupLimits, kind: "rate",
 			usage: "per-user rate limit (all of a user's tokens together): RATE/s,BURST", parse: parseRate},
-		{flag: "graphql-complexity", env: "WAGRAPH_GRAPHQL_COMPLEXITY", def: "1000", group: groupLimits, kind: "int",
-			usage: "largest complexity of one GraphQL operation (each field 1, lists times their size)",
+		{flag: "graphql-complexity", env: "WAGRAPH_GRAPHQL_COMPLEXITY", def: "10000", group: groupLimits, kind: "int",
+			usage: "largest cost of one GraphQL operation, counted before it runs: each field 1, a paged field (first, pageSize) its page size times its fields, each alias on its own",
 			parse: intInto(func(c *Config) *int { return &c.GraphQLComplexity }, 10, 100_000)},
+		{flag: "graphql-max-answer", env: "WAGRAPH_GRAPHQL_MAX_ANSWER", def: "16MiB", group: groupLimits, kind: "size",
+			usage: "largest GraphQL answer (query or mutation); a larger one is replaced by a PAYLOAD_TOO_LARGE error",
+			parse: parseMaxAnswer},
 		{flag: "graphql-depth", env: "WAGRAPH_GRAPHQL_DEPTH", def: "15", group: groupLimits, kind: "int",
 			usage: "deepest nesting of fields in one GraphQL operation",
 			parse: intInto(func(c *Config) *int { return &c.GraphQLDepth }, 3, 100)},
+		{flag: "max-sessions-per-user", env: "WAGRAPH_MAX_SESSIONS_PER_USER", def: "100", group: groupLimits, kind: "int",
+			usage: "sessions a user who is not an admin may have",
+			parse: intInto(func(c *Config) *int { return &c.Quotas.SessionsPerUser }, 1, 100_000)},
+		{flag: "max-webhooks-per-session", env: "WAGRAPH_MAX_WEBHOOKS_PER_SESSION", def: "25", group: groupLimits, kind: "int",
+			usage: "webhooks of one session (each event is delivered to each)",
+			parse: intInto(func(c *Config) *int { return &c.Quotas.WebhooksPerSession }, 1, 1000)},
+		{flag: "max-tokens-per-session", env: "WAGRAPH_MAX_TOKENS_PER_SESSION", def: "50", group: groupLimits, kind: "int",
+			usage: "live (unrevoked) session tokens of one session",
+			parse: intInto(func(c *Config) *int { return &c.Quotas.TokensPerSession }, 1, 10_000)},
+		{flag: "max-scheduled-per-session", env: "WAGRAPH_MAX_SCHEDULED_PER_SESSION", def: "1000", group: groupLimits, kind: "int",
+			usage: "pending scheduled sends of one session",
+			parse: intInto(func(c *Config) *int { return &c.Quotas.ScheduledPerSession }, 1, 1_000_000)},
+		{flag: "max-scheduled-bytes-per-session", env: "WAGRAPH_MAX_SCHEDULED_BYTES_PER_SESSION", def: "256MiB", group: groupLimits, kind: "size",
+			usage: "bytes the pending scheduled sends of one session keep (their media included)",
+			parse: parseScheduledBytes},
 		{flag: "node-id", env: "WAGRAPH_NODE_ID", group: groupCluster, kind: "string", shown: "hostname-pid",
 			usage: "this process's name in a cluster (several processes on one PostgreSQL)", parse: parseNodeID},
 		{flag: "advertise-addr", env: "WAGRAPH_ADVERTISE_ADDR", group: groupCluster, kind: "host:port", shown: "the listen address",
@@ -168,6 +217,18 @@ func settings() []setting {
 		{flag: "lease-ttl", env: "WAGRAPH_LEASE_TTL", def: "15s", group: groupCluster, kind: "duration",
 			usage: "with --database-url: how long a session's lease holds unrenewed (renewed every third of it); a dead process's sessions move after at most this",
 			parse: parseLeaseTTL},
+		{flag: "cluster-addr", env: "WAGRAPH_CLUSTER_ADDR", group: groupCluster, kind: "host:port", shown: "none: on --addr",
+			usage: "with --database-url: a listener of its own for the calls between the processes (needed with --cluster-tls-*); --advertise-addr is then its address",
+			parse: parseClusterAddr},
+		{flag: "cluster-tls-cert", env: "WAGRAPH_CLUSTER_TLS_CERT", group: groupCluster, kind: "path",
+			usage: "this process's PEM certificate for the calls between processes (server and client authentication, naming its --advertise-addr host); with --cluster-tls-key and --cluster-tls-ca",
+			parse: pathInto(func(c *Config) *string { return &c.ClusterTLSCert })},
+		{flag: "cluster-tls-key", env: "WAGRAPH_CLUSTER_TLS_KEY", group: groupCluster, kind: "path",
+			usage: "the PEM private key of --cluster-tls-cert",
+			parse: pathInto(func(c *Config) *string { return &c.ClusterTLSKey })},
+		{flag: "cluster-tls-ca", env: "WAGRAPH_CLUSTER_TLS_CA", group: groupCluster, kind: "path",
+			usage: "the PEM certificates of the CA that signed every process's --cluster-tls-cert: peers are accepted only with a certificate it signed",
+			parse: pathInto(func(c *Config) *string { return &c.ClusterTLSCA })},
 		{flag: "log-level", env: "WAGRAPH_LOG_LEVEL", def: "info", group: groupLogging, kind: "level",
 			usage: "debug, info, warn or error", parse: parseLogLevel},
 		{flag: "log-format", env: "WAGRAPH_LOG_FORMAT", def: "text", group: groupLogging, kind: "format",
@@ -409,6 +470,18 @@ func parseMaxBody(c *Config, v string) string {
 	return ""
 }
 
+func parseMaxAnswer(c *Config, v string) string {
+	n, err := ParseSize(v)
+	if err != nil {
+		return err.Error() + "; must be between 64KiB and 1GiB"
+	}
+	if n < 64<<10 || n > 1<<30 {
+		return "must be between 64KiB and 1GiB"
+	}
+	c.GraphQLMaxAnswer = n
+	return ""
+}
+
 func parseRate(c *Config, v string) string {
 	const want = "want RATE/s,BURST such as 20/s,100"
 	per, burst, ok := strings.Cut(v, ",")
@@ -456,6 +529,23 @@ func parseFFmpeg(c *Config, v string) string {
 		return "no executable there; install ffmpeg (make deps), leave the setting unset, or say none"
 	}
 	c.FFmpeg = p
+	return ""
+}
+
+func parseMediaConcurrency(c *Config, v string) string {
+	want := fmt.Sprintf("want IMAGES,FFMPEG,DOWNLOADS such as 2,2,4, each a whole number from 1 to %d", MaxMediaConcurrency)
+	parts := strings.Split(v, ",")
+	if len(parts) != 3 {
+		return want
+	}
+	var n [3]int
+	for i, p := range parts {
+		var err error
+		if n[i], err = strconv.Atoi(strings.TrimSpace(p)); err != nil || n[i] < 1 || n[i] > MaxMediaConcurrency {
+			return fmt.Sprintf("%s (%s is %q)", want, [3]string{"IMAGES", "FFMPEG", "DOWNLOADS"}[i], strings.TrimSpace(p))
+		}
+	}
+	c.MediaConcurrency = MediaConcurrency{Images: n[0], FFmpeg: n[1], Downloads: n[2]}
 	return ""
 }
 

@@ -2,10 +2,18 @@ package config_test
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,14 +76,18 @@ func TestLoadDefaults(t *testing.T) {
 		NodeID:            c.NodeID, // hostname-pid: checked below
 		MaxBody:           67108864,
 		BodyTimeout:       time.Minute,
-		GraphQLComplexity: 1000,
+		GraphQLComplexity: 10000,
+		GraphQLMaxAnswer:  16 << 20,
 		GraphQLDepth:      15,
 		Rate:              config.Rate{Per: 20, Burst: 100},
 		GeocoderURL:       "",
 		FFmpeg:            wantFFmpeg,
-		LogLevel:          slog.LevelInfo,
-		LogFormat:         "text",
-		WAVersion:         "auto",
+		MediaConcurrency:  config.MediaConcurrency{Images: 2, FFmpeg: 2, Downloads: 4},
+		Quotas: config.Quotas{SessionsPerUser: 100, WebhooksPerSession: 25, TokensPerSession: 50,
+			ScheduledPerSession: 1000, ScheduledBytesPerSession: 256 << 20},
+		LogLevel:  slog.LevelInfo,
+		LogFormat: "text",
+		WAVersion: "auto",
 	}
 	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
 		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
@@ -128,10 +140,25 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.MaxBody }, int64(1_000_000), int64(1024)},
 		{"body-timeout", "WAGRAPH_BODY_TIMEOUT", "5s", "2m",
 			func(c config.Config) any { return c.BodyTimeout }, 5 * time.Second, 2 * time.Minute},
+		{"media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "1, 3 ,8", "256,1,1",
+			func(c config.Config) any { return c.MediaConcurrency },
+			config.MediaConcurrency{Images: 1, FFmpeg: 3, Downloads: 8}, config.MediaConcurrency{Images: 256, FFmpeg: 1, Downloads: 1}},
 		{"graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "50", "5000",
 			func(c config.Config) any { return c.GraphQLComplexity }, 50, 5000},
+		{"graphql-max-answer", "WAGRAPH_GRAPHQL_MAX_ANSWER", "64KiB", "1GiB",
+			func(c config.Config) any { return c.GraphQLMaxAnswer }, int64(64 << 10), int64(1 << 30)},
 		{"graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "4", "30",
 			func(c config.Config) any { return c.GraphQLDepth }, 4, 30},
+		{"max-sessions-per-user", "WAGRAPH_MAX_SESSIONS_PER_USER", "3", "500",
+			func(c config.Config) any { return c.Quotas.SessionsPerUser }, 3, 500},
+		{"max-webhooks-per-session", "WAGRAPH_MAX_WEBHOOKS_PER_SESSION", "2", "100",
+			func(c config.Config) any { return c.Quotas.WebhooksPerSession }, 2, 100},
+		{"max-tokens-per-session", "WAGRAPH_MAX_TOKENS_PER_SESSION", "1", "200",
+			func(c config.Config) any { return c.Quotas.TokensPerSession }, 1, 200},
+		{"max-scheduled-per-session", "WAGRAPH_MAX_SCHEDULED_PER_SESSION", "10", "5000",
+			func(c config.Config) any { return c.Quotas.ScheduledPerSession }, 10, 5000},
+		{"max-scheduled-bytes-per-session", "WAGRAPH_MAX_SCHEDULED_BYTES_PER_SESSION", "1MiB", "2GB",
+			func(c config.Config) any { return c.Quotas.ScheduledBytesPerSession }, int64(1 << 20), int64(2_000_000_000)},
 		{"rate", "WAGRAPH_RATE", "0.5/s,1", "1000/s, 2000",
 			func(c config.Config) any { return c.Rate }, config.Rate{Per: 0.5, Burst: 1}, config.Rate{Per: 1000, Burst: 2000}},
 		{"geocoder-url", "WAGRAPH_GEOCODER_URL", "https://nominatim.example/search", "http://localhost:7070/search",
@@ -291,6 +318,8 @@ func TestLoadBadValues(t *testing.T) {
 		{"lease ttl too short", "lease-ttl", "WAGRAPH_LEASE_TTL", "2s", "from 3s to 5m0s", nil},
 		{"lease ttl too long", "lease-ttl", "WAGRAPH_LEASE_TTL", "6m", "from 3s to 5m0s", nil},
 		{"lease ttl not a duration", "lease-ttl", "WAGRAPH_LEASE_TTL", "15", "duration", nil},
+		{"cluster addr without port", "cluster-addr", "WAGRAPH_CLUSTER_ADDR", "10.0.0.5", "host:port", nil},
+		{"cluster addr port out of range", "cluster-addr", "WAGRAPH_CLUSTER_ADDR", "10.0.0.5:70000", "from 0 to 65535", nil},
 		{"timeout 0s", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "0s", "between 1s and 5m", nil},
 		{"timeout over 5m", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "6m", "between 1s and 5m", nil},
 		{"timeout not a duration", "webhook-timeout", "WAGRAPH_WEBHOOK_TIMEOUT", "15", "duration", nil},
@@ -298,10 +327,21 @@ func TestLoadBadValues(t *testing.T) {
 		{"max-body too small", "max-body", "WAGRAPH_MAX_BODY", "10", "between 1KiB and 4GiB", nil},
 		{"max-body just under 1KiB", "max-body", "WAGRAPH_MAX_BODY", "1023B", "between 1KiB and 4GiB", nil},
 		{"max-body too large", "max-body", "WAGRAPH_MAX_BODY", "5GiB", "between 1KiB and 4GiB", nil},
+		{"media concurrency of two numbers", "media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "2,2", "want IMAGES,FFMPEG,DOWNLOADS", nil},
+		{"sessions per user zero", "max-sessions-per-user", "WAGRAPH_MAX_SESSIONS_PER_USER", "0", "from 1 to 100000", nil},
+		{"webhooks per session over the bound", "max-webhooks-per-session", "WAGRAPH_MAX_WEBHOOKS_PER_SESSION", "1001", "from 1 to 1000", nil},
+		{"tokens per session not a number", "max-tokens-per-session", "WAGRAPH_MAX_TOKENS_PER_SESSION", "many", "whole number", nil},
+		{"scheduled bytes too small", "max-scheduled-bytes-per-session", "WAGRAPH_MAX_SCHEDULED_BYTES_PER_SESSION", "100KiB", "between 1MiB and 64GiB", nil},
+		{"media concurrency zero", "media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "0,2,4", `IMAGES is "0"`, nil},
+		{"media concurrency over the bound", "media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "2,2,257", `from 1 to 256 (DOWNLOADS is "257")`, nil},
+		{"media concurrency not a number", "media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "2,x,4", `FFMPEG is "x"`, nil},
 		{"max-body huge", "max-body", "WAGRAPH_MAX_BODY", "99999999999999999999GiB", "between 1KiB and 4GiB", nil},
 		{"body-timeout not a duration", "body-timeout", "WAGRAPH_BODY_TIMEOUT", "soon", "want a duration", nil},
 		{"body-timeout too short", "body-timeout", "WAGRAPH_BODY_TIMEOUT", "10ms", "between 1s and 1h", nil},
 		{"graphql-complexity zero", "graphql-complexity", "WAGRAPH_GRAPHQL_COMPLEXITY", "0", "from 10 to 100000", nil},
+		{"graphql-max-answer too small", "graphql-max-answer", "WAGRAPH_GRAPHQL_MAX_ANSWER", "65535", "between 64KiB and 1GiB", nil},
+		{"graphql-max-answer too large", "graphql-max-answer", "WAGRAPH_GRAPHQL_MAX_ANSWER", "2GiB", "between 64KiB and 1GiB", nil},
+		{"graphql-max-answer unknown unit", "graphql-max-answer", "WAGRAPH_GRAPHQL_MAX_ANSWER", "16M", "unknown unit", nil},
 		{"graphql-depth not a number", "graphql-depth", "WAGRAPH_GRAPHQL_DEPTH", "deep", "from 3 to 100", nil},
 		{"wa-version unknown word", "wa-version", "WAGRAPH_WA_VERSION", "latest", "want auto, builtin or a version", nil},
 		{"wa-version two parts", "wa-version", "WAGRAPH_WA_VERSION", "2.3000", "want auto, builtin or a version", nil},
@@ -437,11 +477,13 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--webhook-retry", "0s,5s,5m,30m,2h,5h,10h,10h", "--webhook-timeout",
 		"--event-retention", "WAGRAPH_EVENT_RETENTION", "720h",
 		"--max-body", "64MiB", "--body-timeout", "WAGRAPH_BODY_TIMEOUT", "60s",
-		"--graphql-complexity", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
+		"--graphql-complexity", "10000", "--graphql-max-answer", "WAGRAPH_GRAPHQL_MAX_ANSWER", "16MiB", "--graphql-depth", "--rate", "20/s,100", "--geocoder-url", "--ffmpeg",
 		"--log-level", "--log-format", "WAGRAPH_LOG_FORMAT", "--wa-version", "WAGRAPH_WA_VERSION",
 		"--debug-addr", "WAGRAPH_DEBUG_ADDR", "--advertise-addr", "WAGRAPH_ADVERTISE_ADDR",
 		"--lease-ttl", "WAGRAPH_LEASE_TTL", "15s", "--node-id", "WAGRAPH_NODE_ID",
-		"--trusted-proxy", "WAGRAPH_TRUSTED_PROXY",
+		"--trusted-proxy", "WAGRAPH_TRUSTED_PROXY", "--media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "2,2,4",
+		"--cluster-addr", "WAGRAPH_CLUSTER_ADDR", "--cluster-tls-cert", "WAGRAPH_CLUSTER_TLS_CERT",
+		"--cluster-tls-key", "WAGRAPH_CLUSTER_TLS_KEY", "--cluster-tls-ca", "WAGRAPH_CLUSTER_TLS_CA",
 		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Logging & debugging:",
 	} {
 		if !strings.Contains(out, want) {
@@ -449,8 +491,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 		}
 	}
 	entries := regexp.MustCompile(`(?m)^  --[a-z-]+`).FindAllString(out, -1)
-	if len(entries) != 25 {
-		t.Errorf("Usage has %d flag entries, want one per setting (25):\n%s", len(entries), out)
+	if len(entries) != 36 {
+		t.Errorf("Usage has %d flag entries, want one per setting (36):\n%s", len(entries), out)
 	}
 	// Each entry read whole, its wrapped lines joined.
 	entry := map[string]string{}
@@ -479,8 +521,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("the entry of %s is %q; want it to match %s", flag, entry[flag], want)
 		}
 	}
-	if len(entry) != 25 {
-		t.Errorf("%d entries, want 25", len(entry))
+	if len(entry) != 36 {
+		t.Errorf("%d entries, want 36", len(entry))
 	}
 	// The --addr line itself has its variable beside it.
 	if !regexp.MustCompile(`(?m)^  --addr host:port +listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`).MatchString(out) {
@@ -694,5 +736,144 @@ func TestTrustedProxies(t *testing.T) {
 				t.Errorf("read as %v; want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// pemFile writes PEM blocks to a file of dir and returns its path.
+func pemFile(t *testing.T, dir, name, typ string, ders ...[]byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, der := range ders {
+		if err := pem.Encode(&b, &pem.Block{Type: typ, Bytes: der}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clusterPKI writes a throwaway CA and certificates it signed (with their
+// keys) to files, returning their paths.
+type clusterPKI struct {
+	ca, cert, key       string // a process's certificate for both ends of a connection
+	serverOnly, soKey   string // one for server authentication only
+	strangerCert, stKey string // one of another CA
+}
+
+func newClusterPKI(t *testing.T) clusterPKI {
+	t.Helper()
+	dir := t.TempDir()
+	newCA := func(name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, _ := x509.ParseCertificate(der)
+		return cert, key, der
+	}
+	issue := func(ca *x509.Certificate, caKey *ecdsa.PrivateKey, name string, uses ...x509.ExtKeyUsage) (certPath, keyPath string) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: uses, IPAddresses: []net.IP{net.IPv4(10, 0, 0, 5)}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pemFile(t, dir, name+".crt", "CERTIFICATE", der), pemFile(t, dir, name+".key", "PRIVATE KEY", kder)
+	}
+	ca, caKey, caDER := newCA("wagraph cluster")
+	other, otherKey, _ := newCA("somebody else")
+	var p clusterPKI
+	p.ca = pemFile(t, dir, "ca.crt", "CERTIFICATE", caDER)
+	p.cert, p.key = issue(ca, caKey, "node1", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	p.serverOnly, p.soKey = issue(ca, caKey, "server-only", x509.ExtKeyUsageServerAuth)
+	p.strangerCert, p.stKey = issue(other, otherKey, "stranger", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	return p
+}
+
+// TestLoadClusterTLS: the cluster's TLS is all three files or none, on
+// PostgreSQL with a cluster listener of its own; each file is read and
+// checked at start (the key the certificate's, the certificate signed by
+// the CA for server and client authentication), a problem naming its
+// setting and what to do.
+func TestLoadClusterTLS(t *testing.T) {
+	p := newClusterPKI(t)
+	const pg = "postgres://u@db:5432/w"
+	notPEM := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--database-url", pg, "--cluster-addr", "10.0.0.5:8443"}
+	tlsArgs := func(cert, key, ca string) []string {
+		return append(append([]string{}, base...), "--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-tls-ca", ca)
+	}
+	tests := []struct {
+		name          string
+		args          []string
+		flag, problem string // the error expected; none when flag is ""
+	}{
+		{"all three", tlsArgs(p.cert, p.key, p.ca), "", ""},
+		{"a cluster listener without TLS", base, "", ""},
+		{"cluster listener without PostgreSQL", []string{"--cluster-addr", "10.0.0.5:8443"}, "cluster-addr", "--database-url"},
+		{"certificate only", append(append([]string{}, base...), "--cluster-tls-cert", p.cert), "cluster-tls-key", "together"},
+		{"no certificate", append(append([]string{}, base...), "--cluster-tls-key", p.key, "--cluster-tls-ca", p.ca), "cluster-tls-cert", "together"},
+		{"no CA", append(append([]string{}, base...), "--cluster-tls-cert", p.cert, "--cluster-tls-key", p.key), "cluster-tls-ca", "together"},
+		{"without PostgreSQL", []string{"--cluster-tls-cert", p.cert, "--cluster-tls-key", p.key, "--cluster-tls-ca", p.ca}, "cluster-tls-cert", "--database-url"},
+		{"without a cluster listener", []string{"--database-url", pg, "--cluster-tls-cert", p.cert, "--cluster-tls-key", p.key, "--cluster-tls-ca", p.ca}, "cluster-addr", "--advertise-addr"},
+		{"certificate missing", tlsArgs(p.cert+".gone", p.key, p.ca), "cluster-tls-cert", "cannot read"},
+		{"key of another certificate", tlsArgs(p.cert, p.stKey, p.ca), "cluster-tls-key", "private key"},
+		{"key not PEM", tlsArgs(p.cert, notPEM, p.ca), "cluster-tls-key", "private key"},
+		{"CA not PEM", tlsArgs(p.cert, p.key, notPEM), "cluster-tls-ca", "no PEM certificate"},
+		{"certificate of another CA", tlsArgs(p.strangerCert, p.stKey, p.ca), "cluster-tls-cert", "signed by --cluster-tls-ca"},
+		{"certificate for servers only", tlsArgs(p.serverOnly, p.soKey, p.ca), "cluster-tls-cert", "client authentication"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(tt.args, noEnv, io.Discard)
+			if tt.flag == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.ClusterAddr != "10.0.0.5:8443" || (c.ClusterTLS != nil) != (c.ClusterTLSCert != "") {
+					t.Errorf("ClusterAddr %q, ClusterTLS %v for cert %q", c.ClusterAddr, c.ClusterTLS, c.ClusterTLSCert)
+				}
+				if c.ClusterTLS != nil && (len(c.ClusterTLS.Cert.Certificate) != 1 || c.ClusterTLS.CAs == nil) {
+					t.Errorf("ClusterTLS %+v; want the certificate and the CA loaded", c.ClusterTLS)
+				}
+				return
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.Flag != tt.flag || !strings.Contains(ce.Problem, tt.problem) {
+				t.Fatalf("Load: %v; want an error of --%s saying %q", err, tt.flag, tt.problem)
+			}
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Errorf("message is not one line: %q", err)
+			}
+		})
+	}
+	// The environment sets them as well.
+	c, err := config.Load(base, env(map[string]string{
+		"WAGRAPH_CLUSTER_TLS_CERT": p.cert, "WAGRAPH_CLUSTER_TLS_KEY": p.key, "WAGRAPH_CLUSTER_TLS_CA": p.ca,
+	}), io.Discard)
+	if err != nil || c.ClusterTLS == nil {
+		t.Errorf("from the environment: %v, %v", c.ClusterTLS, err)
 	}
 }

@@ -102,6 +102,9 @@ func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, e
 		return Config{}, &Error{Flag: "advertise-addr", Env: "WAGRAPH_ADVERTISE_ADDR", Value: c.AdvertiseAddr,
 			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
 	}
+	if err := c.checkCluster(); err != nil {
+		return Config{}, err
+	}
 	// The sandbox is for development: its webhooks and media are local
 	// receivers more often than not.
 	if c.Sandbox && !explicit["allow-private-urls"] {

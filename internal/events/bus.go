@@ -14,8 +14,14 @@ import (
 // before it is cut off.
 const DefaultBuffer = 256
 
-// replayPage is how many stored events a replay reads at once.
-const replayPage = 256
+// replayPage is how many stored events a replay reads at once, and
+// replayBytes how much of their data: a subscriber that does not read
+// holds one page, so together they bound what it can make the server
+// hold, whatever the size of the session's events.
+const (
+	replayPage  = 256
+	replayBytes = 1 << 20
+)
 
 // ErrSessionEnded ends the subscriptions of a session that was deleted.
 var ErrSessionEnded = errors.New("session deleted")
@@ -367,12 +373,12 @@ func (s *Subscription) Next(ctx context.Context) (Envelope, error) {
 // the queue overflowed meanwhile: then its events are dropped and read from
 // the log instead.
 func (s *Subscription) replay(ctx context.Context) error {
-	page, err := s.bus.log.After(ctx, s.sessionID, s.last.Seq, s.kinds, replayPage)
+	page, more, err := s.bus.log.AfterWithin(ctx, s.sessionID, s.last.Seq, s.kinds, replayPage, replayBytes)
 	if err != nil {
 		return err
 	}
 	s.page = page
-	if len(page) == replayPage {
+	if more {
 		return nil
 	}
 	s.mu.Lock()

@@ -593,6 +593,64 @@ func (l *Log) After(ctx context.Context, sessionID string, afterSeq int64, kinds
 	return out, nil
 }
 
+// AfterWithin is After with a bound on the bytes of the events' data: it
+// returns the longest run of them, from the first, whose data together
+// stay within maxBytes (the first always, whatever its size), and whether
+// the log holds more after them. The sizes are read first, without the
+// data, so a page of large events is never held whole only to be cut.
+func (l *Log) AfterWithin(ctx context.Context, sessionID string, afterSeq int64, kinds []Kind, limit, maxBytes int) (page []Envelope, more bool, err error) {
+	limit = min(max(limit, 1), MaxPage)
+	var sizes []struct {
+		Seq  int64 `json:"seq"`
+		Size int64 `json:"size"`
+	}
+	err = l.db.Event.Query().Where(afterIn(sessionID, afterSeq, kinds)...).
+		Where(func(s *sql.Selector) {
+			s.AppendSelectExprAs(sql.Expr("LENGTH("+s.C(entevent.FieldData)+")"), "size")
+		}).
+		Order(ent.Asc(entevent.FieldSeq)).Limit(limit).
+		Select(entevent.FieldSeq).Scan(ctx, &sizes)
+	if err != nil {
+		return nil, false, fmt.Errorf("read event sizes of session %s after %d: %w", sessionID, afterSeq, err)
+	}
+	if len(sizes) == 0 {
+		return nil, false, nil
+	}
+	n, total := 0, int64(0)
+	for _, sz := range sizes {
+		if n > 0 && total+sz.Size > int64(maxBytes) {
+			break
+		}
+		total += sz.Size
+		n++
+	}
+	upTo := sizes[n-1].Seq
+	rows, err := l.db.Event.Query().Where(afterIn(sessionID, afterSeq, kinds)...).Where(entevent.SeqLTE(upTo)).
+		Order(ent.Asc(entevent.FieldSeq)).All(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("read events of session %s after %d: %w", sessionID, afterSeq, err)
+	}
+	page = make([]Envelope, len(rows))
+	for i, r := range rows {
+		page[i] = envelopeOf(r)
+	}
+	return page, n < len(sizes) || len(sizes) == limit, nil
+}
+
+// afterIn selects a session's events after a seq, of the given kinds (all
+// when none).
+func afterIn(sessionID string, afterSeq int64, kinds []Kind) []predicate.Event {
+	ps := []predicate.Event{entevent.SessionID(sessionID), entevent.SeqGT(afterSeq)}
+	if len(kinds) > 0 {
+		names := make([]string, len(kinds))
+		for i, k := range kinds {
+			names[i] = string(k)
+		}
+		ps = append(ps, entevent.KindIn(names...))
+	}
+	return ps
+}
+
 // envelopeOf is the envelope a stored event row holds.
 func envelopeOf(r *ent.Event) Envelope {
 	return Envelope{ID: r.ID, Seq: r.Seq, Kind: Kind(r.Kind), SessionID: r.SessionID,

@@ -90,10 +90,19 @@ func (p *Preparer) toOggOpus(ctx context.Context, data []byte, mt string) ([]byt
 	return out, nil
 }
 
-// waveform is measured on decoded samples when ffmpeg is there, and
-// estimated from the Opus packet sizes otherwise (see packetWaveform).
+// maxWaveformSeconds caps the audio decoded for a waveform. Decoding is
+// what a waveform costs: 16 KB of samples and about a millisecond of
+// ffmpeg per second of audio, held twice (ffmpeg's output, the samples),
+// so a 2 MB two-hour note cost 230 MB and 5 s. Ten minutes costs 20 MB.
+const maxWaveformSeconds = 10 * 60
+
+// waveform is measured on decoded samples when ffmpeg is there and the
+// note is at most maxWaveformSeconds long, and estimated from the Opus
+// packet sizes otherwise (see packetWaveform): for a longer note, an
+// estimate of the whole is better than the first minutes measured and
+// stretched over it.
 func (p *Preparer) waveform(ctx context.Context, data []byte, stream opusStream) ([]byte, error) {
-	if p.ffmpeg == "" {
+	if p.ffmpeg == "" || stream.seconds() > maxWaveformSeconds {
 		return packetWaveform(stream.packets), nil
 	}
 	samples, err := p.decodePCM(ctx, data, mimeOggOpus)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/config"
@@ -66,6 +67,11 @@ func (p *Preparer) runFFmpeg(ctx context.Context, input []byte, mimetype string,
 	if demuxer == "" {
 		return nil, fmt.Errorf("ffmpeg: no demuxer for %s", mimetype)
 	}
+	release, err := p.ffmpegs.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	in, err := os.CreateTemp("", "wagraph-media-*")
 	if err != nil {
 		return nil, fmt.Errorf("ffmpeg input: %w", err)
@@ -108,13 +114,17 @@ func (p *Preparer) runFFmpeg(ctx context.Context, input []byte, mimetype string,
 }
 
 // decodePCM decodes audio to signed 16-bit mono samples at 8 kHz: plenty
-// for a 64-slice loudness curve, and 16 KB per second of audio.
+// for a 64-slice loudness curve, and 16 KB per second of audio. At most
+// maxWaveformSeconds are decoded, whatever the container claims its
+// duration is (its granule positions are the sender's to write).
 func (p *Preparer) decodePCM(ctx context.Context, data []byte, mimetype string) ([]int16, error) {
-	raw, err := p.runFFmpeg(ctx, data, mimetype, "-vn", "-ac", "1", "-ar", "8000", "-f", "s16le", "-c:a", "pcm_s16le")
+	raw, err := p.runFFmpeg(ctx, data, mimetype, "-vn", "-t", strconv.Itoa(maxWaveformSeconds),
+		"-ac", "1", "-ar", "8000", "-f", "s16le", "-c:a", "pcm_s16le")
 	if err != nil {
 		return nil, err
 	}
-	samples := make([]int16, len(raw)/2)
+	// -t cuts at a packet's end: a few samples past the cap.
+	samples := make([]int16, min(len(raw)/2, maxWaveformSeconds*8000))
 	for i := range samples {
 		samples[i] = int16(binary.LittleEndian.Uint16(raw[2*i:]))
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/image/draw"
 	_ "golang.org/x/image/webp"
 
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -34,14 +35,20 @@ const (
 	pictureQuality = 90
 )
 
-// maxPixels bounds decoded images: a 16 MiB PNG can claim 30000x30000
-// pixels, 3.6 GB once decoded. 64 megapixels (256 MB decoded) is more than
-// any phone camera writes by default.
+// maxPixels bounds the pixels of an image: the thumbnail's scaling reads
+// every one of them. 64 megapixels is more than any phone camera writes by
+// default.
 const maxPixels = 64 << 20
+
+// maxDecodedBytes bounds the memory an image takes once decoded, judged
+// from its header before anything is decoded: a 522 KB PNG of 8192x8192
+// 16-bit pixels decodes to 512 MiB, twice an 8-bit one of the same size.
+// 256 MiB admits 64 megapixels at 8 bits per channel.
+const maxDecodedBytes = 256 << 20
 
 // Image accepts JPEG, PNG and WebP as they are; it reads their size and
 // makes the thumbnail.
-func (p *Preparer) Image(_ context.Context, data []byte, fileName string) (File, error) {
+func (p *Preparer) Image(ctx context.Context, data []byte, fileName string) (File, error) {
 	if len(data) > MaxImage {
 		return File{}, tooLarge(len(data), "images", MaxImage)
 	}
@@ -53,10 +60,11 @@ func (p *Preparer) Image(_ context.Context, data []byte, fileName string) (File,
 	default:
 		return File{}, fault.New(fault.Unsupported, "source is %s; WhatsApp takes images as JPEG (image/jpeg), PNG (image/png) or WebP (image/webp)", mt)
 	}
-	img, err := decodeImage(data)
+	img, release, err := p.decode(ctx, data)
 	if err != nil {
 		return File{}, imageError(mt, err)
 	}
+	defer release() // the decoded image is alive until the thumbnail is made
 	thumb, err := thumbnail(img)
 	if err != nil {
 		return File{}, fmt.Errorf("image thumbnail: %w", err)
@@ -74,21 +82,47 @@ func (p *Preparer) Image(_ context.Context, data []byte, fileName string) (File,
 
 // SquareJPEG makes a profile or group picture as WhatsApp requires: the
 // centred square of the image, at most 640x640, as JPEG. JPEG, PNG, WebP
-// and GIF (its first frame) are read.
-func SquareJPEG(data []byte) ([]byte, error) {
-	if len(data) > MaxImage {
-		return nil, tooLarge(len(data), "pictures", MaxImage)
+// and GIF (its first frame) are read, one of the decode pool's slots held
+// while they are.
+func (p *Preparer) SquareJPEG(ctx context.Context, data []byte) ([]byte, error) {
+	if err := checkPicture(data); err != nil {
+		return nil, err
 	}
-	mt := detect(data)
-	switch mt {
-	case "image/jpeg", "image/png", "image/webp", "image/gif":
-	default:
-		return nil, fault.New(fault.Unsupported, "source is %s; a picture must be a JPEG, PNG or WebP image", mt)
+	img, release, err := p.decode(ctx, data)
+	if err != nil {
+		return nil, imageError(detect(data), err)
+	}
+	defer release()
+	return squareJPEG(img)
+}
+
+// SquareJPEG is Preparer.SquareJPEG outside any pool: the size bounds
+// hold, the number of decodes at once does not. Callers that serve
+// requests should use a Preparer's.
+func SquareJPEG(data []byte) ([]byte, error) {
+	if err := checkPicture(data); err != nil {
+		return nil, err
 	}
 	img, err := decodeImage(data)
 	if err != nil {
-		return nil, imageError(mt, err)
+		return nil, imageError(detect(data), err)
 	}
+	return squareJPEG(img)
+}
+
+func checkPicture(data []byte) error {
+	if len(data) > MaxImage {
+		return tooLarge(len(data), "pictures", MaxImage)
+	}
+	switch mt := detect(data); mt {
+	case "image/jpeg", "image/png", "image/webp", "image/gif":
+		return nil
+	default:
+		return fault.New(fault.Unsupported, "source is %s; a picture must be a JPEG, PNG or WebP image", mt)
+	}
+}
+
+func squareJPEG(img image.Image) ([]byte, error) {
 	b := img.Bounds()
 	side := min(b.Dx(), b.Dy())
 	crop := image.Rect(0, 0, side, side).Add(b.Min).Add(image.Pt((b.Dx()-side)/2, (b.Dy()-side)/2))
@@ -96,17 +130,31 @@ func SquareJPEG(data []byte) ([]byte, error) {
 	return encodeJPEG(scale(img, crop, out, out), pictureQuality)
 }
 
+// decode is decodeImage in one of the decode pool's slots. The header is
+// checked before a slot is waited for: an image the bounds refuse does not
+// queue. release gives the slot back; call it once img is no longer used.
+func (p *Preparer) decode(ctx context.Context, data []byte) (img image.Image, release func(), err error) {
+	if _, err := checkImageHeader(data); err != nil {
+		return nil, nil, err
+	}
+	release, err = p.decodes.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if img, err = decodeImage(data); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return img, release, nil
+}
+
 var errTooManyPixels = errors.New("too many pixels")
 
 // decodeImage decodes after checking the claimed size, so that a small
 // file cannot make the server allocate gigabytes.
 func decodeImage(data []byte) (image.Image, error) {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("image header: %w", err)
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return nil, fmt.Errorf("%dx%d: %w", cfg.Width, cfg.Height, errTooManyPixels)
+	if _, err := checkImageHeader(data); err != nil {
+		return nil, err
 	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -115,9 +163,35 @@ func decodeImage(data []byte) (image.Image, error) {
 	return img, nil
 }
 
+// checkImageHeader reads the image's header and refuses it when its
+// pixels, or the bytes they take once decoded, are over the bounds.
+func checkImageHeader(data []byte) (image.Config, error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return cfg, fmt.Errorf("image header: %w", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
+		return cfg, fmt.Errorf("%dx%d: %w", cfg.Width, cfg.Height, errTooManyPixels)
+	}
+	perPixel, what := decodedCost(cfg.ColorModel, format, data)
+	if decoded := int64(float64(cfg.Width) * float64(cfg.Height) * perPixel); decoded > maxDecodedBytes {
+		e := fault.New(fault.TooLarge, "source decodes to %s (%dx%d pixels, %s: %g bytes each); images may take at most %s once decoded",
+			sizeOver(decoded), cfg.Width, cfg.Height, what, perPixel, config.FormatSize(maxDecodedBytes))
+		e.Field = "source"
+		return cfg, e
+	}
+	return cfg, nil
+}
+
 func imageError(mimetype string, err error) error {
+	if fault.From(err) != nil {
+		return err // already classified: the decoded-size bound, a full pool
+	}
 	if errors.Is(err, errTooManyPixels) {
 		return fault.New(fault.TooLarge, "source has too many pixels; images may have at most %d megapixels", maxPixels>>20)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err // the caller left while waiting for a slot
 	}
 	return fault.InvalidField("source", "source looks like %s but is not a readable image", mimetype)
 }

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"path"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -38,20 +39,82 @@ type File struct {
 }
 
 // Preparer checks media against what WhatsApp takes and derives what the
-// message carries besides the bytes.
+// message carries besides the bytes. It holds the process's bounds on
+// media work: one Pool for image decoding, one for ffmpeg runs and one for
+// downloads of received media (see Pool).
 type Preparer struct {
-	ffmpeg string
-	log    *slog.Logger
+	ffmpeg    string
+	log       *slog.Logger
+	decodes   *Pool
+	ffmpegs   *Pool
+	downloads *Pool
 }
 
-// NewPreparer returns a Preparer. ffmpeg is the resolved path of the
-// converter, "" when there is none: voice notes must then already be
-// OGG/Opus, and videos go without a thumbnail.
+// PreparerOptions configure a Preparer. Zero values take the defaults.
+type PreparerOptions struct {
+	// FFmpeg is the resolved path of the converter, "" when there is none:
+	// voice notes must then already be OGG/Opus, and videos go without a
+	// thumbnail.
+	FFmpeg string
+	Logger *slog.Logger
+	// ImageDecodes, FFmpegRuns and Downloads are how many of each run at
+	// once (--media-concurrency); the rest wait up to QueueWait.
+	ImageDecodes, FFmpegRuns, Downloads int
+	QueueWait                           time.Duration
+}
+
+// The defaults of PreparerOptions. Two decodes (at most 256 MiB decoded
+// each, see maxDecodedBytes) and two ffmpeg runs keep two cores busy
+// without queueing the rest of the server behind them; a download holds
+// its attachment (up to 100 MiB, twice while it is decrypted) until it is
+// written out.
+const (
+	DefaultImageDecodes = 2
+	DefaultFFmpegRuns   = 2
+	DefaultDownloads    = 4
+	// DefaultQueueWait is how long a run waits for a slot: a few decodes'
+	// time, short of a client's patience.
+	DefaultQueueWait = 20 * time.Second
+)
+
+// NewPreparer returns a Preparer with the default bounds. ffmpeg is the
+// resolved path of the converter, "" when there is none.
 func NewPreparer(ffmpeg string, log *slog.Logger) *Preparer {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	return NewPreparerWith(PreparerOptions{FFmpeg: ffmpeg, Logger: log})
+}
+
+// NewPreparerWith returns a Preparer configured by opts.
+func NewPreparerWith(opts PreparerOptions) *Preparer {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Preparer{ffmpeg: ffmpeg, log: log}
+	orDefault := func(n, def int) int {
+		if n <= 0 {
+			return def
+		}
+		return n
+	}
+	wait := opts.QueueWait
+	if wait <= 0 {
+		wait = DefaultQueueWait
+	}
+	return &Preparer{
+		ffmpeg:    opts.FFmpeg,
+		log:       opts.Logger,
+		decodes:   NewPool(orDefault(opts.ImageDecodes, DefaultImageDecodes), wait, "too many images being prepared at once"),
+		ffmpegs:   NewPool(orDefault(opts.FFmpegRuns, DefaultFFmpegRuns), wait, "too many audio and video conversions running at once"),
+		downloads: NewPool(orDefault(opts.Downloads, DefaultDownloads), wait, "too many media downloads running at once"),
+	}
+}
+
+// DownloadSlot takes one of the download slots: the caller holds it while
+// the downloaded attachment is in memory and calls release after. A nil
+// Preparer bounds nothing.
+func (p *Preparer) DownloadSlot(ctx context.Context) (release func(), err error) {
+	if p == nil {
+		return func() {}, nil
+	}
+	return p.downloads.Acquire(ctx)
 }
 
 // tooLarge is the 413 of a kind's limit.
@@ -100,11 +163,15 @@ func (p *Preparer) Video(ctx context.Context, data []byte, fileName string) (Fil
 	case err != nil:
 		return File{}, fmt.Errorf("video thumbnail: %w", err)
 	}
-	img, err := decodeImage(frame)
-	if err != nil {
+	img, release, err := p.decode(ctx, frame)
+	switch {
+	case fault.CodeOf(err) == fault.RateLimited, errors.Is(err, context.Canceled):
+		return File{}, fmt.Errorf("video thumbnail: %w", err)
+	case err != nil:
 		p.log.WarnContext(ctx, "video frame from ffmpeg is not a readable JPEG", "err", err)
 		return f, nil
 	}
+	defer release()
 	if f.Width == 0 || f.Height == 0 {
 		b := img.Bounds()
 		f.Width, f.Height = uint32(b.Dx()), uint32(b.Dy())

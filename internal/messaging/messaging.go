@@ -65,10 +65,18 @@ type Options struct {
 	// ConcurrentWrites says the database takes writers at once
 	// (PostgreSQL): Records then do not queue on each other (recordMu).
 	ConcurrentWrites bool
+	// MaxScheduled and MaxScheduledBytes bound a session's pending
+	// scheduled sends and the bytes they keep (payload and media); 0: no
+	// bound.
+	MaxScheduled      int
+	MaxScheduledBytes int64
 }
 
 // Service sends messages and keeps the message store.
 type Service struct {
+	maxScheduled      int
+	maxScheduledBytes int64
+
 	db     *ent.Client
 	wa     Sender
 	loader *media.Loader
@@ -106,6 +114,7 @@ func New(opts Options) *Service {
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 		concurrent: opts.ConcurrentWrites, held: opts.Held,
+		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,
 	}
 }
 
@@ -331,7 +340,14 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 	if err := json.Unmarshal(m.Media, &ref); err != nil {
 		return nil, "", "", fmt.Errorf("stored media of message %s: %w", messageID, err)
 	}
+	// A download holds the attachment whole, twice while it is decrypted:
+	// one of the preparer's download slots bounds how many do at once.
+	release, err := s.prep.DownloadSlot(ctx)
+	if err != nil {
+		return nil, "", "", err
+	}
 	data, err = s.wa.Download(ctx, sessionID, ref)
+	release()
 	if isNotFound(err) {
 		return nil, "", "", s.askAgain(ctx, sessionID, m, ref)
 	}

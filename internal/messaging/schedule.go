@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -120,6 +124,9 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 		return Result{}, fmt.Errorf("encode scheduled send: %w", err)
 	}
 	err = ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
+			return err
+		}
 		c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).SetCreatedAt(now)
 		if data != nil {
 			c.SetMedia(data)
@@ -144,6 +151,43 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 	default:
 	}
 	return Result{MessageID: id, ScheduledAt: &due}, nil
+}
+
+// checkScheduleQuota refuses a scheduled send of size bytes that would
+// take the session past its pending sends or their bytes, with the
+// session's row locked so that two schedules cannot both take the last
+// place. A scheduled send keeps its prepared media (up to the media limit)
+// until it is due, so the bytes are the bound that matters.
+func (s *Service) checkScheduleQuota(ctx context.Context, tx *ent.Tx, sessionID string, size int64) error {
+	if s.maxScheduled <= 0 && s.maxScheduledBytes <= 0 {
+		return nil
+	}
+	if _, err := tx.Session.Query().Where(entsession.ID(sessionID), storage.ForUpdate).Only(ctx); err != nil {
+		return fmt.Errorf("lock session %s: %w", sessionID, err)
+	}
+	var pending []struct {
+		Count int   `json:"count"`
+		Bytes int64 `json:"bytes"`
+	}
+	err := tx.ScheduledSend.Query().
+		Where(scheduledsend.SessionID(sessionID), scheduledsend.StateEQ(scheduledsend.StatePending)).
+		Aggregate(ent.As(ent.Count(), "count"), func(sel *sql.Selector) string {
+			return sql.As("COALESCE(SUM(LENGTH("+sel.C(scheduledsend.FieldPayload)+") + COALESCE(LENGTH("+sel.C(scheduledsend.FieldMedia)+"), 0)), 0)", "bytes")
+		}).Scan(ctx, &pending)
+	if err != nil {
+		return fmt.Errorf("count the pending scheduled sends of session %s: %w", sessionID, err)
+	}
+	n, bytes := 0, int64(0)
+	if len(pending) == 1 {
+		n, bytes = pending[0].Count, pending[0].Bytes
+	}
+	if s.maxScheduled > 0 && n >= s.maxScheduled {
+		return fault.New(fault.Conflict, "quota reached: session %s has %d pending scheduled sends, the most one may have (--max-scheduled-per-session); cancel one or wait until they are sent", sessionID, n)
+	}
+	if s.maxScheduledBytes > 0 && bytes+size > s.maxScheduledBytes {
+		return fault.New(fault.Conflict, "quota reached: session %s's pending scheduled sends keep %d bytes, and this one's %d would pass the most they may keep, %d (--max-scheduled-bytes-per-session); cancel one or wait until they are sent", sessionID, bytes, size, s.maxScheduledBytes)
+	}
+	return nil
 }
 
 // cancel ends a scheduled send that has not gone out.

@@ -10,25 +10,42 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
+	entevent "github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/predicate"
+	entsession "github.com/wagraph/wagraph/ent/session"
+	entwebhook "github.com/wagraph/wagraph/ent/webhook"
 )
 
 // waiting selects the PENDING deliveries this dispatcher may take: not one
-// of its own in flight, not of a webhook at its bound.
-func waiting(busy, full []string) []predicate.Delivery {
+// of its own in flight, not of a webhook, session or user at its bound.
+func waiting(busy []string, full excluded) []predicate.Delivery {
 	ps := []predicate.Delivery{entdelivery.StatusEQ(entdelivery.StatusPENDING)}
 	if len(busy) > 0 {
 		ps = append(ps, entdelivery.IDNotIn(busy...))
 	}
-	if len(full) > 0 {
-		ps = append(ps, entdelivery.WebhookIDNotIn(full...))
+	if len(full.webhooks) > 0 {
+		ps = append(ps, entdelivery.WebhookIDNotIn(full.webhooks...))
+	}
+	// The session and the user are the webhook's and its session's: a
+	// subquery each (IN (SELECT ...)), which both backends plan on their
+	// primary keys, and which PostgreSQL's FOR ... OF deliveries leaves
+	// unlocked.
+	var hook []predicate.Webhook
+	if len(full.sessions) > 0 {
+		hook = append(hook, entwebhook.SessionIDNotIn(full.sessions...))
+	}
+	if len(full.users) > 0 {
+		hook = append(hook, entwebhook.HasSessionWith(entsession.OwnerIDNotIn(full.users...)))
+	}
+	if len(hook) > 0 {
+		ps = append(ps, entdelivery.HasWebhookWith(hook...))
 	}
 	return ps
 }
 
 // nextDue returns when the earliest delivery it may take is due; found is
 // false when there is none.
-func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next time.Time, found bool, err error) {
+func (d *Dispatcher) nextDue(ctx context.Context, busy []string, full excluded) (next time.Time, found bool, err error) {
 	row, err := d.db.Delivery.Query().Where(waiting(busy, full)...).
 		Order(ent.Asc(entdelivery.FieldNextAttemptAt)).
 		Select(entdelivery.FieldNextAttemptAt).First(ctx)
@@ -41,9 +58,16 @@ func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next tim
 	return row.NextAttemptAt, true, nil
 }
 
-// claim takes up to limit deliveries due at now, earliest first, skipping
-// those of webhooks with no room left (room: the attempts each may still
-// start), and calls took for each one won, once the claims are committed.
+// claimWindow is how many due deliveries a claim reads per free slot: the
+// oldest due rows are often one session's backlog, and a wider read lets
+// other sessions' deliveries share the pass (fairOrder). A session or user
+// at its bound is left out of the read itself, so the next pass reaches
+// the others whatever the window.
+const claimWindow = 4
+
+// claim takes up to limit deliveries due at now, shared between the users
+// and sessions that have some due (fairOrder; inflight: the attempts in
+// flight), and calls took for each one won, once the claims are committed.
 //
 // A claim is a conditional UPDATE that pushes next_attempt_at past the
 // lease, so two claimers (goroutines or processes) cannot both win a row,
@@ -58,32 +82,29 @@ func (d *Dispatcher) nextDue(ctx context.Context, busy, full []string) (next tim
 // them due, so claiming again at once would spin. On SQLite an empty read
 // means another claimer committed since nextDue, whose next read is then
 // right, so contended is never set there.
-func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy, full []string, limit int,
-	room func(webhookID string) int, took func(id, webhookID string)) (won []*ent.Delivery, contended bool, err error) {
+func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy []string, full excluded, limit int,
+	inflight load, took func(id string, o owner)) (won []*ent.Delivery, contended bool, err error) {
 	now = now.UTC()
 	until := now.Add(d.lease)
 	var locking bool
 	lock := func(s *sql.Selector) { locking = lockCandidates(s) }
 	// One transaction for the read and every claim: one SQLite write lock
 	// for the lot, where an UPDATE each made the dispatcher queue on the
-	// lock against the event log's writer once per delivery. The event
-	// and the webhook are read with the candidates: the attempt needs
-	// them, and reading them now saves two queries per attempt.
+	// lock against the event log's writer once per delivery. The webhook
+	// (with its session, for its owner) is read with the candidates, and
+	// the events of those won after: the attempt needs them, and reading
+	// them now saves two queries per attempt.
 	err = ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
 		won, contended = nil, false
 		candidates, err := tx.Delivery.Query().
 			Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now), lock)...).
 			Order(ent.Asc(entdelivery.FieldNextAttemptAt), ent.Asc(entdelivery.FieldID)).
-			Limit(limit).WithEvent().WithWebhook().All(ctx)
+			Limit(limit * claimWindow).WithWebhook(func(q *ent.WebhookQuery) { q.WithSession() }).All(ctx)
 		if err != nil {
 			return fmt.Errorf("read due deliveries: %w", err)
 		}
 		contended = locking && len(candidates) == 0
-		taken := map[string]int{}
-		for _, c := range candidates {
-			if taken[c.WebhookID] >= room(c.WebhookID) {
-				continue
-			}
+		for _, c := range fairOrder(candidates, limit, inflight, d.bounds) {
 			// Under the row lock this UPDATE cannot lose on PostgreSQL;
 			// its conditions are what make a claim single on SQLite.
 			n, err := tx.Delivery.Update().
@@ -95,18 +116,42 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy, full []stri
 			if n == 1 {
 				c.NextAttemptAt = until
 				won = append(won, c)
-				taken[c.WebhookID]++
 			}
 		}
-		return nil
+		return loadEvents(ctx, tx, won)
 	})
 	if err != nil {
 		return nil, false, err // rolled back: nothing was claimed
 	}
 	for _, c := range won {
-		took(c.ID, c.WebhookID)
+		took(c.ID, ownerOf(c))
 	}
 	return won, contended, nil
+}
+
+// loadEvents sets the event of each delivery of won, in one query.
+func loadEvents(ctx context.Context, tx *ent.Tx, won []*ent.Delivery) error {
+	if len(won) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(won))
+	for _, c := range won {
+		ids = append(ids, c.EventID)
+	}
+	evs, err := tx.Event.Query().Where(entevent.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return fmt.Errorf("read the claimed deliveries' events: %w", err)
+	}
+	byID := make(map[string]*ent.Event, len(evs))
+	for _, e := range evs {
+		byID[e.ID] = e
+	}
+	// An event missing (deleted meanwhile) leaves the edge unset: the
+	// attempt reads the delivery again and finds it gone.
+	for _, c := range won {
+		c.Edges.Event = byID[c.EventID]
+	}
+	return nil
 }
 
 // lockCandidates, a predicate in form only, makes the candidates' SELECT

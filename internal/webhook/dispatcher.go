@@ -54,9 +54,16 @@ type DispatcherOptions struct {
 	// Concurrency bounds the attempts in flight in all; PerWebhook bounds
 	// those of one webhook, so a slow or dead receiver holds at most
 	// PerWebhook of the Concurrency slots and the other webhooks keep the
-	// rest.
+	// rest. PerSession and PerUser bound those of one session's webhooks
+	// and of one user's sessions, so one user's many webhooks to receivers
+	// that never answer leave the other users slots; the slots that free
+	// up go round-robin to the users and sessions with deliveries due.
+	// Zero: PerSession max(Concurrency/4, 2×PerWebhook), PerUser
+	// max(Concurrency/2, PerSession); none above Concurrency.
 	Concurrency int
 	PerWebhook  int
+	PerSession  int
+	PerUser     int
 	// Lease is how long a claimed delivery is not due for anyone else: a
 	// process that dies mid-attempt leaves it due again after the lease.
 	// Zero: the Sender's timeout plus 30s.
@@ -73,10 +80,11 @@ type DispatcherOptions struct {
 	Observer Observer // nil: none
 }
 
-// Dispatcher delivers the outbox: it claims due PENDING deliveries in
-// next_attempt_at order, POSTs each event through the Sender, and records
-// every attempt with the delivery's next state in one transaction. Its
-// state is only the rows, so a restart resumes every pending delivery.
+// Dispatcher delivers the outbox: it claims due PENDING deliveries, shared
+// fairly between users and sessions and oldest first within each, POSTs
+// each event through the Sender, and records every attempt with the
+// delivery's next state in one transaction. Its state is only the rows,
+// so a restart resumes every pending delivery.
 //
 // A delivery of a disabled webhook is ended FAILED ("webhook disabled")
 // when it comes due, without an attempt; redeliver sends it again once the
@@ -88,7 +96,7 @@ type Dispatcher struct {
 	sender       *Sender
 	schedule     []time.Duration
 	concurrency  int
-	perWebhook   int
+	bounds       bounds
 	lease        time.Duration
 	pollInterval time.Duration
 	now          func() time.Time
@@ -103,7 +111,7 @@ type Dispatcher struct {
 func NewDispatcher(opts DispatcherOptions) *Dispatcher {
 	d := &Dispatcher{
 		db: opts.DB, sender: opts.Sender, schedule: append([]time.Duration(nil), opts.Schedule...),
-		concurrency: opts.Concurrency, perWebhook: opts.PerWebhook, lease: opts.Lease,
+		concurrency: opts.Concurrency, lease: opts.Lease,
 		pollInterval: opts.PollInterval, now: opts.Now, jitter: opts.Jitter, log: opts.Logger,
 		observer: opts.Observer, wake: make(chan struct{}, 1),
 	}
@@ -113,10 +121,7 @@ func NewDispatcher(opts DispatcherOptions) *Dispatcher {
 	if d.concurrency <= 0 {
 		d.concurrency = DefaultConcurrency
 	}
-	if d.perWebhook <= 0 {
-		d.perWebhook = DefaultPerWebhook
-	}
-	d.perWebhook = min(d.perWebhook, d.concurrency)
+	d.bounds = defaultBounds(d.concurrency, bounds{webhook: opts.PerWebhook, session: opts.PerSession, user: opts.PerUser})
 	if d.lease <= 0 {
 		d.lease = d.sender.timeout + leaseMargin
 	}
@@ -144,44 +149,6 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// flight is the attempts in flight, kept by Run's goroutine alone.
-type flight struct {
-	ids   map[string]string // delivery id → webhook id
-	hooks map[string]int    // webhook id → attempts in flight
-}
-
-// full lists the webhooks at their bound: their deliveries wait.
-func (f *flight) full(bound int) []string {
-	var out []string
-	for h, n := range f.hooks {
-		if n >= bound {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-func (f *flight) deliveryIDs() []string {
-	out := make([]string, 0, len(f.ids))
-	for id := range f.ids {
-		out = append(out, id)
-	}
-	return out
-}
-
-func (f *flight) add(id, hook string) { f.ids[id] = hook; f.hooks[hook]++ }
-
-func (f *flight) remove(id string) {
-	hook, ok := f.ids[id]
-	if !ok {
-		return
-	}
-	delete(f.ids, id)
-	if f.hooks[hook]--; f.hooks[hook] <= 0 {
-		delete(f.hooks, hook)
-	}
-}
-
 // Run delivers until ctx ends, then stops its attempts in flight (their
 // claims are given back: due at once for the next run) and returns when
 // every goroutine it started has ended. Run is called once.
@@ -198,7 +165,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	// An attempt ends by sending its delivery id; the buffer holds one per
 	// slot, so an attempt never waits for Run (which may have returned).
 	finished := make(chan string, d.concurrency)
-	f := &flight{ids: map[string]string{}, hooks: map[string]int{}}
+	f := newFlight()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -241,10 +208,11 @@ func (d *Dispatcher) fill(ctx context.Context, f *flight, timer *time.Timer) []*
 		if ctx.Err() != nil {
 			return started
 		}
-		// Deliveries in flight and those of webhooks at their bound are
-		// not looked at: the clock is read only when some other delivery
-		// waits, so an idle dispatcher reads nothing but the outbox.
-		busy, full := f.deliveryIDs(), f.full(d.perWebhook)
+		// Deliveries in flight and those of webhooks, sessions and users
+		// at their bound are not looked at: the clock is read only when
+		// some other delivery waits, so an idle dispatcher reads nothing
+		// but the outbox.
+		busy, full := f.deliveryIDs(), f.full(d.bounds)
 		next, found, err := d.nextDue(ctx, busy, full)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -262,9 +230,7 @@ func (d *Dispatcher) fill(ctx context.Context, f *flight, timer *time.Timer) []*
 			timer.Reset(min(wait, d.pollInterval))
 			return started
 		}
-		won, contended, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), func(hook string) int {
-			return d.perWebhook - f.hooks[hook]
-		}, f.add)
+		won, contended, err := d.claim(ctx, now, busy, full, d.concurrency-len(f.ids), f.load, f.add)
 		started = append(started, won...) // counted in f; none on an error (rolled back)
 		if err != nil {
 			if ctx.Err() == nil {

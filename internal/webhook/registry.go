@@ -20,10 +20,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/ent"
+	entsession "github.com/wagraph/wagraph/ent/session"
 	entwebhook "github.com/wagraph/wagraph/ent/webhook"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/netguard"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // Limits of a webhook record.
@@ -68,22 +70,27 @@ type Header struct{ Name, Value string }
 // caller was already authorized for: a webhook id is only ever resolved
 // inside that session.
 type Registry struct {
-	db           *ent.Client
-	rand         io.Reader
-	now          func() time.Time
-	newID        func() string
-	allowPrivate bool
+	db            *ent.Client
+	rand          io.Reader
+	now           func() time.Time
+	newID         func() string
+	allowPrivate  bool
+	maxPerSession int // 0: no bound
 }
 
 // NewRegistry returns a Registry. With allowPrivate false, a URL whose host
 // is, or spells, a non-public address, or names this machine or a metadata
 // service, is refused at once (netguard.CheckHost); the addresses other names
 // resolve to are checked when a delivery connects.
-func NewRegistry(db *ent.Client, random io.Reader, now func() time.Time, newID func() string, allowPrivate bool) *Registry {
+//
+// A session has at most maxPerSession webhooks (0: no bound): each event
+// becomes a delivery row per webhook, so the bound is one on the work a
+// single event can make.
+func NewRegistry(db *ent.Client, random io.Reader, now func() time.Time, newID func() string, allowPrivate bool, maxPerSession int) *Registry {
 	if random == nil {
 		random = rand.Reader
 	}
-	return &Registry{db: db, rand: random, now: now, newID: newID, allowPrivate: allowPrivate}
+	return &Registry{db: db, rand: random, now: now, newID: newID, allowPrivate: allowPrivate, maxPerSession: maxPerSession}
 }
 
 // NotFound is the error for a webhook that is not in the session.
@@ -109,26 +116,56 @@ func (r *Registry) Create(ctx context.Context, sessionID string, s Spec) (*ent.W
 		kinds = *s.Events
 	}
 	now := r.now()
-	c := r.db.Webhook.Create().
-		SetID(r.newID()).
-		SetSessionID(sessionID).
-		SetURL(*s.URL).
-		SetEvents(normalizeKinds(kinds)).
-		SetHeaders(headerMap(s.Headers)).
-		SetSecret(secret).
-		SetCreatedAt(now).
-		SetUpdatedAt(now)
-	if s.DisplayName != nil {
-		c.SetDisplayName(*s.DisplayName)
-	}
-	if s.Enabled != nil {
-		c.SetEnabled(*s.Enabled)
-	}
-	w, err := c.Save(ctx)
+	var w *ent.Webhook
+	err = ent.WithTx(ctx, r.db, func(tx *ent.Tx) error {
+		if err := r.checkQuota(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		c := tx.Webhook.Create().
+			SetID(r.newID()).
+			SetSessionID(sessionID).
+			SetURL(*s.URL).
+			SetEvents(normalizeKinds(kinds)).
+			SetHeaders(headerMap(s.Headers)).
+			SetSecret(secret).
+			SetCreatedAt(now).
+			SetUpdatedAt(now)
+		if s.DisplayName != nil {
+			c.SetDisplayName(*s.DisplayName)
+		}
+		if s.Enabled != nil {
+			c.SetEnabled(*s.Enabled)
+		}
+		var err error
+		if w, err = c.Save(ctx); err != nil {
+			return fmt.Errorf("create webhook: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, "", fmt.Errorf("create webhook: %w", err)
+		return nil, "", err
 	}
 	return w, secret, nil
+}
+
+// checkQuota refuses a new webhook of a session that has maxPerSession
+// already, with the session's row locked so that two creations cannot
+// both take the last place.
+func (r *Registry) checkQuota(ctx context.Context, tx *ent.Tx, sessionID string) error {
+	if r.maxPerSession <= 0 {
+		return nil
+	}
+	if _, err := tx.Session.Query().Where(entsession.ID(sessionID), storage.ForUpdate).Only(ctx); err != nil {
+		return fmt.Errorf("lock session %s: %w", sessionID, err)
+	}
+	n, err := tx.Webhook.Query().Where(entwebhook.SessionID(sessionID)).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("count the webhooks of session %s: %w", sessionID, err)
+	}
+	if n >= r.maxPerSession {
+		return fault.New(fault.Conflict, "quota reached: session %s has %d webhooks, the most one may have (--max-webhooks-per-session); delete one first", sessionID, n)
+	}
+	return nil
 }
 
 // Update changes the given fields of a webhook; a given events selection

@@ -62,7 +62,7 @@ func newRegistry(t *testing.T, allowPrivate bool) (*webhook.Registry, *ent.Clien
 	n := 0
 	newID := func() string { n++; return fmt.Sprintf("w%d", n) }
 	now := func() time.Time { return time.Unix(1700000000, 0) }
-	return webhook.NewRegistry(db, nil, now, newID, allowPrivate), db
+	return webhook.NewRegistry(db, nil, now, newID, allowPrivate, 0), db
 }
 
 func TestSaveRefusesNonPublicURLs(t *testing.T) {
