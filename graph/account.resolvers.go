@@ -11,7 +11,6 @@ import (
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
-	"github.com/wagraph/wagraph/internal/media"
 )
 
 func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID string, identifier string, source string) (bool, error) {
@@ -26,7 +25,7 @@ func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID s
 	if err != nil {
 		return false, err
 	}
-	jpeg, err := media.SquareJPEG(data)
+	jpeg, err := r.Pictures.SquareJPEG(ctx, data)
 	if err != nil {
 		return false, err
 	}

@@ -39,6 +39,8 @@ type Resolver struct {
 	Messages   *messaging.Service
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader
+	// Pictures makes display pictures, in the media pools sends use.
+	Pictures *media.Preparer
 	// Sandbox is the simulated network; nil outside sandbox mode.
 	Sandbox SandboxNetwork
 	Now     func() time.Time

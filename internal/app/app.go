@@ -96,6 +96,7 @@ type App struct {
 	local    *sandbox.Local // the in-process network of --sandbox
 	messages *messaging.Service
 	loader   *media.Loader
+	preparer *media.Preparer    // its pools bound the media work of sends and pictures
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
 	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
 	metrics  *metrics.Metrics   // what /metrics shows
@@ -167,6 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Account:    a.ops,
 		Messages:   a.messages,
 		Media:      a.loader,
+		Pictures:   a.preparer,
 		Sandbox:    a.sandbox,
 		Now:        now,
 		NewID:      newID,

@@ -107,11 +107,13 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		a.ops, held = a.router, a.node.HeldIDs
 	}
 	a.loader = media.NewLoader(media.LoaderOptions{AllowPrivate: a.cfg.AllowPrivateURLs, MaxBytes: a.cfg.MaxBody, Logger: a.log})
+	// One preparer, so one set of pools, for sends and for pictures.
+	a.preparer = media.NewPreparerWith(media.PreparerOptions{
+		FFmpeg: a.cfg.FFmpeg, Logger: a.log, ImageDecodes: a.cfg.MediaConcurrency.Images,
+		FFmpegRuns: a.cfg.MediaConcurrency.FFmpeg, Downloads: a.cfg.MediaConcurrency.Downloads,
+	})
 	a.messages = messaging.New(messaging.Options{
-		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: media.NewPreparerWith(media.PreparerOptions{
-			FFmpeg: a.cfg.FFmpeg, Logger: a.log, ImageDecodes: a.cfg.MediaConcurrency.Images,
-			FFmpegRuns: a.cfg.MediaConcurrency.FFmpeg, Downloads: a.cfg.MediaConcurrency.Downloads,
-		}),
+		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: a.preparer,
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
 		Publisher: sink, Logger: a.log, Observer: a.metrics,
 		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL

@@ -275,8 +275,19 @@ func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
 	// Committed: the revocation stands whether or not the others hear of
 	// it now; one that does not is bounded by their rechecks (tokenCacheTTL)
 	// and by the full recheck their listener makes when it reconnects.
-	_ = s.announce.Announce(ctx, revocation.Notice{Tokens: []string{t.ID}})
+	s.tellOthers(ctx, revocation.Notice{Tokens: []string{t.ID}})
 	return nil
+}
+
+// announceTimeout bounds the notice of a revocation already committed.
+const announceTimeout = 5 * time.Second
+
+// tellOthers announces n even when the request that made the change has
+// ended meanwhile: the change is committed, and the others must hear of it.
+func (s *Service) tellOthers(ctx context.Context, n revocation.Notice) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), announceTimeout)
+	defer cancel()
+	_ = s.announce.Announce(ctx, n) // it logs a failure; the rechecks bound it
 }
 
 // EndSession ends what the tokens of a session deleted a moment ago hold
@@ -284,5 +295,5 @@ func (s *Service) Revoke(ctx context.Context, p *Principal, raw string) error {
 // also forget the session itself.
 func (s *Service) EndSession(ctx context.Context, sessionID string, tokenIDs []string) {
 	s.Disconnect(tokenIDs...)
-	_ = s.announce.Announce(ctx, revocation.Notice{Session: sessionID, Tokens: tokenIDs})
+	s.tellOthers(ctx, revocation.Notice{Session: sessionID, Tokens: tokenIDs})
 }

@@ -37,7 +37,7 @@ func TestAccount(t *testing.T) {
 	base := "/session/" + sess.ID
 
 	wide := pngImage(t, 300, 200)
-	square, err := media.SquareJPEG(wide)
+	square, err := media.NewPreparer("", nil).SquareJPEG(t.Context(), wide)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,20 +96,6 @@ func (p *Preparer) SquareJPEG(ctx context.Context, data []byte) ([]byte, error) 
 	return squareJPEG(img)
 }
 
-// SquareJPEG is Preparer.SquareJPEG outside any pool: the size bounds
-// hold, the number of decodes at once does not. Callers that serve
-// requests should use a Preparer's.
-func SquareJPEG(data []byte) ([]byte, error) {
-	if err := checkPicture(data); err != nil {
-		return nil, err
-	}
-	img, err := decodeImage(data)
-	if err != nil {
-		return nil, imageError(detect(data), err)
-	}
-	return squareJPEG(img)
-}
-
 func checkPicture(data []byte) error {
 	if len(data) > MaxImage {
 		return tooLarge(len(data), "pictures", MaxImage)

@@ -136,7 +136,7 @@ func TestSquareJPEG(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := SquareJPEG(c.data)
+			out, err := NewPreparer("", nil).SquareJPEG(t.Context(), c.data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestSquareJPEG(t *testing.T) {
 		})
 	}
 	t.Run("the crop is centred", func(t *testing.T) {
-		out, err := SquareJPEG(makePNG(t, bands))
+		out, err := NewPreparer("", nil).SquareJPEG(t.Context(), makePNG(t, bands))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,6 +159,6 @@ func TestSquareJPEG(t *testing.T) {
 			}
 		}
 	})
-	_, err = SquareJPEG([]byte("this is not a picture"))
+	_, err = NewPreparer("", nil).SquareJPEG(t.Context(), []byte("this is not a picture"))
 	wantFault(t, err, fault.Unsupported, "", "source is text/plain", "JPEG, PNG or WebP")
 }
