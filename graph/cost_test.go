@@ -6,12 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/events"
@@ -164,63 +160,6 @@ func postRaw(t testing.TB, s *apptest.Server, query string, vars map[string]any)
 		t.Fatal(err)
 	}
 	return b, resp.StatusCode
-}
-
-// TestMeasureAliasedPages is a measurement, not a check (WAGRAPH_MEASURE=1):
-// the peak heap of the server process while it answers 20 aliases of
-// events(first: 500) over 500 stored events of 37.5 KB (the 375 MiB
-// answer), and 3 aliases (cost 9,003: within the cost limit) under the
-// answer bound.
-// The client discards the body as it reads it.
-func TestMeasureAliasedPages(t *testing.T) {
-	if os.Getenv("WAGRAPH_MEASURE") == "" {
-		t.Skip("a measurement: WAGRAPH_MEASURE=1")
-	}
-	s := apptest.Start(t, apptest.Config(t))
-	sess := s.CreateSession(t, "measure")
-	seedEvents(t, s, sess, 500, 37_500)
-	for _, aliases := range []int{20, 3} {
-		runtime.GC()
-		runtime.GC()
-		var base runtime.MemStats
-		runtime.ReadMemStats(&base)
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			var m runtime.MemStats
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(2 * time.Millisecond):
-				}
-				runtime.ReadMemStats(&m)
-				if m.HeapAlloc > peak.Load() {
-					peak.Store(m.HeapAlloc)
-				}
-			}
-		}()
-		start := time.Now()
-		body, _ := json.Marshal(map[string]any{"query": aliasedPages(aliases), "variables": map[string]any{"s": sess}})
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", apptest.AdminToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head := make([]byte, 300)
-		n, _ := io.ReadFull(resp.Body, head)
-		rest, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		close(stop)
-		<-sampled
-		t.Logf("%d aliases: document %d bytes, answer %d bytes in %s, peak heap %d MiB above the %d MiB before; answer begins %s",
-			aliases, len(aliasedPages(aliases)), int64(n)+rest, time.Since(start).Round(time.Millisecond),
-			(int64(peak.Load())-int64(base.HeapAlloc))>>20, base.HeapAlloc>>20, head[:n])
-	}
 }
 
 // introspectionQuery is GraphiQL's.
