@@ -218,7 +218,7 @@ export class Live {
       const ws = this.ws;
       this.ws = null;
       this.acked = false;
-      ws.close(1000, "page left");
+      closeWhenOpen(ws, 1000, "page left");
     }
     this.retry = 0;
     this.setState("closed");
@@ -227,6 +227,18 @@ export class Live {
   // drop closes the socket as a network failure would (for the page's
   // "reconnect" button): the subscriptions stay and are sent again.
   drop() {
-    if (this.ws) this.ws.close(4000, "reconnect asked");
+    if (this.ws) closeWhenOpen(this.ws, 4000, "reconnect asked");
   }
+}
+
+// closeWhenOpen closes a socket, or, while it is still connecting, as
+// soon as it opens: the browser reports a socket closed before it was
+// established as a failed connection (a page left quickly, on a slow
+// server, is no failure).
+function closeWhenOpen(ws, code, reason) {
+  if (ws.readyState === WebSocket.CONNECTING) {
+    ws.onopen = () => ws.close(code, reason);
+    return;
+  }
+  ws.close(code, reason);
 }
