@@ -186,6 +186,11 @@ func (m *Manager) connect(ctx context.Context, s *session, restoring bool) error
 func (m *Manager) start(s *session, dev *store.Device) error {
 	linked := dev.ID != nil
 	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
+	if linked {
+		// A store failure must not be acknowledged (storefail.go). A device
+		// being paired has no stores yet: it is guarded from its next start.
+		m.installStoreGuard(s, cli, dev)
+	}
 	cli.BackgroundEventCtx = m.ctx
 	cli.SynchronousAck = true
 	// A message whose event could not be stored is not acknowledged, so
@@ -266,6 +271,10 @@ func (m *Manager) stopClient(s *session, reason string) {
 	var stop context.CancelFunc
 	m.change(s, nil, func(s *session) bool {
 		if s.cli == nil {
+			if s.st.status == StatusConnecting && s.st.reason == reasonStoreFailed {
+				s.st.end(StatusDisconnected, reason) // its recovery (storefail.go) then gives up
+				return true
+			}
 			return false
 		}
 		cli, stop = s.detachLocked()

@@ -173,7 +173,14 @@ type Manager struct {
 	// StatusStore overlapped one reads again (see load).
 	deletions uint64
 
-	wg sync.WaitGroup // the QR watchers, closeLater's timers and running Deletes
+	wg sync.WaitGroup // the QR watchers, closeLater's timers, running Deletes and store recoveries
+
+	// storeFault, set by tests before any client starts, fails the device
+	// store's calls while it returns an error (storefail.go).
+	storeFault func() error
+	// storeKeepUp, set by tests, keeps a session up after a store failure:
+	// the stanza alone must then stay unacknowledged.
+	storeKeepUp bool
 }
 
 const (

@@ -367,7 +367,11 @@ func (n *Network) handleAck(c *conn, node *waBinary.Node) {
 
 // handleReceipt takes a client's receipt. For a message, the delivery
 // receipt is what acknowledges it (whatsmeow sends it only once its handlers
-// succeeded); the network answers every receipt with an ack.
+// succeeded); the network answers every receipt with an ack. A retry
+// receipt says the device could not read the message: as at WhatsApp, it
+// does not take the message off the device's queue (only an ack or a
+// delivery receipt does), so a device that leaves it unacknowledged gets it
+// again at its next login.
 func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 	ag := node.AttrGetter()
 	id := ag.String("id")
@@ -377,7 +381,9 @@ func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 			ids = append(ids, item.AttrGetter().String("id"))
 		}
 	}
-	n.acknowledge(c, ids...)
+	if node.Attrs["type"] != "retry" {
+		n.acknowledge(c, ids...)
+	}
 	// A media retry request is answered by a notification (mediaretry.go),
 	// queued under the message id: after the acknowledgement above, which
 	// would otherwise drop it.

@@ -1,0 +1,226 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStoreFailureNotAcknowledged (issue 22): texts that arrive while the
+// device store fails are not acknowledged (whatsmeow would otherwise send a
+// retry receipt, ack the stanza and the text would be lost); the session
+// goes down at the first failure and comes back once the store can be
+// written, and WhatsApp's re-sent stanzas are then stored, each once.
+func TestStoreFailureNotAcknowledged(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	var failing atomic.Bool
+	var failures atomic.Int32
+	m.storeFault = func() error {
+		if failing.Load() {
+			failures.Add(1)
+			return errors.New("database or disk is full (injected)")
+		}
+		return nil
+	}
+	st := e.pairQR(m, "s1", phone)
+	// A device being paired has no stores to guard yet: its next start
+	// guards them.
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	e.settle(st)
+
+	failing.Store(true)
+	const n = 5
+	var ids []string
+	for i := range n {
+		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		if i == 0 {
+			e.waitUntil("the store failed", func() bool { return failures.Load() > 0 })
+		}
+	}
+	e.waitState(m, "s1", "down for the store", func(st SessionState) bool {
+		return st.Status == StatusConnecting && st.Reason == reasonStoreFailed
+	})
+	time.Sleep(1500 * time.Millisecond) // a few failed probes
+	if got := e.inbound("s1"); len(got) != 0 {
+		t.Fatalf("stored while the store failed: %v", got)
+	}
+
+	failing.Store(false)
+	e.waitStatus(m, "s1", StatusConnected)
+	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
+	e.settle(st)
+	got := e.inbound("s1")
+	for _, id := range ids {
+		if got[id] != 1 {
+			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
+		}
+	}
+	if len(got) != n {
+		t.Errorf("stored %v, want exactly %v", got, ids)
+	}
+}
+
+// inbound counts the inbound-message.upsert events of session sid by id.
+func (e *env) inbound(sid string) map[string]int {
+	out := map[string]int{}
+	for _, ev := range e.pub.events(sid) {
+		if ev.Kind == KindInboundMessage {
+			out[ev.Data["id"].(string)]++
+		}
+	}
+	return out
+}
+
+// TestStoreErrorsAreCancellations: every error of a guarded store is a
+// cancellation for whatsmeow and still carries its cause; a call whose own
+// context ended is no store failure.
+func TestStoreErrorsAreCancellations(t *testing.T) {
+	cause := errors.New("connection refused")
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name     string
+		ctx      context.Context
+		reported bool
+	}{
+		{"store down", context.Background(), true},
+		{"call cancelled", ended, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var reported atomic.Int32
+			g := &storeGuard{failed: func(error) { reported.Add(1) }}
+			err := guard(tc.ctx, g, func() error { return cause })
+			if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) {
+				t.Errorf("%v: not both a cancellation and its cause", err)
+			}
+			if again := g.wrap(tc.ctx, fmt.Errorf("decrypt: %w", err)); !errors.Is(again, cause) || reported.Load() > 1 {
+				t.Errorf("wrapped twice: %v, reported %d", again, reported.Load())
+			}
+			if got := reported.Load() == 1; got != tc.reported {
+				t.Errorf("reported %v, want %v", got, tc.reported)
+			}
+			if err := guard(tc.ctx, g, func() error { return nil }); err != nil {
+				t.Errorf("a call that worked: %v", err)
+			}
+		})
+	}
+}
+
+// TestStoreFailureLeavesStanzaQueued: with the session kept up through a
+// store failure, the texts that could not be decrypted stay unacknowledged
+// at WhatsApp (whatsmeow acks them after a plain error: they would be
+// lost) and are stored, each once, after the next login.
+func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	m.storeKeepUp = true
+	var failing atomic.Bool
+	var failures atomic.Int32
+	m.storeFault = func() error {
+		if failing.Load() {
+			failures.Add(1)
+			return errors.New("connection refused (injected)")
+		}
+		return nil
+	}
+	st := e.pairQR(m, "s1", phone)
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	e.settle(st)
+	dev := parseJID(t, st.JID)
+
+	failing.Store(true)
+	const n = 3
+	var ids []string
+	for i := range n {
+		before := failures.Load()
+		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		e.waitUntil("the store failed on "+id, func() bool { return failures.Load() > before })
+	}
+	// whatsmeow's ack, when it sends one, follows the failed decryption at
+	// once; the device stays connected to send it.
+	time.Sleep(500 * time.Millisecond)
+	if u := e.net.Unacked(dev); u != n {
+		t.Errorf("%d texts unacknowledged while the store fails, want %d", u, n)
+	}
+	if st := m.State("s1"); st.Status != StatusConnected {
+		t.Fatalf("status %s, want the session kept up", st.Status)
+	}
+
+	failing.Store(false)
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
+	e.settle(st)
+	got := e.inbound("s1")
+	for _, id := range ids {
+		if got[id] != 1 {
+			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
+		}
+	}
+}
+
+// TestStoreFailureThenDisconnect: a session disconnected on request while
+// it waits for its store stays DISCONNECTED when the store comes back.
+func TestStoreFailureThenDisconnect(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	var failing atomic.Bool
+	m.storeFault = func() error {
+		if failing.Load() {
+			return errors.New("database is locked (injected)")
+		}
+		return nil
+	}
+	st := e.pairQR(m, "s1", phone)
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	e.settle(st)
+
+	failing.Store(true)
+	if _, err := e.net.SendText(peer, phone, "during the outage"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, "s1", "down for the store", func(st SessionState) bool { return st.Reason == reasonStoreFailed })
+	if err := m.Disconnect("s1"); err != nil {
+		t.Fatal(err)
+	}
+	failing.Store(false)
+	time.Sleep(2 * storeProbeEvery)
+	if st := m.State("s1"); st.Status != StatusDisconnected {
+		t.Errorf("status %s (%s) after a Disconnect during the outage, want DISCONNECTED", st.Status, st.Reason)
+	}
+}
