@@ -138,7 +138,24 @@ type ManagerOptions struct {
 	// sessions it refused as outdated reconnect when it learns a newer
 	// one. nil announces whatsmeow's own.
 	Versions *Versions
+	// Observer, when set, is told of the failures an operator must see
+	// (/metrics): store failures and messages that could not be decrypted.
+	Observer Observer
 }
+
+// Observer counts what went wrong in the sessions.
+type Observer interface {
+	// StoreFailed: a call of a device store failed while a stanza was
+	// handled; the stanza was left unacknowledged (storefail.go).
+	StoreFailed()
+	// Undecryptable: a message arrived that could not be decrypted.
+	Undecryptable()
+}
+
+type discardObserver struct{}
+
+func (discardObserver) StoreFailed()   {}
+func (discardObserver) Undecryptable() {}
 
 // Manager holds one whatsmeow client per session and keeps each session's
 // status in memory, in the StatusStore and in the event stream.
@@ -174,6 +191,8 @@ type Manager struct {
 	deletions uint64
 
 	wg sync.WaitGroup // the QR watchers, closeLater's timers, running Deletes and store recoveries
+
+	obs Observer
 
 	// storeFault, set by tests before any client starts, fails the device
 	// store's calls while it returns an error (storefail.go).
@@ -266,7 +285,10 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	m := &Manager{
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
-		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{},
+		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer,
+	}
+	if m.obs == nil {
+		m.obs = discardObserver{}
 	}
 	m.http = NewClientHTTP(opts.Transport)
 	m.ctx, m.cancel = context.WithCancel(context.Background())

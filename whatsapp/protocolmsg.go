@@ -67,6 +67,7 @@ func (r *clientRun) handlePhoneNumberShare(evt *events.Message) bool {
 // same id. Messages WhatsApp marks as not to be shown are left out.
 // whatsmeow acknowledges the stanza before this runs, whatever it returns.
 func (r *clientRun) handleUndecryptable(evt *events.UndecryptableMessage) bool {
+	r.m.obs.Undecryptable()
 	info := &evt.Info
 	if evt.DecryptFailMode == events.DecryptFailHide || info.Category == "peer" || info.Chat == types.StatusBroadcastJID {
 		return true

@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sync/atomic"
 	"testing"
 
 	"go.mau.fi/whatsmeow/proto/waCommon"
@@ -160,6 +161,8 @@ func TestPollVotes(t *testing.T) {
 func TestUndecryptable(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager()
+	obs := &countingObserver{}
+	m.obs = obs
 	st := e.pairQR(m, "s1", phone)
 	id, err := e.net.SendUndecryptable(peer, phone)
 	if err != nil {
@@ -176,4 +179,15 @@ func TestUndecryptable(t *testing.T) {
 			t.Errorf("an undecryptable message was published as a message: %+v", x)
 		}
 	}
+	if n := obs.undecryptable.Load(); n != 1 {
+		t.Errorf("the observer counted %d undecryptable messages, want 1 (/metrics)", n)
+	}
 }
+
+// countingObserver counts what the manager reports (the /metrics side).
+type countingObserver struct {
+	storeFailed, undecryptable atomic.Int32
+}
+
+func (o *countingObserver) StoreFailed()   { o.storeFailed.Add(1) }
+func (o *countingObserver) Undecryptable() { o.undecryptable.Add(1) }

@@ -109,6 +109,7 @@ func guardStores(dev *store.Device, g *storeGuard) {
 func (m *Manager) installStoreGuard(s *session, cli *whatsmeow.Client, dev *store.Device) {
 	g := &storeGuard{fault: m.storeFault}
 	g.failed = func(err error) {
+		m.obs.StoreFailed()
 		if g.tripped.CompareAndSwap(false, true) {
 			m.storeFailed(s, cli, err)
 		}

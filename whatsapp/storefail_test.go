@@ -128,6 +128,8 @@ func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager()
 	m.storeKeepUp = true
+	obs := &countingObserver{}
+	m.obs = obs
 	var failing atomic.Bool
 	var failures atomic.Int32
 	m.storeFault = func() error {
@@ -168,6 +170,9 @@ func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
 	}
 	if st := m.State("s1"); st.Status != StatusConnected {
 		t.Fatalf("status %s, want the session kept up", st.Status)
+	}
+	if got := obs.storeFailed.Load(); got < n {
+		t.Errorf("the observer counted %d store failures, want at least %d (/metrics)", got, n)
 	}
 
 	failing.Store(false)

@@ -96,6 +96,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		return err
 	}
 	mopts.Versions = a.versions
+	mopts.Observer = a.metrics
 	a.manager = whatsapp.NewManager(mopts)
 	a.ops = a.manager
 	var held func() []string

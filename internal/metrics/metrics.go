@@ -63,6 +63,8 @@ type Metrics struct {
 	sends            *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	storeFailures    prometheus.Counter
+	undecryptable    prometheus.Counter
 }
 
 // New builds the metrics on a registry of their own, with the Go runtime and
@@ -102,6 +104,14 @@ func New(opts Options) *Metrics {
 			Namespace: Namespace, Name: "http_requests_total",
 			Help: "HTTP requests answered, by route (the pattern that matched, such as \"POST /api/v1/session/{sessionId}/message/text\"; \"unmatched\" for none) and status.",
 		}, []string{"route", "status"}),
+		storeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "store_failures_total",
+			Help: "Failed calls of a session's device store while a stanza was handled: the stanza is left unacknowledged for WhatsApp to deliver again, and the session reconnects once the store can be written.",
+		}),
+		undecryptable: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "undecryptable_messages_total",
+			Help: "Messages that arrived and could not be decrypted (each a messages.update with status failed; the sender is asked to send it again).",
+		}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "http_request_duration_seconds",
 			Help:    "How long HTTP requests took, by route, until the handler returned (a websocket or SSE stream: its whole life).",
@@ -112,7 +122,7 @@ func New(opts Options) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.eventsStored, m.deliveries, m.deliveryDuration, m.subscribers, m.sends,
-		m.httpRequests, m.httpDuration,
+		m.httpRequests, m.httpDuration, m.storeFailures, m.undecryptable,
 	)
 	if opts.Sessions != nil {
 		m.reg.MustRegister(&sessionsCollector{src: opts.Sessions, timeout: opts.ScrapeTimeout})
@@ -164,6 +174,12 @@ func (m *Metrics) SubscriberStarted() { m.subscribers.Inc() }
 
 // SubscriberEnded counts a subscription that ended.
 func (m *Metrics) SubscriberEnded() { m.subscribers.Dec() }
+
+// StoreFailed counts a failed device store call (whatsapp.Observer).
+func (m *Metrics) StoreFailed() { m.storeFailures.Inc() }
+
+// Undecryptable counts a message that could not be decrypted.
+func (m *Metrics) Undecryptable() { m.undecryptable.Inc() }
 
 // Sent counts one send by kind and outcome (see the help of sends_total).
 func (m *Metrics) Sent(kind, outcome string) { m.sends.WithLabelValues(kind, outcome).Inc() }

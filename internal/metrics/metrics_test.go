@@ -126,6 +126,13 @@ func TestHooks(t *testing.T) {
 			m.Sent("image", "not_connected")
 			m.Sent("image", "sent")
 		}, "wagraph_sends_total", map[string]string{"kind": "image", "outcome": "not_connected"}, 2, 0},
+		{"store failed", func(m *metrics.Metrics) {
+			m.StoreFailed()
+			m.StoreFailed()
+		}, "wagraph_store_failures_total", map[string]string{}, 2, 0},
+		{"undecryptable", func(m *metrics.Metrics) {
+			m.Undecryptable()
+		}, "wagraph_undecryptable_messages_total", map[string]string{}, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
