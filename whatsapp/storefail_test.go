@@ -17,25 +17,8 @@ import (
 func TestStoreFailureNotAcknowledged(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager()
-	var failing atomic.Bool
-	var failures atomic.Int32
-	m.storeFault = func() error {
-		if failing.Load() {
-			failures.Add(1)
-			return errors.New("database or disk is full (injected)")
-		}
-		return nil
-	}
-	st := e.pairQR(m, "s1", phone)
-	// A device being paired has no stores to guard yet: its next start
-	// guards them.
-	if err := m.Disconnect("s1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Connect(ctx, "s1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus(m, "s1", StatusConnected)
+	failing, failures := failingStore(m, "database or disk is full (injected)")
+	st := e.linkGuarded(m)
 	e.settle(st)
 
 	failing.Store(true)
@@ -130,23 +113,8 @@ func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
 	m.storeKeepUp = true
 	obs := &countingObserver{}
 	m.obs = obs
-	var failing atomic.Bool
-	var failures atomic.Int32
-	m.storeFault = func() error {
-		if failing.Load() {
-			failures.Add(1)
-			return errors.New("connection refused (injected)")
-		}
-		return nil
-	}
-	st := e.pairQR(m, "s1", phone)
-	if err := m.Disconnect("s1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Connect(ctx, "s1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus(m, "s1", StatusConnected)
+	failing, failures := failingStore(m, "connection refused (injected)")
+	st := e.linkGuarded(m)
 	e.settle(st)
 	dev := parseJID(t, st.JID)
 
@@ -198,21 +166,8 @@ func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
 func TestStoreFailureThenDisconnect(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager()
-	var failing atomic.Bool
-	m.storeFault = func() error {
-		if failing.Load() {
-			return errors.New("database is locked (injected)")
-		}
-		return nil
-	}
-	st := e.pairQR(m, "s1", phone)
-	if err := m.Disconnect("s1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Connect(ctx, "s1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus(m, "s1", StatusConnected)
+	failing, _ := failingStore(m, "database is locked (injected)")
+	st := e.linkGuarded(m)
 	e.settle(st)
 
 	failing.Store(true)
@@ -228,4 +183,33 @@ func TestStoreFailureThenDisconnect(t *testing.T) {
 	if st := m.State("s1"); st.Status != StatusDisconnected {
 		t.Errorf("status %s (%s) after a Disconnect during the outage, want DISCONNECTED", st.Status, st.Reason)
 	}
+}
+
+// failingStore makes m's device store fail, while failing is set, with
+// cause; failures counts the calls it failed.
+func failingStore(m *Manager, cause string) (failing *atomic.Bool, failures *atomic.Int32) {
+	failing, failures = new(atomic.Bool), new(atomic.Int32)
+	m.storeFault = func() error {
+		if failing.Load() {
+			failures.Add(1)
+			return errors.New(cause)
+		}
+		return nil
+	}
+	return failing, failures
+}
+
+// linkGuarded pairs session s1 on m and starts it again: a device being
+// paired has no stores to guard yet, its next start guards them.
+func (e *env) linkGuarded(m *Manager) SessionState {
+	e.t.Helper()
+	st := e.pairQR(m, "s1", phone)
+	if err := m.Disconnect("s1"); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := m.Connect(ctx, "s1"); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitStatus(m, "s1", StatusConnected)
+	return st
 }

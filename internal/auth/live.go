@@ -45,12 +45,12 @@ func (s *Service) Bind(ctx context.Context, p *Principal) (context.Context, erro
 			delete(s.live.conns, p.TokenID)
 		}
 	})
-	n, err := s.db.Token.Query().Where(token.ID(p.TokenID), token.RevokedAtIsNil()).Count(ctx)
+	live, err := s.tokenLive(ctx, p.TokenID)
 	if err != nil {
 		cancel(err)
-		return nil, fmt.Errorf("check token: %w", err)
+		return nil, err
 	}
-	if n == 0 {
+	if !live {
 		cancel(ErrTokenGone)
 		return nil, errInvalid
 	}
@@ -87,11 +87,11 @@ func (s *Service) Recheck(ctx context.Context, p *Principal) error {
 		return nil
 	}
 	gen := s.rechecks.Generation()
-	n, err := s.db.Token.Query().Where(token.ID(p.TokenID), token.RevokedAtIsNil()).Count(ctx)
+	live, err := s.tokenLive(ctx, p.TokenID)
 	if err != nil {
-		return fmt.Errorf("check token: %w", err)
+		return err
 	}
-	if n == 0 {
+	if !live {
 		s.Disconnect(p.TokenID)
 		return errInvalid
 	}
@@ -126,6 +126,15 @@ func (s *Service) RecheckAll(ctx context.Context) error {
 	}
 	s.Disconnect(gone...)
 	return nil
+}
+
+// tokenLive reports whether the token with id exists unrevoked.
+func (s *Service) tokenLive(ctx context.Context, id string) (bool, error) {
+	live, err := s.db.Token.Query().Where(token.ID(id), token.RevokedAtIsNil()).Exist(ctx)
+	if err != nil {
+		return false, fmt.Errorf("check token: %w", err)
+	}
+	return live, nil
 }
 
 // bound reports how many connections are bound; tests use it to see that
