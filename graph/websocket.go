@@ -242,7 +242,7 @@ func (g gorillaImplementation) Accept(w http.ResponseWriter, r *http.Request, op
 	if err != nil {
 		return nil, err
 	}
-	c := &gorillaConn{conn: conn, ops: map[string]struct{}{}}
+	c := &gorillaConn{conn: conn, ids: newOpIDs()}
 	if g.sockets != nil {
 		c.unlist = g.sockets.add(r.Context(), c)
 	}
@@ -304,8 +304,7 @@ type gorillaConn struct {
 	frame []byte          // the last result's frame, reused; wmu guards it
 	bound context.Context // ends when the token is revoked; wmu guards it
 
-	omu sync.Mutex
-	ops map[string]struct{} // the ids of the running operations; omu guards it
+	ids *opIDs // the ids of its operations, the client's and gqlgen's
 }
 
 func (c *gorillaConn) Close() error {
@@ -335,7 +334,7 @@ func (c *gorillaConn) NextReader() (int, io.Reader, error) {
 		if err != nil {
 			return mt, nil, err
 		}
-		code, reason, skip := c.check(msg)
+		msg, code, reason, skip := c.check(msg)
 		if code != 0 {
 			_ = c.WriteClose(code, reason)
 			_ = c.conn.Close()
@@ -350,17 +349,19 @@ func (c *gorillaConn) NextReader() (int, io.Reader, error) {
 // clientMessage is what check reads of a message.
 type clientMessage struct {
 	Type    string          `json:"type"`
-	ID      string          `json:"id"`
-	Payload json.RawMessage `json:"payload"`
+	ID      string          `json:"id,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// check returns the close code and reason a client message earns, or 0;
-// skip is true for a message answered here (a ping before the
-// connection_init, which gqlgen would refuse though the protocol allows it).
-func (c *gorillaConn) check(msg []byte) (code int, reason string, skip bool) {
+// check returns the message to hand gqlgen (an operation's under its id
+// for gqlgen, opIDs), or the close code and reason a client message earns;
+// skip is true for a message answered or settled here (a ping before the
+// connection_init, which gqlgen would refuse though the protocol allows it;
+// the complete of an operation that is not running).
+func (c *gorillaConn) check(msg []byte) (out []byte, code int, reason string, skip bool) {
 	var m clientMessage
 	if err := json.Unmarshal(msg, &m); err != nil || m.Type == "" {
-		return closeBadRequest, `Bad request: a message must be a JSON object with a type, such as {"type":"connection_init"}`, false
+		return nil, closeBadRequest, `Bad request: a message must be a JSON object with a type, such as {"type":"connection_init"}`, false
 	}
 	legacy := c.conn.Subprotocol() != "graphql-transport-ws"
 	subscribe, complete := "subscribe", "complete"
@@ -372,46 +373,47 @@ func (c *gorillaConn) check(msg []byte) (code int, reason string, skip bool) {
 		case m.Type == "connection_init":
 			p := bytes.TrimSpace(m.Payload)
 			if len(p) != 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
-				return closeBadRequest, `Bad request: connection_init payload must be a JSON object such as {"Authorization":"Bearer <token>"}`, false
+				return nil, closeBadRequest, `Bad request: connection_init payload must be a JSON object such as {"Authorization":"Bearer <token>"}`, false
 			}
 			c.inited = true
 			c.initTimer.Stop()
-			return 0, "", false
+			return msg, 0, "", false
 		case m.Type == subscribe:
-			return closeUnauthorized, "Unauthorized: send connection_init with a token before " + subscribe, false
+			return nil, closeUnauthorized, "Unauthorized: send connection_init with a token before " + subscribe, false
 		case !legacy && m.Type == "ping":
 			_ = c.WriteJSON(map[string]string{"type": "pong"})
-			return 0, "", true
+			return nil, 0, "", true
 		case !legacy && m.Type == "pong":
-			return 0, "", true
+			return nil, 0, "", true
 		case legacy && m.Type == "connection_terminate":
-			return 0, "", false // gqlgen closes with 1000
+			return msg, 0, "", false // gqlgen closes with 1000
 		}
-		return closeBadRequest, "Bad request: the first message must be connection_init, not " + quoteType(m.Type), false
+		return nil, closeBadRequest, "Bad request: the first message must be connection_init, not " + quoteType(m.Type), false
 	}
 	switch {
 	case m.Type == "connection_init":
-		return closeTooManyInits, "Too many initialisation requests", false
+		return nil, closeTooManyInits, "Too many initialisation requests", false
 	case m.Type == subscribe:
 		if m.ID == "" {
-			return closeBadRequest, "Bad request: " + subscribe + " needs an id", false
+			return nil, closeBadRequest, "Bad request: " + subscribe + " needs an id", false
 		}
-		c.omu.Lock()
-		defer c.omu.Unlock()
-		if _, running := c.ops[m.ID]; running {
-			return closeSubscriberIn, "Subscriber for " + m.ID + " already exists", false
+		id, running := c.ids.start(m.ID)
+		if running {
+			return nil, closeSubscriberIn, "Subscriber for " + m.ID + " already exists", false
 		}
-		c.ops[m.ID] = struct{}{}
+		return renamed(m, id), 0, "", false
 	case m.Type == complete:
-		c.omu.Lock()
-		delete(c.ops, m.ID)
-		c.omu.Unlock()
+		id, running := c.ids.stop(m.ID)
+		if !running {
+			return nil, 0, "", true
+		}
+		return renamed(m, id), 0, "", false
 	case !legacy && (m.Type == "ping" || m.Type == "pong"):
 	case legacy && m.Type == "connection_terminate":
 	default:
-		return closeBadRequest, "Bad request: unknown message type " + quoteType(m.Type), false
+		return nil, closeBadRequest, "Bad request: unknown message type " + quoteType(m.Type), false
 	}
-	return 0, "", false
+	return msg, 0, "", false
 }
 
 // quoteType quotes a client's message type for a close reason, clipped.
@@ -424,7 +426,7 @@ func (c *gorillaConn) WriteJSON(v any) error {
 	defer c.wmu.Unlock()
 	// A client that stops reading must not hold the writer forever.
 	_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if frame, ok := appendResult(c.frame[:0], v); ok {
+	if frame, ok := appendResult(c.frame[:0], v, c.ids.clientID); ok {
 		c.frame = nil
 		if cap(frame) <= maxKeptFrame {
 			c.frame = frame
@@ -435,13 +437,11 @@ func (c *gorillaConn) WriteJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	// The end of an operation frees its id for the client to use again,
-	// before the client can learn of it.
-	var m struct{ Type, ID string }
-	if json.Unmarshal(b, &m) == nil && m.ID != "" && (m.Type == "complete" || m.Type == "error") {
-		c.omu.Lock()
-		delete(c.ops, m.ID)
-		c.omu.Unlock()
+	// The client's id in place of gqlgen's; the end of an operation frees
+	// it for the client to use again.
+	var m clientMessage
+	if json.Unmarshal(b, &m) == nil && m.ID != "" {
+		b = renamed(m, c.ids.client(m.ID, m.Type == "complete" || m.Type == "error"))
 	}
 	return c.conn.WriteMessage(websocket.TextMessage, b)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/testserver"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 )
@@ -116,4 +117,60 @@ func errorsAs(err error, target **websocket.CloseError) bool {
 		*target = ce
 	}
 	return ok
+}
+
+// TestWebsocketIDReusedAtOnce: a client may use an operation's id again as
+// soon as it has completed it. gqlgen forgets an operation only after it
+// has sent its complete, so an id used again at once had the new
+// operation forgotten in its place: its complete was ignored, and the
+// subscription ran on, unseen, until the socket closed.
+func TestWebsocketIDReusedAtOnce(t *testing.T) {
+	for _, protocol := range []string{"graphql-transport-ws", "graphql-ws"} {
+		t.Run(protocol, func(t *testing.T) {
+			srv := testserver.New()
+			srv.AddTransport(transport.Websocket{Implementation: gorillaImplementation{initTimeout: time.Minute}})
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			d := websocket.Dialer{Subprotocols: []string{protocol}}
+			conn, _, err := d.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			start, stop := "subscribe", "complete"
+			if protocol == "graphql-ws" {
+				start, stop = "start", "stop"
+			}
+			const rounds = 200
+			msgs := []string{`{"type":"connection_init"}`}
+			for range rounds {
+				msgs = append(msgs,
+					`{"id":"s","type":"`+start+`","payload":{"query":"subscription { name }"}}`,
+					`{"id":"s","type":"`+stop+`"}`)
+			}
+			for _, m := range msgs {
+				if err := conn.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			completes := 0
+			for completes < rounds {
+				var m struct{ Type, ID string }
+				if err := conn.ReadJSON(&m); err != nil {
+					t.Fatalf("after %d of %d completes: %v", completes, rounds, err)
+				}
+				switch m.Type {
+				case "complete":
+					if m.ID != "s" {
+						t.Fatalf("complete of %q, want the client's id s", m.ID)
+					}
+					completes++
+				case "connection_ack", "ka", "ping", "pong":
+				default:
+					t.Fatalf("unexpected %+v", m)
+				}
+			}
+		})
+	}
 }

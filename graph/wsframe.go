@@ -20,8 +20,9 @@ const maxKeptFrame = 64 << 10
 // frame is written around the payload as it is. The struct's shape is
 // checked field by field (names, types and json tags), so that a gqlgen
 // whose message changed falls back to encoding/json rather than writing
-// something else.
-func appendResult(buf []byte, v any) ([]byte, bool) {
+// something else. rename, when not nil, turns gqlgen's id into the
+// client's (opIDs).
+func appendResult(buf []byte, v any, rename func(string) string) ([]byte, bool) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return nil, false
@@ -54,7 +55,13 @@ func appendResult(buf []byte, v any) ([]byte, bool) {
 		}
 		seen++
 	}
-	if seen != expected || (typ != "next" && typ != "data") || len(payload) == 0 || !plainString(id) {
+	if seen != expected || (typ != "next" && typ != "data") || len(payload) == 0 {
+		return nil, false
+	}
+	if rename != nil {
+		id = rename(id)
+	}
+	if !plainString(id) {
 		return nil, false
 	}
 	// The order of encoding/json (the struct's field order), so that the
