@@ -36,25 +36,56 @@ func (m *Manager) Release(sessionID string) {
 	s.log.Info("session released to another process")
 }
 
-// Adopt starts a session this process has just come to hold: what the
-// manager held of it from an earlier lease is stale and dropped, the record
-// is read anew, and a linked device logs in (as Restore does). still is
-// asked under the session's operation lock, which Release takes too: when
-// the lease was lost again meanwhile, Adopt leaves the session alone, and a
-// Release that comes after it finds the client Adopt started.
+// Adopt starts a session this process has just come to hold: a linked
+// device logs in (as Restore does). A copy the manager loaded while
+// another process held the session is stale (that process may have linked
+// it meanwhile) and is read anew. A copy running a client is kept: it was
+// started here since the lease was taken (every lease this process loses
+// is released first), for instance the pairing a connectSession began
+// while the adoption waited its turn. still is asked under the session's
+// operation lock, which Release takes too: when the lease was lost again
+// meanwhile, Adopt leaves the session alone, and a Release that comes
+// after it finds the client Adopt started.
 func (m *Manager) Adopt(ctx context.Context, sessionID string, still func() bool) error {
-	m.Release(sessionID)
-	s, err := m.lockSession(ctx, sessionID)
-	if err != nil {
-		return err
-	}
-	if !still() {
+	for reread := false; ; reread = true {
+		s, err := m.lockSession(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		if !still() {
+			s.opMu.Unlock()
+			m.Release(sessionID)
+			return nil
+		}
+		s.mu.Lock()
+		running := s.cli != nil
+		s.mu.Unlock()
+		if running || reread {
+			defer s.opMu.Unlock()
+			return m.restoreLocked(ctx, s)
+		}
+		m.dropIdleLocked(s)
 		s.opMu.Unlock()
-		m.Release(sessionID)
-		return nil
 	}
-	defer s.opMu.Unlock()
-	return m.restoreLocked(ctx, s)
+}
+
+// dropIdleLocked forgets s, which runs no client and whose operation lock
+// the caller holds, so that the next operation reads its record anew. An
+// operation waiting for the lock finds it gone and looks it up again
+// (lockSession); a load under way reads again (deletions).
+func (m *Manager) dropIdleLocked(s *session) {
+	m.mu.Lock()
+	if m.sessions[s.id] == s {
+		delete(m.sessions, s.id)
+		m.deletions++
+	}
+	m.mu.Unlock()
+	s.emitMu.Lock()
+	s.mu.Lock()
+	s.deleted, s.moved = true, true
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.emitMu.Unlock()
 }
 
 // AdoptEach is Adopt for several sessions, a few at a time, telling done

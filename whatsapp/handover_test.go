@@ -61,3 +61,48 @@ func TestReleaseThenAdopt(t *testing.T) {
 		t.Errorf("the releasing manager still shows %+v", s)
 	}
 }
+
+// TestAdoptKeepsWhatRunsUnderTheLease: in a cluster, the tick that took a
+// new session's lease adopts it in the background, while the request that
+// created it goes on to connect it here. The adoption must not throw the
+// pairing away (it did: the QR code never came, and the session read
+// DISCONNECTED). A copy that runs nothing is still read anew: another
+// process may have linked the session since it was loaded.
+func TestAdoptKeepsWhatRunsUnderTheLease(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager()
+	e.statuses.add("new")
+	if err := m.Connect(ctx, "new"); err != nil {
+		t.Fatal(err)
+	}
+	pairing := e.waitState(m, "new", "QR code", func(st SessionState) bool { return st.Status == StatusPairing && st.QRCode != "" })
+	if err := m.Adopt(ctx, "new", func() bool { return true }); err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	if st := m.State("new"); st.Status != StatusPairing || st.QRCode == "" {
+		t.Fatalf("after the adoption the pairing session reads %s (%s), want PAIRING with its QR code", st.Status, st.Reason)
+	}
+	if err := e.net.ScanQR(m.State("new").QRCode, phone); err != nil {
+		t.Fatalf("scan after the adoption: %v (the QR code first shown was %t)", err, pairing.QRCode != "")
+	}
+	e.settle(e.waitStatus(m, "new", StatusConnected))
+
+	// A copy loaded while another process held the session, linked there
+	// since: the adoption logs the device in.
+	other := e.manager()
+	e.statuses.add("elsewhere")
+	if err := other.Watch(ctx, "elsewhere", func(SessionState) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if st := other.State("elsewhere"); st.JID != "" {
+		t.Fatalf("a session never linked reads %+v", st)
+	}
+	linked := e.pairQR(m, "elsewhere", "4915550000777")
+	m.Release("elsewhere")
+	if err := other.Adopt(ctx, "elsewhere", func() bool { return true }); err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	if got := e.waitStatus(other, "elsewhere", StatusConnected); got.JID != linked.JID {
+		t.Errorf("the adopted session logged in as %s, want %s", got.JID, linked.JID)
+	}
+}

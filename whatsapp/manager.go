@@ -595,9 +595,9 @@ func (m *Manager) forget(sessionID string, moved bool) (*session, error) {
 	s := m.sessions[sessionID]
 	// A load of a deleted session that overlapped this must read again
 	// (its record is gone). A release of a session not held has nothing
-	// to protect: a stale copy a load inserts is dropped by the next
-	// Adopt, which releases first. So Adopt's release does not make every
-	// load under way read again.
+	// to protect: a stale copy a load inserts is read anew by the next
+	// Adopt (dropIdleLocked). So a release does not make every load under
+	// way read again.
 	if s != nil || !moved {
 		m.deletions++
 	}
