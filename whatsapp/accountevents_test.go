@@ -31,8 +31,9 @@ func (p *outagePublisher) Publish(ctx context.Context, id string, ev Event) erro
 
 // TestAccountEventsNotStored: a handler whose events the publisher refuses
 // reports failure to whatsmeow. For a group notification whatsmeow then
-// does not acknowledge it and WhatsApp sends it again at the next login,
-// when it is published. (App state, block list, picture and status
+// does not acknowledge it; the session goes down at once and reconnects
+// once the events can be stored, and WhatsApp sends the notification
+// again then. (App state, block list, picture and status
 // notifications are acknowledged by whatsmeow whatever the handler says.)
 func TestAccountEventsNotStored(t *testing.T) {
 	e := newEnv(t)
@@ -55,6 +56,23 @@ func TestAccountEventsNotStored(t *testing.T) {
 	if n := e.net.Unacked(dev); n != 1 {
 		t.Fatalf("%d stanzas unacknowledged after the event was refused, want 1", n)
 	}
+	// The session goes down at once, and comes back only once the store
+	// takes its events: WhatsApp then sends the notification again.
+	e.waitState(m, "s1", "down to recover", func(st SessionState) bool {
+		return st.Status == StatusConnecting && st.Reason == reasonEventsFailed
+	})
+	pub.down.Store(false)
+	e.waitStatus(m, "s1", StatusConnected)
+	e.waitUntil("the rename published after the reconnect", func() bool {
+		for _, ev := range e.pub.events("s1") {
+			if ev.Kind == KindGroupsUpdate && ev.Data["subject"] == "Renamed" {
+				return true
+			}
+		}
+		return false
+	})
+	e.waitUntil("the notification acknowledged", func() bool { return e.net.Unacked(dev) == 0 })
+	e.settle(st)
 
 	// Every handler answers false while its events cannot be stored, true
 	// once they can.
@@ -89,15 +107,16 @@ func TestAccountEventsNotStored(t *testing.T) {
 		&events.LabelAssociationChat{JID: contact, LabelID: "1", Timestamp: now, Action: &waSyncAction.LabelAssociationAction{Labeled: proto.Bool(true)}},
 		&events.LabelAssociationMessage{JID: contact, LabelID: "1", MessageID: "X", Timestamp: now, Action: &waSyncAction.LabelAssociationAction{Labeled: proto.Bool(true)}},
 	}
+	pub.down.Store(true)
 	for _, evt := range handled {
-		if run.handleEvent(evt) {
+		if run.dispatch(evt) {
 			t.Errorf("%T was acknowledged while its events could not be stored", evt)
 		}
 	}
 	pub.down.Store(false)
 	for _, evt := range handled {
 		n := len(e.pub.events("s1"))
-		if !run.handleEvent(evt) {
+		if !run.dispatch(evt) {
 			t.Errorf("%T was not acknowledged", evt)
 		}
 		if len(e.pub.events("s1")) == n {
@@ -105,21 +124,5 @@ func TestAccountEventsNotStored(t *testing.T) {
 		}
 	}
 
-	// The refused notification comes again at the next login.
-	if err := m.Disconnect("s1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Connect(ctx, "s1"); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus(m, "s1", StatusConnected)
-	e.waitUntil("the rename published after the login", func() bool {
-		for _, ev := range e.pub.events("s1") {
-			if ev.Kind == KindGroupsUpdate && ev.Data["subject"] == "Renamed" {
-				return true
-			}
-		}
-		return false
-	})
 	e.settle(st)
 }

@@ -271,7 +271,7 @@ func (m *Manager) stopClient(s *session, reason string) {
 	var stop context.CancelFunc
 	m.change(s, nil, func(s *session) bool {
 		if s.cli == nil {
-			if s.st.status == StatusConnecting && s.st.reason == reasonStoreFailed {
+			if s.st.status == StatusConnecting && recovering(s.st.reason) {
 				s.st.end(StatusDisconnected, reason) // its recovery (storefail.go) then gives up
 				return true
 			}

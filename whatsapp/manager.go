@@ -141,12 +141,16 @@ type ManagerOptions struct {
 	// Observer, when set, is told of the failures an operator must see
 	// (/metrics): store failures and messages that could not be decrypted.
 	Observer Observer
+	// Probe, when set, is asked before a session taken down by a failure
+	// reconnects (storefail.go): the database takes writes again.
+	Probe WriteProbe
 }
 
 // Observer counts what went wrong in the sessions.
 type Observer interface {
-	// StoreFailed: a call of a device store failed while a stanza was
-	// handled; the stanza was left unacknowledged (storefail.go).
+	// StoreFailed: a write or read of a store failed (a device store while
+	// a stanza was handled, or the store of events and statuses); a stanza
+	// being handled was left unacknowledged (storefail.go).
 	StoreFailed()
 	// Undecryptable: a message arrived that could not be decrypted.
 	Undecryptable()
@@ -192,7 +196,8 @@ type Manager struct {
 
 	wg sync.WaitGroup // the QR watchers, closeLater's timers, running Deletes and store recoveries
 
-	obs Observer
+	obs   Observer
+	probe WriteProbe // nil: the device store's write alone is the probe
 
 	// storeFault, set by tests before any client starts, fails the device
 	// store's calls while it returns an error (storefail.go).
@@ -285,7 +290,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	}
 	m := &Manager{
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
-		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer,
+		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer, probe: opts.Probe,
 	}
 	if m.obs == nil {
 		m.obs = discardObserver{}

@@ -312,6 +312,7 @@ func (m *Manager) publishEvents(s *session, cli *whatsmeow.Client, evs ...Event)
 	if bp, ok := m.pub.(BatchPublisher); ok && len(evs) > 1 {
 		if err := bp.PublishAll(ctx, s.id, evs); err != nil {
 			s.log.Error("publishing events failed", "kinds", kindsOf(evs), "err", err)
+			m.storeFailed(s)
 			return fmt.Errorf("publish %s: %w", kindsOf(evs), err)
 		}
 		return nil
@@ -319,6 +320,7 @@ func (m *Manager) publishEvents(s *session, cli *whatsmeow.Client, evs ...Event)
 	for _, ev := range evs {
 		if err := m.pub.Publish(ctx, s.id, ev); err != nil {
 			s.log.Error("publishing an event failed", "kind", ev.Kind, "err", err)
+			m.storeFailed(s)
 			return fmt.Errorf("publish %s: %w", ev.Kind, err)
 		}
 	}

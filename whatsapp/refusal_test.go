@@ -119,14 +119,14 @@ func TestHandlersReportRefusal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pub.set(tt.kind)
 			n := len(pub.refusals())
-			if run.handleEvent(tt.evt) {
+			if run.dispatch(tt.evt) {
 				t.Errorf("handler reported success for a refused %s", tt.kind)
 			}
 			if got := pub.refusals()[n:]; len(got) != 1 || got[0] != tt.kind {
 				t.Errorf("refused %v, want one %s", got, tt.kind)
 			}
 			pub.set()
-			if !run.handleEvent(tt.evt) {
+			if !run.dispatch(tt.evt) {
 				t.Errorf("handler reported failure for an accepted %s", tt.kind)
 			}
 		})

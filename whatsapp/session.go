@@ -48,6 +48,14 @@ type session struct {
 	// moved is set with deleted when the session was released to another
 	// process of a cluster (Release) rather than deleted.
 	moved bool
+	// recovering is the client whose failure is being recovered from
+	// (storefail.go): one recovery per client. recoveryStreak counts the
+	// recoveries that came close together, the last at lastRecovery.
+	recovering     *whatsmeow.Client
+	recoveryStreak int
+	lastRecovery   time.Time
+
+	storeFailures atomic.Int64 // failed writes of events and statuses (storeFailed)
 }
 
 // sessionState is the in-memory state of a session.
@@ -249,7 +257,11 @@ func (m *Manager) change(s *session, cli *whatsmeow.Client, fn func(*session) bo
 			errs = append(errs, fmt.Errorf("publish %s: %w", ev.Kind, err))
 		}
 	}
-	return true, errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err != nil {
+		m.storeFailed(s)
+	}
+	return true, err
 }
 
 // clientRun is one client of a session, from Connect until it is detached.
@@ -265,12 +277,28 @@ type clientRun struct {
 
 // handleEvent is the client's event handler, registered with success status
 // and SynchronousAck: it returns false when what the event produced could
-// not be stored, and whatsmeow then does not acknowledge the stanza. QR codes
-// come through the QR channel (watchQR), not from here.
+// not be stored, and whatsmeow then does not acknowledge the stanza. The
+// session then reconnects at once (storefail.go), so that WhatsApp sends
+// the stanza again now rather than at some later login. QR codes come
+// through the QR channel (watchQR), not from here.
 func (r *clientRun) handleEvent(raw any) bool {
 	if r.m.closing.Load() || !r.s.current(r.cli) {
 		return false // a client that is over stores nothing: WhatsApp re-sends to the current one
 	}
+	failures := r.s.storeFailures.Load()
+	if r.dispatch(raw) {
+		return true
+	}
+	reason := reasonHandlingFailed
+	if r.s.storeFailures.Load() != failures {
+		reason = reasonEventsFailed
+	}
+	r.m.recoverFrom(r.s, r.cli, reason, fmt.Errorf("handling %T failed", raw))
+	return false
+}
+
+// dispatch hands an event to its handler.
+func (r *clientRun) dispatch(raw any) bool {
 	switch evt := raw.(type) {
 	case *events.PairSuccess:
 		return r.handlePairSuccess(evt)

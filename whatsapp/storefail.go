@@ -9,15 +9,18 @@ package whatsapp
 // It leaves the stanza unacknowledged only when the error is a cancellation.
 // So the stores a client decrypts with are wrapped here: their errors also
 // wrap context.Canceled, and the stanza stays queued at WhatsApp for the
-// next login; no patch of whatsmeow. The first failure also takes the
-// session down at once and brings it back once the store can be written
-// (recoverStore), so that next login comes as soon as the store works.
+// next login; no patch of whatsmeow.
+//
+// That next login comes at once. Any failure to handle a stanza (a device
+// store call, the store of our events or statuses, a write past its
+// deadline, or anything else a handler reports) takes the session down at
+// once and brings it back once a write probe succeeds (recoverFrom):
+// WhatsApp then sends again what was left unacknowledged.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -29,10 +32,37 @@ const (
 	storeProbeEvery   = time.Second      // how often a failed store is probed
 	storeProbeTimeout = 5 * time.Second  // one probe
 	storeProbeFor     = 30 * time.Minute // then the session stays DISCONNECTED
+	// A session that fails again within recoveryCalm of its last recovery
+	// waits longer before its first probe (1 s, 2 s, 4 s … recoveryMaxWait):
+	// a stanza that fails every time must not make it reconnect in a loop.
+	recoveryCalm    = 2 * time.Minute
+	recoveryMaxWait = time.Minute
 )
 
-// reasonStoreFailed is the reason of a session taken down by a store failure.
-const reasonStoreFailed = "the device store failed: reconnecting once it can be written"
+// The reasons of a session taken down to recover (its connection.update
+// says which).
+const (
+	reasonStoreFailed    = "the device store failed: reconnecting once it can be written"
+	reasonEventsFailed   = "storing what WhatsApp sent failed: reconnecting once the database can be written"
+	reasonHandlingFailed = "handling what WhatsApp sent failed: reconnecting so that WhatsApp sends it again"
+)
+
+// recovering reports whether reason is one of a session waiting in
+// recoverFrom for a probe.
+func recovering(reason string) bool {
+	switch reason {
+	case reasonStoreFailed, reasonEventsFailed, reasonHandlingFailed:
+		return true
+	}
+	return false
+}
+
+// WriteProbe tells whether the database can be written right now
+// (storage.Probe): a session taken down by a failure reconnects only once
+// it can, and the device store's own write succeeded too.
+type WriteProbe interface {
+	Check(ctx context.Context) error
+}
 
 // errStoreFailed marks the errors of a wrapped store; it is not itself a
 // cause, the wrapped error is.
@@ -45,8 +75,7 @@ type storeGuard struct {
 	fault func() error
 	// failed is called on every failure of a store call whose context was
 	// not itself ended.
-	failed  func(error)
-	tripped atomic.Bool // set by the first failure: one recovery per client
+	failed func(error)
 }
 
 // check fails the call when the test's fault says so.
@@ -110,76 +139,112 @@ func (m *Manager) installStoreGuard(s *session, cli *whatsmeow.Client, dev *stor
 	g := &storeGuard{fault: m.storeFault}
 	g.failed = func(err error) {
 		m.obs.StoreFailed()
-		if g.tripped.CompareAndSwap(false, true) {
-			m.storeFailed(s, cli, err)
-		}
+		m.recoverFrom(s, cli, reasonStoreFailed, err)
 	}
 	guardStores(dev, g)
 }
 
-// storeFailed starts the recovery of s from a failure of its client's
-// store, unless the manager is closed.
-func (m *Manager) storeFailed(s *session, cli *whatsmeow.Client, err error) {
+// storeFailed counts a failure of our own store (events, statuses). The
+// handler that met it decides what follows (handleEvent): some retry in
+// place (history.go), and a failure that stands takes the session down.
+func (m *Manager) storeFailed(s *session) {
+	m.obs.StoreFailed()
+	s.storeFailures.Add(1)
+}
+
+// recoverFrom starts the recovery of s from a failure of its client cli
+// (one per client: the first failure's reason is the one shown), unless
+// the manager is closed or cli is no longer the session's client.
+func (m *Manager) recoverFrom(s *session, cli *whatsmeow.Client, reason string, cause error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed || m.storeKeepUp {
+		m.mu.Unlock()
 		return
 	}
 	m.wg.Add(1)
-	go m.recoverStore(s, cli, err)
+	m.mu.Unlock()
+	s.mu.Lock()
+	if s.cli != cli || s.recovering == cli {
+		s.mu.Unlock()
+		m.wg.Done()
+		return
+	}
+	s.recovering = cli
+	now := time.Now()
+	if now.Sub(s.lastRecovery) > recoveryCalm {
+		s.recoveryStreak = 0
+	}
+	s.recoveryStreak++
+	s.lastRecovery = now
+	wait := recoveryWait(s.recoveryStreak)
+	s.mu.Unlock()
+	go m.recoverStore(s, cli, reason, cause, wait)
 }
 
-// recoverStore disconnects cli (if still the client of s) at once, then
-// probes the device store every storeProbeEvery with a write and connects
-// s again as soon as one succeeds; WhatsApp then re-sends what was left
-// unacknowledged. It stops when the manager closes, when s was given
+// recoveryWait is how long the n-th of recoveries close together waits
+// before its first probe.
+func recoveryWait(n int) time.Duration {
+	return min(storeProbeEvery<<min(max(n-1, 0), 16), recoveryMaxWait)
+}
+
+// recoverStore disconnects cli (if still the client of s) at once, then,
+// after wait, probes the store every storeProbeEvery with a write and
+// connects s again as soon as one succeeds; WhatsApp then re-sends what was
+// left unacknowledged. It stops when the manager closes, when s was given
 // another state meanwhile (an operation, a deletion) or after storeProbeFor.
-func (m *Manager) recoverStore(s *session, cli *whatsmeow.Client, cause error) {
+func (m *Manager) recoverStore(s *session, cli *whatsmeow.Client, reason string, cause error, wait time.Duration) {
 	defer m.wg.Done()
 	var stop context.CancelFunc
 	m.change(s, cli, func(s *session) bool {
 		_, stop = s.detachLocked()
-		s.st.status, s.st.reason, s.st.keepaliveLost = StatusConnecting, reasonStoreFailed, false
+		s.st.status, s.st.reason, s.st.keepaliveLost = StatusConnecting, reason, false
 		return true
 	})
 	if stop == nil {
 		return // no longer the session's client
 	}
-	s.log.Error("the device store failed: disconnected until it can be written", "err", cause)
+	s.log.Error("disconnected to recover: "+reason, "err", cause, "probe_in", wait)
 	cli.Disconnect()
 	stop()
 	jid := cli.Store.GetJID()
+	first := time.NewTimer(wait)
+	defer first.Stop()
+	select {
+	case <-m.ctx.Done():
+		return
+	case <-first.C:
+	}
 	tick := time.NewTicker(storeProbeEvery)
 	defer tick.Stop()
 	deadline := time.Now().Add(storeProbeFor)
 	for attempt := 1; ; attempt++ {
+		done, err := m.probeAndReconnect(s, jid, reason, time.Now().After(deadline))
+		if done {
+			return
+		}
+		if attempt == 1 || attempt%60 == 0 {
+			s.log.Warn("the store still cannot be written", "attempts", attempt, "err", err)
+		}
 		select {
 		case <-m.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		done, err := m.probeAndReconnect(s, jid, time.Now().After(deadline))
-		if done {
-			return
-		}
-		if attempt == 1 || attempt%60 == 0 {
-			s.log.Warn("the device store still fails", "attempts", attempt, "err", err)
-		}
 	}
 }
 
-// probeAndReconnect writes the device of s back to the store and connects
-// s when that works. It reports done when s no longer waits for the store
-// (reconnected, or taken over meanwhile); with last set a failed probe ends
-// the wait with s DISCONNECTED.
-func (m *Manager) probeAndReconnect(s *session, jid types.JID, last bool) (bool, error) {
+// probeAndReconnect probes the store of s with writes and connects s when
+// they work. It reports done when s no longer waits (reconnected, or taken
+// over meanwhile); with last set a failed probe ends the wait with s
+// DISCONNECTED.
+func (m *Manager) probeAndReconnect(s *session, jid types.JID, reason string, last bool) (bool, error) {
 	if m.isClosed() {
 		return true, nil
 	}
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	s.mu.Lock()
-	waiting := !s.deleted && s.cli == nil && s.st.status == StatusConnecting && s.st.reason == reasonStoreFailed
+	waiting := !s.deleted && s.cli == nil && s.st.status == StatusConnecting && s.st.reason == reason
 	s.mu.Unlock()
 	if !waiting {
 		return true, nil
@@ -188,18 +253,18 @@ func (m *Manager) probeAndReconnect(s *session, jid types.JID, last bool) (bool,
 	defer cancel()
 	err := m.probeStore(ctx, jid)
 	if err == nil {
-		s.log.Info("the device store works again: reconnecting")
+		s.log.Info("the store can be written: reconnecting")
 		if err := m.connect(m.ctx, s, true); err != nil {
-			s.log.Warn("reconnecting after the device store failed", "err", err)
+			s.log.Warn("reconnecting after a failure to store failed", "err", err)
 		}
 		return true, nil
 	}
 	if last {
 		m.change(s, nil, func(s *session) bool {
-			if s.cli != nil || s.st.reason != reasonStoreFailed {
+			if s.cli != nil || s.st.reason != reason {
 				return false
 			}
-			s.st.end(StatusDisconnected, fmt.Sprintf("the device store failed for %s: connect again", storeProbeFor))
+			s.st.end(StatusDisconnected, fmt.Sprintf("the store could not be written for %s: connect again", storeProbeFor))
 			return true
 		})
 		return true, err
@@ -207,12 +272,18 @@ func (m *Manager) probeAndReconnect(s *session, jid types.JID, last bool) (bool,
 	return false, err
 }
 
-// probeStore writes the device's row back as it is stored: a write the
-// store refuses while it is down or full.
+// probeStore writes the device's row back as it is stored, and asks the
+// database's write probe when there is one: writes the store refuses while
+// it is down or full.
 func (m *Manager) probeStore(ctx context.Context, jid types.JID) error {
 	if m.storeFault != nil {
 		if err := m.storeFault(); err != nil {
 			return err
+		}
+	}
+	if m.probe != nil {
+		if err := m.probe.Check(ctx); err != nil {
+			return fmt.Errorf("write probe: %w", err)
 		}
 	}
 	dev, err := m.store.GetDevice(ctx, jid)

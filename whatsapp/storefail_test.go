@@ -213,3 +213,86 @@ func (e *env) linkGuarded(m *Manager) SessionState {
 	e.waitStatus(m, "s1", StatusConnected)
 	return st
 }
+
+// switchProbe is a WriteProbe that fails while failing is set.
+type switchProbe struct{ failing atomic.Bool }
+
+func (p *switchProbe) Check(context.Context) error {
+	if p.failing.Load() {
+		return errors.New("database or disk is full (probe)")
+	}
+	return nil
+}
+
+// TestEventStoreFailureReconnects (issue 22): texts whose events cannot be
+// stored are not acknowledged, and the session does not wait for some later
+// login: it goes down at the first failure, saying why, and reconnects as
+// soon as the write probe succeeds; WhatsApp then sends the texts again and
+// each is stored once.
+func TestEventStoreFailureReconnects(t *testing.T) {
+	e := newEnv(t)
+	pub := &outagePublisher{recorder: e.pub}
+	probe := &switchProbe{}
+	obs := &countingObserver{}
+	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses,
+		Transport: e.net.Transport(), Probe: probe, Observer: obs})
+	t.Cleanup(m.Close)
+	st := e.pairQR(m, "s1", phone)
+	dev := parseJID(t, st.JID)
+
+	pub.down.Store(true)
+	probe.failing.Store(true)
+	const n = 5
+	var ids []string
+	for i := range n {
+		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	e.waitState(m, "s1", "down to recover", func(st SessionState) bool {
+		return st.Status == StatusConnecting && st.Reason == reasonEventsFailed
+	})
+	if obs.storeFailed.Load() == 0 {
+		t.Error("the failed store was not counted")
+	}
+	// The events could be stored again, but the probe still fails: the
+	// session stays down.
+	pub.down.Store(false)
+	time.Sleep(3 * storeProbeEvery)
+	if st := m.State("s1"); st.Status != StatusConnecting || st.Reason != reasonEventsFailed {
+		t.Fatalf("status %s (%s) while the write probe fails, want CONNECTING (%s)", st.Status, st.Reason, reasonEventsFailed)
+	}
+	if got := e.inbound("s1"); len(got) != 0 {
+		t.Fatalf("stored while down: %v", got)
+	}
+	if u := e.net.Unacked(dev); u != n {
+		t.Fatalf("%d stanzas queued at WhatsApp while down, want the %d texts", u, n)
+	}
+
+	probe.failing.Store(false)
+	e.waitStatus(m, "s1", StatusConnected)
+	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
+	e.settle(st)
+	got := e.inbound("s1")
+	for _, id := range ids {
+		if got[id] != 1 {
+			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
+		}
+	}
+	e.waitUntil("nothing left queued", func() bool { return e.net.Unacked(dev) == 0 })
+}
+
+// TestRecoveryWait: recoveries close together wait longer before their
+// first probe, up to a minute; the first waits a second.
+func TestRecoveryWait(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want time.Duration
+	}{{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {7, time.Minute}, {100, time.Minute}} {
+		if got := recoveryWait(tc.n); got != tc.want {
+			t.Errorf("recoveryWait(%d) = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+}
