@@ -82,6 +82,7 @@ type App struct {
 	log     *slog.Logger
 	sqlDB   *sql.DB
 	db      *ent.Client
+	probe   writeProbe // /readyz's write to the database
 	handler http.Handler
 
 	waStore io.Closer         // the whatsmeow device store
@@ -132,11 +133,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	random := &lockedReader{r: opts.Rand}
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
 
-	sqlDB, db, err := openDatabase(ctx, cfg)
+	store, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, restored: make(chan struct{})}
+	sqlDB, db := store.SQL, store.Ent
+	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, probe: storage.NewProbe(store), restored: make(chan struct{})}
 	a.eventBuf = opts.EventBuffer
 
 	var announceTo *sql.DB // on PostgreSQL, the other processes hear of revocations
@@ -184,17 +186,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.handler = a.routes(resolver, authSvc, limiter)
 	a.startBackground(ctx)
 	return a, nil
-}
-
-// openDatabase opens the product database: PostgreSQL at --database-url
-// when it is set, else SQLite in the data directory (created when missing);
-// either way its schema is brought up to date.
-func openDatabase(ctx context.Context, cfg config.Config) (*sql.DB, *ent.Client, error) {
-	d, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d.SQL, d.Ent, nil
 }
 
 // Handler is the whole HTTP surface.

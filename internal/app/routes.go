@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/requestid"
+	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webui"
 	"github.com/wagraph/wagraph/restcompat"
 )
@@ -75,24 +77,38 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if err := a.sqlDB.PingContext(r.Context()); err != nil {
-			a.log.ErrorContext(r.Context(), "readyz: database unreachable", "err", err)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"unavailable","database":"unreachable"}` + "\n"))
-			return
-		}
-		if !a.sessionsStarted.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"starting","sessions":"restoring"}` + "\n"))
-			return
-		}
-		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
-	})
+	mux.HandleFunc("GET /readyz", a.readyz)
 	// The metrics' middleware wraps the mux itself: it reads the pattern
 	// the mux matched from the request it hands it.
 	return requestid.Middleware(a.recoverPanics(a.accessLog(a.metrics.Middleware(mux))))
+}
+
+// writeProbe tells whether the database takes writes (storage.Probe:
+// a real write at most once a second, shared by the callers meanwhile, so
+// unauthenticated probes cannot turn into a flood of writes).
+type writeProbe interface {
+	Check(ctx context.Context) error
+}
+
+// readyz answers 200 when the database takes a write and the linked
+// sessions have been started; else 503 naming what is missing: the
+// database's state (storage.ProbeKind: full, unreachable, read-only,
+// timeout, failed) or the sessions still restoring.
+func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := a.probe.Check(r.Context()); err != nil {
+		kind := storage.KindOf(err)
+		a.log.ErrorContext(r.Context(), "readyz: the database takes no writes", "database", string(kind), "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"unavailable","database":"` + string(kind) + `"}` + "\n"))
+		return
+	}
+	if !a.sessionsStarted.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"starting","sessions":"restoring"}` + "\n"))
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }
 
 // adminOnly lets in only an admin's user token (auth.Middleware has put

@@ -97,6 +97,9 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	}
 	mopts.Versions = a.versions
 	mopts.Observer = a.metrics
+	// A session taken down by a failure to store reconnects once the
+	// database takes writes again (the probe of /readyz).
+	mopts.Probe = a.probe
 	a.manager = whatsapp.NewManager(mopts)
 	a.ops = a.manager
 	var held func() []string
