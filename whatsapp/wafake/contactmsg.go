@@ -44,7 +44,9 @@ func (n *Network) SharePhoneNumber(from, to string) (string, error) {
 // SendUndecryptable has the phone of account from send to the linked
 // devices of to a message whose ciphertext no device can decrypt, as after
 // a lost Signal session (whatsmeow: events.UndecryptableMessage, and a
-// retry receipt back). It returns the message id.
+// retry receipt back). Its phone does not send it again on that receipt:
+// the message stays lost, as one the phone no longer has. It returns the
+// message id.
 func (n *Network) SendUndecryptable(from, to string) (string, error) {
 	return n.sendDirect(from, to, &waE2E.Message{Conversation: proto.String("lost")}, nil, func(enc *waBinary.Node) {
 		garbage := make([]byte, 48)
@@ -83,7 +85,7 @@ func (n *Network) sendDirect(from, to string, msg *waE2E.Message, attrs func(*ac
 			return "", err
 		}
 		if enc != nil {
-			enc(&e)
+			enc(&e) // a ciphertext the phone cannot produce again
 		}
 		a := waBinary.Attrs{
 			"id": id, "from": sender.jid(), "sender_lid": types.NewJID(sender.lid, types.HiddenUserServer), "type": messageType(msg),
@@ -91,6 +93,9 @@ func (n *Network) sendDirect(from, to string, msg *waE2E.Message, attrs func(*ac
 		}
 		if attrs != nil {
 			attrs(sender, a)
+		}
+		if enc == nil {
+			n.rememberSent(comp, sentMessage{id: id, sender: sender, plain: plain, attrs: a, enc: encExtra(e)})
 		}
 		n.queue(comp, id, waBinary.Node{Tag: "message", Attrs: a, Content: []waBinary.Node{e}})
 	}
@@ -150,6 +155,17 @@ func (n *Network) SendGroupMessage(from string, group types.JID, msg *waE2E.Mess
 	if err != nil {
 		return "", err
 	}
+	// Re-sent on a retry receipt, the message goes pairwise with the
+	// sender key distribution inside, as whatsmeow's sender does (retry.go
+	// handleRetryReceipt), so that the one copy gives the device both.
+	withKey := proto.Clone(msg).(*waE2E.Message)
+	withKey.SenderKeyDistributionMessage = &waE2E.SenderKeyDistributionMessage{
+		GroupID: proto.String(group.String()), AxolotlSenderKeyDistributionMessage: skdm.Serialize(),
+	}
+	retryPlain, err := proto.Marshal(withKey)
+	if err != nil {
+		return "", err
+	}
 	id := newMessageID()
 	attrs := waBinary.Attrs{
 		"id": id, "from": group, "type": messageType(msg), "t": strconv.FormatInt(time.Now().Unix(), 10),
@@ -164,6 +180,7 @@ func (n *Network) SendGroupMessage(from string, group types.JID, msg *waE2E.Mess
 		if err != nil {
 			return "", err
 		}
+		n.rememberSent(comp, sentMessage{id: id, sender: sender, plain: retryPlain, attrs: attrs, enc: encExtra(pair)})
 		n.queue(comp, id, waBinary.Node{Tag: "message", Attrs: attrs, Content: []waBinary.Node{
 			pair, {Tag: "enc", Attrs: waBinary.Attrs{"v": "2", "type": "skmsg"}, Content: sk.SignedSerialize()},
 		}})

@@ -225,6 +225,7 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 			"id": id, "from": sender.jid(), "sender_lid": types.NewJID(sender.lid, types.HiddenUserServer), "type": messageType(msg),
 			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": notify,
 		}, Content: append([]waBinary.Node{enc}, identity...)}
+		n.rememberSent(comp, sentMessage{id: id, sender: sender, plain: plain, attrs: node.Attrs, enc: encExtra(enc), extra: identity})
 		n.queue(comp, id, node)
 	}
 	return id, nil
@@ -362,7 +363,7 @@ func (n *Network) flushQueue(c *conn) int {
 
 // handleAck removes an acknowledged stanza from the device's queue.
 func (n *Network) handleAck(c *conn, node *waBinary.Node) {
-	n.acknowledge(c, node.AttrGetter().OptionalString("id"))
+	n.acknowledgeCopy(c, node.AttrGetter().OptionalString("id"))
 }
 
 // handleReceipt takes a client's receipt. For a message, the delivery
@@ -371,7 +372,8 @@ func (n *Network) handleAck(c *conn, node *waBinary.Node) {
 // receipt says the device could not read the message: as at WhatsApp, it
 // does not take the message off the device's queue (only an ack or a
 // delivery receipt does), so a device that leaves it unacknowledged gets it
-// again at its next login.
+// again at its next login; the phone that sent it sends it again
+// (retryresend.go).
 func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 	ag := node.AttrGetter()
 	id := ag.String("id")
@@ -383,6 +385,11 @@ func (n *Network) handleReceipt(c *conn, node *waBinary.Node) {
 	}
 	if node.Attrs["type"] != "retry" {
 		n.acknowledge(c, ids...)
+		n.forgetSent(c, ids)
+	} else {
+		// Before the receipt is recorded: once ReceiptsFor shows it, the
+		// re-sent copy, if any, is queued and on its way.
+		n.answerRetry(c, node)
 	}
 	// A media retry request is answered by a notification (mediaretry.go),
 	// queued under the message id: after the acknowledgement above, which

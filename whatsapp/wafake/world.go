@@ -47,6 +47,9 @@ type companion struct {
 	// fetched holds the app state collections the device has fetched at
 	// least once (AppStateSynced).
 	fetched map[string]bool
+	// sent is what the network's phones sent the device, kept to send it
+	// again on a retry receipt (retryresend.go).
+	sent sentLog
 }
 
 type queued struct {
@@ -54,6 +57,10 @@ type queued struct {
 	node waBinary.Node
 	seq  uint64 // the order in which it was queued
 	raw  []byte // persist.go: node encoded, once saved
+	// acksOwed counts acks still to come for earlier copies of this
+	// message that the device could not decrypt: they must not take
+	// the re-sent copy off the queue (retryresend.go).
+	acksOwed int
 }
 
 type signedPreKey struct {
