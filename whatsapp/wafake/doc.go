@@ -24,6 +24,14 @@
 // was deleted, or it kept none) is refused with ResetFailureReason, which
 // the session manager reports as a reset of the simulated network.
 //
+// As at WhatsApp, a stanza for a device stays queued until the device
+// acknowledges it (an ack, or a delivery receipt for a message) and comes
+// again at its next login; a retry receipt does not take it off the queue,
+// and makes the phone that sent the message encrypt it again for that
+// device — a new Signal session from the receipt's keys when it carries
+// them — and send it with the retry count (retryresend.go), at most four
+// times.
+//
 // The world follows sandbox.md: every number of 7 to 15 digits is an account
 // with a phone, except those ending in 0000. The network only ever listens on
 // loopback, and nothing but an explicit call (New, TrustRoot, Point) turns a
