@@ -106,7 +106,7 @@ func New(opts Options) *Metrics {
 		}, []string{"route", "status"}),
 		storeFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "store_failures_total",
-			Help: "Failed calls of a session's device store while a stanza was handled: the stanza is left unacknowledged for WhatsApp to deliver again, and the session reconnects once the store can be written.",
+			Help: "Failed writes of a session's events or status, and failed calls of its device store while a stanza was handled: the stanza is left unacknowledged for WhatsApp to deliver again, and the session drops and reconnects once the database can be written.",
 		}),
 		undecryptable: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "undecryptable_messages_total",
