@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/requestid"
 )
 
 // CallPath is where a process takes the calls the others forward to it.
@@ -187,11 +188,14 @@ func (s *callServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown operation", http.StatusBadRequest)
 		return
 	}
-	log := s.log.With("session_id", c.Session, "op", c.Op, "from", r.Header.Get(headerNode))
+	// The caller's request id joins this process's lines to its own.
+	id := requestid.Of(r)
+	ctx := requestid.With(r.Context(), id)
+	log := s.log.With("session_id", c.Session, "op", c.Op, "from", r.Header.Get(headerNode), "request_id", id)
 	var out reply
 	if !s.node.Holds(c.Session) {
 		out.Error = &replyError{Code: codeMoved, Message: "this process does not hold the session"}
-	} else if res, err := fn(r.Context(), c.Session, c.Args); err != nil {
+	} else if res, err := fn(ctx, c.Session, c.Args); err != nil {
 		out.Error = replyErrorOf(err, log)
 	} else if out.Result, err = json.Marshal(res); err != nil {
 		out.Error = replyErrorOf(fmt.Errorf("encode the result: %w", err), log)
@@ -209,14 +213,21 @@ func (s *callServer) refuseReplay(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "replayed call: its nonce was taken already", http.StatusUnauthorized)
 }
 
-// replyErrorOf carries a classified error as it is; anything else is
-// logged here, with its cause, and travels as an internal error.
+// replyErrorOf carries a classified error as it is; anything else travels
+// as an internal error. Only the client-safe part crosses the hop, so the
+// cause stays here: a fault of WhatsApp or an internal one is logged with
+// it (the whatsmeow error of a refused send), a refusal of the caller's
+// input is not.
 func replyErrorOf(err error, log *slog.Logger) *replyError {
-	if f := fault.From(err); f != nil {
-		return &replyError{Code: string(f.Code), Field: f.Field, Message: f.Message}
+	f := fault.From(err)
+	switch {
+	case f == nil:
+		log.Error("a forwarded operation failed", "err", err)
+		return &replyError{Code: string(fault.Internal), Message: "internal error"}
+	case f.Code == fault.Internal || fault.IsWhatsApp(f.Code):
+		log.Error("a forwarded operation failed", "code", string(f.Code), "err", err, "cause", f.Cause)
 	}
-	log.Error("a forwarded operation failed", "err", err)
-	return &replyError{Code: string(fault.Internal), Message: "internal error"}
+	return &replyError{Code: string(f.Code), Field: f.Field, Message: f.Message}
 }
 
 // caller forwards calls to the process holding a session.
@@ -264,6 +275,9 @@ func (c *caller) do(ctx context.Context, h Holder, sessionID, opName string, arg
 	req.Header.Set(headerNonce, nonce)
 	req.Header.Set(headerSignature, sign(h.secret, ts, nonce, CallPath, body))
 	req.Header.Set(headerKey, keyProof(h.secret, ts, nonce))
+	if id := requestid.From(ctx); id != "" {
+		req.Header.Set(requestid.Header, id)
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -285,6 +299,10 @@ func (c *caller) do(ctx context.Context, h Holder, sessionID, opName string, arg
 		return fmt.Errorf("cluster: %s forwarded to %s: decode the reply: %w", opName, h.Addr, err)
 	}
 	if e := out.Error; e != nil {
+		if code := fault.Code(e.Code); code == fault.Internal || e.Code == "" || fault.IsWhatsApp(code) {
+			c.node.log.Warn("a forwarded operation failed on the process holding the session (its log has the cause)",
+				"session_id", sessionID, "op", opName, "holder", h.Node, "code", e.Code, "request_id", requestid.From(ctx))
+		}
 		switch e.Code {
 		case codeMoved:
 			return errMoved

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/requestid"
 	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -312,5 +315,74 @@ func TestForwardedErrors(t *testing.T) {
 	wrong.secret = a.secret
 	if err := c.do(ctx, wrong, ids[0], "echo", echo{}, nil); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("signed with the wrong key: %v, want 401", err)
+	}
+}
+
+// TestForwardedCauseLogged (issue 23): a forwarded operation that WhatsApp
+// refuses crosses the hop as its client-safe fault only; the process
+// holding the session logs the whatsmeow error with the session, the op,
+// the calling process and the caller's request id, and the caller logs the
+// same request id, so the two logs join. A refusal of the caller's input
+// is not logged as a failure.
+func TestForwardedCauseLogged(t *testing.T) {
+	_, d := openCluster(t)
+	ids := createSessions(t, d.Ent, 1)
+	w := newWorld()
+	target := newCallTarget(t)
+	aLog, aBuf := logtest.New(slog.LevelDebug)
+	bLog, bBuf := logtest.New(slog.LevelDebug)
+	a, err := New(Options{DB: d.SQL, TTL: callTTL, Logger: aLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Join(context.Background(), w.local("a")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Options{DB: d.SQL, TTL: callTTL, Advertise: target.addr(), Logger: bLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Join(context.Background(), w.local("b")); err != nil {
+		t.Fatal(err)
+	}
+	type text struct{ Text string }
+	whatsmeowErr := errors.New("server returned error 479")
+	ops := map[string]op{
+		"sendText": opOf(func(context.Context, string, text) (none, error) {
+			return none{}, fault.Wrap(whatsmeowErr, fault.WhatsAppError, "WhatsApp did not take the message")
+		}),
+		"invalid": opOf(func(context.Context, string, text) (none, error) {
+			return none{}, fault.InvalidField("text", "text must not be empty")
+		}),
+	}
+	target.serve(&callServer{node: b, ops: ops, maxBody: 1 << 20, seen: newSeenCache(maxSeen), log: b.log})
+	ctx := context.Background()
+	if took, err := b.Claim(ctx, ids[0]); err != nil || !took {
+		t.Fatalf("claim: %v, %v", took, err)
+	}
+	h, err := a.HolderOf(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCaller(a, nil)
+
+	err = c.do(requestid.With(ctx, "req-7f3a"), h, ids[0], "sendText", text{Text: "hi"}, nil)
+	if f := fault.From(err); f == nil || f.Code != fault.WhatsAppError || strings.Contains(err.Error(), "479") {
+		t.Fatalf("sendText: %v, want the WhatsApp fault without its cause", err)
+	}
+	held := bBuf.Lines("a forwarded operation failed", "server returned error 479", "req-7f3a", ids[0], "sendText", a.ID())
+	if len(held) != 1 {
+		t.Errorf("the holder's log has no line with the cause, the session, the op, the caller and the request id:\n%s", bBuf)
+	}
+	calling := aBuf.Lines("a forwarded operation failed", "req-7f3a", ids[0], "sendText", b.ID())
+	if len(calling) != 1 {
+		t.Errorf("the caller's log has no line with the request id, the session, the op and the holder:\n%s", aBuf)
+	}
+
+	if err := c.do(requestid.With(ctx, "req-8b2c"), h, ids[0], "invalid", text{}, nil); fault.CodeOf(err) != fault.Invalid {
+		t.Fatalf("invalid: %v", err)
+	}
+	if lines := append(bBuf.Lines("req-8b2c"), aBuf.Lines("req-8b2c")...); len(lines) != 0 {
+		t.Errorf("a refused input was logged as a failure: %q", lines)
 	}
 }

@@ -1,6 +1,7 @@
 // Package requestid gives every HTTP request an id, carried in its context and
 // echoed in the X-Request-Id header, so an internal error shown to a client
-// can be found in the log.
+// can be found in the log. A call forwarded to another process of a cluster
+// carries it in the same header, so both processes' lines join.
 package requestid
 
 import (
@@ -10,6 +11,9 @@ import (
 	"net/http"
 )
 
+// Header carries the id.
+const Header = "X-Request-Id"
+
 type key struct{}
 
 // From returns the request id of ctx, or "" outside a request.
@@ -18,18 +22,35 @@ func From(ctx context.Context) string {
 	return id
 }
 
+// With returns ctx carrying id.
+func With(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, key{}, id)
+}
+
+// Of returns the id of r: its context's, or else a well-formed one in its
+// header; "" when it has neither.
+func Of(r *http.Request) string {
+	if id := From(r.Context()); id != "" {
+		return id
+	}
+	if id := r.Header.Get(Header); wellFormed(id) {
+		return id
+	}
+	return ""
+}
+
 // Middleware assigns the id: a well-formed X-Request-Id from the client is
 // kept, anything else is replaced by a random one.
 func Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
+		id := r.Header.Get(Header)
 		if !wellFormed(id) {
 			b := make([]byte, 8)
 			_, _ = rand.Read(b)
 			id = hex.EncodeToString(b)
 		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key{}, id)))
+		w.Header().Set(Header, id)
+		next.ServeHTTP(w, r.WithContext(With(r.Context(), id)))
 	})
 }
 
