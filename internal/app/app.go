@@ -96,6 +96,10 @@ type App struct {
 	sandbox  graph.SandboxNetwork
 	local    *sandbox.Local // the in-process network of --sandbox
 	messages *messaging.Service
+	// messageStore is the messages' record, which the sink writes and
+	// the messaging service reads: built before both, so neither waits
+	// for the other.
+	messageStore *messaging.Store
 	loader   *media.Loader
 	preparer *media.Preparer    // its pools bound the media work of sends and pictures
 	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
@@ -142,7 +146,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.eventBuf = opts.EventBuffer
 
 	var announceTo *sql.DB // on PostgreSQL, the other processes hear of revocations
-	if cfg.DatabaseURL != "" {
+	if cfg.Clustered() {
 		announceTo = sqlDB
 	}
 	authSvc := auth.NewService(db, random, now, newID, auth.Options{
@@ -307,7 +311,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) error {
 	served := make(chan error, 1)
 	go func() { served <- serve(serveCtx, ln, front, opts.Logger) }()
 
-	if cfg.DatabaseURL != "" && cfg.AdvertiseAddr == "" {
+	if cfg.Clustered() && cfg.AdvertiseAddr == "" {
 		at := ln // where the calls of the other processes are served
 		if clusterLn != nil {
 			at = clusterLn

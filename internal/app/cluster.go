@@ -37,7 +37,7 @@ func (a *App) clusterHandler() http.Handler {
 // listenCluster opens --cluster-addr; nil when the calls are served on the
 // API's listener.
 func listenCluster(cfg config.Config) (net.Listener, error) {
-	if cfg.ClusterAddr == "" || cfg.DatabaseURL == "" {
+	if cfg.ClusterAddr == "" || !cfg.Clustered() {
 		return nil, nil
 	}
 	ln, err := net.Listen("tcp", cfg.ClusterAddr)

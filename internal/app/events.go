@@ -7,6 +7,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 )
@@ -22,7 +23,7 @@ import (
 // follows the log, and a listener hands it the log's notifications.
 func (a *App) openEvents(now func() time.Time, random io.Reader) {
 	a.eventLog = events.NewLog(a.db, events.LogOptions{Now: now, Random: random, Logger: a.log})
-	follow := a.cfg.DatabaseURL != ""
+	follow := a.cfg.Clustered()
 	a.bus = events.NewBus(a.eventLog, events.BusOptions{
 		Buffer: a.eventBuf, Observer: a.metrics, Stored: a.metrics, Follow: follow, Logger: a.log,
 	})
@@ -42,10 +43,13 @@ func (a *App) openEvents(now func() time.Time, random io.Reader) {
 	a.eventListener = l
 }
 
-// openSink builds the sink, once the dispatcher it wakes exists.
+// openSink builds the message store and the sink that records in it,
+// once the dispatcher the sink wakes exists; the messaging service is
+// built later over the same store.
 func (a *App) openSink() {
+	a.messageStore = messaging.NewStore(a.db, a.cfg.Clustered())
 	a.sink = sessions.NewSink(sessions.SinkOptions{
-		Bus: a.bus, MediaPath: graph.MediaPath, Waker: a.hooks.dispatcher, Logger: a.log,
+		Bus: a.bus, Messages: a.messageStore, MediaPath: graph.MediaPath, Waker: a.hooks.dispatcher, Logger: a.log,
 	})
 }
 

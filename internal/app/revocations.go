@@ -20,7 +20,7 @@ const recheckTimeout = 10 * time.Second
 // (re)connects, the notices it missed meanwhile are made up for by checking
 // every bound token again.
 func (a *App) listenRevocations(authSvc *auth.Service, resolver *graph.Resolver) {
-	if a.cfg.DatabaseURL == "" {
+	if !a.cfg.Clustered() {
 		return
 	}
 	l, err := storage.Listen(context.Background(), storage.ListenerOptions{

@@ -61,7 +61,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 		mopts whatsapp.ManagerOptions
 		err   error
 	)
-	if a.cfg.DatabaseURL != "" {
+	if a.cfg.Clustered() {
 		// The device store's tables (whatsmeow_*) in the product's own
 		// database, through a pool of their own.
 		mopts.Store, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, a.cfg.DatabaseURL,
@@ -75,7 +75,7 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	a.waStore = mopts.Store
 	sink := a.sink
 	mopts.Logger, mopts.Publisher, mopts.Statuses = a.log, sink, sessions.NewStatusStore(a.db)
-	if a.cfg.DatabaseURL != "" {
+	if a.cfg.Clustered() {
 		// On PostgreSQL every process is a member of a cluster (maybe of
 		// one): it runs the sessions it leases, and saves their statuses
 		// only while it holds them.
@@ -119,11 +119,9 @@ func (a *App) startWhatsApp(ctx context.Context) error {
 	a.messages = messaging.New(messaging.Options{
 		DB: a.db, Sender: a.ops, Held: held, Loader: a.loader, Preparer: a.preparer,
 		Geocoder:  geocode.New(a.cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.log),
-		Publisher: sink, Logger: a.log, Observer: a.metrics,
-		ConcurrentWrites: a.cfg.DatabaseURL != "", // PostgreSQL
-		MaxScheduled:     a.cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: a.cfg.Quotas.ScheduledBytesPerSession,
+		Publisher: sink, Store: a.messageStore, Logger: a.log, Observer: a.metrics,
+		MaxScheduled: a.cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: a.cfg.Quotas.ScheduledBytesPerSession,
 	})
-	sink.SetMessages(a.messages)
 	return nil
 }
 

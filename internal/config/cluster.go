@@ -56,7 +56,7 @@ func (c *Config) checkCluster() *Error {
 			set++
 		}
 	}
-	if c.ClusterAddr != "" && c.DatabaseURL == "" {
+	if c.ClusterAddr != "" && !c.Clustered() {
 		return &Error{Flag: "cluster-addr", Env: "WAGRAPH_CLUSTER_ADDR", Value: c.ClusterAddr,
 			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
 	}
@@ -65,7 +65,7 @@ func (c *Config) checkCluster() *Error {
 	}
 	for _, f := range files {
 		switch {
-		case f.path != "" && c.DatabaseURL == "":
+		case f.path != "" && !c.Clustered():
 			return &Error{Flag: f.flag, Env: f.env, Value: f.path,
 				Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
 		case f.path == "":

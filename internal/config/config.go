@@ -238,13 +238,18 @@ func settings() []setting {
 	}
 }
 
+// Clustered reports whether the server runs as a member of a cluster: on
+// PostgreSQL every process is one (maybe the only one), leasing the
+// sessions it runs and following the events the others commit.
+func (c Config) Clustered() bool { return c.DatabaseURL != "" }
+
 // UsesDataDir reports whether the server keeps anything in the data
 // directory, and so must hold it alone: on SQLite it holds the databases,
 // and in sandbox mode (in-process network) the simulated network's state.
 // A PostgreSQL process outside the sandbox keeps nothing there, so the
 // processes of a cluster on one machine do not contend for ./data.
 func (c Config) UsesDataDir() bool {
-	return c.DatabaseURL == "" || (c.Sandbox && c.SandboxNetwork == "")
+	return !c.Clustered() || (c.Sandbox && c.SandboxNetwork == "")
 }
 
 func redact(v string) string {

@@ -98,7 +98,7 @@ func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, e
 			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem}
 		}
 	}
-	if c.AdvertiseAddr != "" && c.DatabaseURL == "" {
+	if c.AdvertiseAddr != "" && !c.Clustered() {
 		return Config{}, &Error{Flag: "advertise-addr", Env: "WAGRAPH_ADVERTISE_ADDR", Value: c.AdvertiseAddr,
 			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
 	}

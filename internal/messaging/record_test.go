@@ -24,7 +24,7 @@ func TestRecordOwnMessage(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
-	s := New(Options{DB: db})
+	s := NewStore(db, false)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
 	const chat = "491701234567@s.whatsapp.net"

@@ -19,7 +19,7 @@ type Bus interface {
 	Publish(ctx context.Context, sessionID string, evs []events.New) ([]events.Envelope, error)
 }
 
-// MessageStore is the message store (messaging.Service): what an event says
+// MessageStore is the message store (messaging.Store): what an event says
 // about messages is recorded there before the event is stored.
 type MessageStore interface {
 	// Record keeps the message or status an event carries; recording the
@@ -34,8 +34,8 @@ type MessageStore interface {
 // delivery rows may be due).
 type Waker interface{ Wake() }
 
-// SinkOptions are the parts a Sink hands events to. Bus is required; the
-// message store may be given later (SetMessages), the rest may be nil.
+// SinkOptions are the parts a Sink hands events to. Bus and Messages are
+// required, the rest may be nil.
 type SinkOptions struct {
 	Bus      Bus
 	Messages MessageStore
@@ -73,10 +73,6 @@ func NewSink(opts SinkOptions) *Sink {
 		waker: opts.Waker, log: opts.Logger}
 }
 
-// SetMessages gives the sink its message store, which is built after the
-// session manager the sink serves (the store sends through it). Call it
-// before any session starts.
-func (s *Sink) SetMessages(m MessageStore) { s.messages = m }
 
 // Publish stores ev of a session with what it implies, and returns once it
 // is committed (whatsapp.Publisher).

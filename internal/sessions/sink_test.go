@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	stored := &kindCounter{}
 	e := &env{db: db, log: l, bus: &flakyBus{bus: events.NewBus(l, events.BusOptions{Stored: stored})},
 		waker: &countingWaker{}, stored: stored}
-	e.sink = NewSink(SinkOptions{Bus: e.bus, Messages: messaging.New(messaging.Options{DB: db}),
+	e.sink = NewSink(SinkOptions{Bus: e.bus, Messages: messaging.NewStore(db, false),
 		MediaPath: func(s, m string) string { return "/api/v1/session/" + s + "/message/" + m + "/media" },
 		Waker:     e.waker})
 	return e
@@ -370,7 +370,7 @@ func TestSinkChatMemory(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	counting := &countingStore{MessageStore: e.sink.messages}
-	e.sink.SetMessages(counting)
+	e.sink.messages = counting
 	const alice = "4915550000001@s.whatsapp.net"
 	steps := []struct {
 		name     string
