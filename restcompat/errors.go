@@ -8,32 +8,9 @@ import (
 	"github.com/wagraph/wagraph/internal/requestid"
 )
 
-// statusCodes is the one table from fault codes to HTTP status. GraphQL has
-// its own table (graph/errors.go) over the same codes.
-var statusCodes = map[fault.Code]int{
-	fault.Unauthenticated: http.StatusUnauthorized,
-	fault.Forbidden:       http.StatusForbidden,
-	fault.NotFound:        http.StatusNotFound,
-	fault.Invalid:         http.StatusBadRequest,
-	fault.NotConnected:    http.StatusConflict,
-	fault.Conflict:        http.StatusConflict,
-	fault.TooLarge:        http.StatusRequestEntityTooLarge,
-	fault.Unsupported:     http.StatusUnsupportedMediaType,
-	fault.WhatsAppRefused: http.StatusUnprocessableEntity,
-	fault.WhatsAppError:   http.StatusBadGateway,
-	fault.WhatsAppTimeout: http.StatusGatewayTimeout,
-	fault.RateLimited:     http.StatusTooManyRequests,
-	fault.RequestTimeout:  http.StatusRequestTimeout,
-	fault.Internal:        http.StatusInternalServerError,
-}
-
-// StatusOf returns the HTTP status of a fault code.
-func StatusOf(c fault.Code) int {
-	if s, ok := statusCodes[c]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// StatusOf returns the HTTP status of a fault code: internal/fault's one
+// table (GraphQL has its own over the same codes, graph/errors.go).
+func StatusOf(c fault.Code) int { return fault.HTTPStatus(c) }
 
 type failure struct {
 	Status  string `json:"status"`

@@ -31,11 +31,8 @@ const (
 	KindMessageReceipt   = "message-receipt.update"  // receipts in groups, per participant
 )
 
-// timestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC.
-const timestampLayout = "2006-01-02T15:04:05.000Z"
-
 // Timestamp formats t as the events' timestamps are written.
-func Timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+func Timestamp(t time.Time) string { return t.UTC().Format(payload.TimestampLayout) }
 
 // content is what a message says, whatever its kind.
 type content struct {

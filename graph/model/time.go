@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
 // TimeLayout is how every timestamp of both APIs is written: UTC with
-// milliseconds.
-const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+// milliseconds, the events' layout (FormatTime writes UTC, so its "Z" is
+// what the zone offset of an RFC 3339 layout would print).
+const TimeLayout = payload.TimestampLayout
 
 // FormatTime writes t the way both APIs do.
 func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }

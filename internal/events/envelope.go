@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/events/payload"
 )
 
 // Envelope is one event as every consumer sees it: a webhook body, a
@@ -26,9 +28,10 @@ type Envelope struct {
 	Memo *Memo
 }
 
-// TimestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC
-// (the WhatsApp adapter's Timestamp writes the same).
-const TimestampLayout = "2006-01-02T15:04:05.000Z"
+// TimestampLayout is events.md's timestamp: RFC 3339 with milliseconds, UTC.
+// It is payload's, the one layout the data, the envelope and the WhatsApp
+// adapter's Timestamp write.
+const TimestampLayout = payload.TimestampLayout
 
 // wireEnvelope fixes the field names and their order on the wire.
 type wireEnvelope struct {

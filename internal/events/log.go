@@ -21,7 +21,7 @@ import (
 	entevent "github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/predicate"
 	entsession "github.com/wagraph/wagraph/ent/session"
-	entwebhook "github.com/wagraph/wagraph/ent/webhook"
+	"github.com/wagraph/wagraph/internal/webhook/route"
 )
 
 // Bounds of the log.
@@ -57,8 +57,9 @@ type New struct {
 	// Webhooks, when not nil, are the ids of the session's webhooks the
 	// event is delivered to, exactly: enabled or not, whatever they
 	// selected (testWebhook). An id that is not a webhook of the session
-	// gets no delivery. Nil is the rule: every enabled webhook of the
-	// session that selected the kind (never for webhook.test).
+	// gets no delivery. Nil is the rule (internal/webhook/route): every
+	// enabled webhook of the session that selected the kind (never for
+	// webhook.test).
 	Webhooks []string
 }
 
@@ -508,8 +509,10 @@ func lastSeqs(ctx context.Context, tx *ent.Tx, sessions []string) (map[string]in
 	return next, nil
 }
 
-// fanOut stores one pending delivery per event and webhook owed it (New.Webhooks),
-// due at once.
+// fanOut stores one pending delivery per event and webhook owed it, due at
+// once, in the transaction that stores the events. Which webhooks are owed
+// an event is internal/webhook/route's rule; the rows are written here so
+// they commit or roll back with the event.
 func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions []string, envs [][]Envelope, now time.Time) error {
 	var named []string // webhooks some event names explicitly, enabled or not
 	for _, r := range batch {
@@ -517,11 +520,9 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions
 			named = append(named, ev.Webhooks...)
 		}
 	}
-	hooks, err := tx.Webhook.Query().
-		Where(entwebhook.SessionIDIn(sessions...), entwebhook.Or(entwebhook.Enabled(true), entwebhook.IDIn(named...))).
-		Select(entwebhook.FieldID, entwebhook.FieldSessionID, entwebhook.FieldEvents, entwebhook.FieldEnabled).All(ctx)
+	hooks, err := route.Candidates(ctx, tx.Webhook, sessions, named)
 	if err != nil {
-		return fmt.Errorf("read webhooks: %w", err)
+		return err
 	}
 	if len(hooks) == 0 {
 		return nil
@@ -532,9 +533,9 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions
 			if e.Existing {
 				continue // its deliveries were stored with it
 			}
-			explicit := batch[i].evs[j].Webhooks
+			ev := route.Event{SessionID: e.SessionID, Kind: string(e.Kind), Selectable: e.Kind.IsSelectable(), Named: batch[i].evs[j].Webhooks}
 			for _, h := range hooks {
-				if h.SessionID != e.SessionID || !owed(h, e.Kind, explicit) {
+				if !route.Owed(h, ev) {
 					continue
 				}
 				id, err := newULID(now, l.random)
@@ -552,16 +553,6 @@ func (l *Log) fanOut(ctx context.Context, tx *ent.Tx, batch []*request, sessions
 		}
 	}
 	return nil
-}
-
-// owed reports whether webhook h is owed an event of kind k: the one of
-// the webhooks the event names, or, when it names none, enabled and
-// selecting k (webhook.test is never selected: the test names its webhook).
-func owed(h *ent.Webhook, k Kind, explicit []string) bool {
-	if explicit != nil {
-		return slices.Contains(explicit, h.ID)
-	}
-	return h.Enabled && k != WebhookTest && slices.Contains(h.Events, string(k))
 }
 
 // After returns up to limit events of a session with seq above afterSeq, in

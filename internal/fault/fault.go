@@ -3,10 +3,10 @@
 // Every layer wraps errors with context (%w); a failure the client caused or
 // must know about is created once, here, as an *Error carrying a Code and a
 // message that is safe to show. Transports map a Code to their own vocabulary
-// with one table each (restcompat/errors.go for HTTP, graph/errors.go for
-// GraphQL), so a REST failure and the GraphQL error of the same operation always
-// come from the same classification. Anything that is not an *Error is an
-// internal error whose text never reaches a client.
+// with one table each (HTTPStatus here for REST and the sandbox control API,
+// graph/errors.go for GraphQL), so a REST failure and the GraphQL error of the
+// same operation always come from the same classification. Anything that is
+// not an *Error is an internal error whose text never reaches a client.
 //
 // An *Error made from a lower failure (Wrap) keeps it as its Cause: the
 // transports log the cause of WhatsApp and internal failures, and the client

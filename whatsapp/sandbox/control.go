@@ -233,43 +233,13 @@ func writeError(w http.ResponseWriter, log *slog.Logger, path string, err error)
 		log.Error("sandbox control: operation failed", "op", path, "err", err)
 		f = fault.New(fault.Internal, "internal error of the sandbox network (see its log)")
 	}
-	writeJSON(w, statusOf(f.Code), errorOf(f))
+	writeJSON(w, fault.HTTPStatus(f.Code), errorOf(f)) // restcompat's table; the Remote reads the code, not the status
 }
 
 func errorOf(f *fault.Error) errorBody {
 	var b errorBody
 	b.Error.Code, b.Error.Field, b.Error.Message = f.Code, f.Field, f.Message
 	return b
-}
-
-// statusOf is the HTTP status of a fault code on the control API (the same
-// as restcompat's; the Remote reads the code, not the status).
-func statusOf(c fault.Code) int {
-	switch c {
-	case fault.Invalid:
-		return http.StatusBadRequest
-	case fault.Unauthenticated:
-		return http.StatusUnauthorized
-	case fault.Forbidden:
-		return http.StatusForbidden
-	case fault.NotFound:
-		return http.StatusNotFound
-	case fault.NotConnected, fault.Conflict:
-		return http.StatusConflict
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case fault.Unsupported:
-		return http.StatusUnsupportedMediaType
-	case fault.WhatsAppRefused:
-		return http.StatusUnprocessableEntity
-	case fault.RateLimited:
-		return http.StatusTooManyRequests
-	case fault.WhatsAppError:
-		return http.StatusBadGateway
-	case fault.WhatsAppTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusInternalServerError
 }
 
 // publicInfo is the network's address and root public key. wafake hands
