@@ -188,7 +188,8 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
 	if linked {
 		// A store failure must not be acknowledged (storefail.go). A device
-		// being paired has no stores yet: it is guarded from its next start.
+		// being paired has no stores yet: it is guarded once paired
+		// (handlePairSuccess).
 		m.installStoreGuard(s, cli, dev)
 	}
 	cli.BackgroundEventCtx = m.ctx
