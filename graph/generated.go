@@ -314,9 +314,15 @@ type ComplexityRoot struct {
 		Node      func(childComplexity int) int
 	}
 
+	SessionStatusEvent struct {
+		Session   func(childComplexity int) int
+		SessionID func(childComplexity int) int
+	}
+
 	Subscription struct {
-		Events        func(childComplexity int, sessionID string, kinds []model.EventKind, after *string) int
-		SessionStatus func(childComplexity int, sessionID string) int
+		Events          func(childComplexity int, sessionID string, kinds []model.EventKind, after *string) int
+		SessionStatus   func(childComplexity int, sessionID string) int
+		SessionStatuses func(childComplexity int) int
 	}
 
 	User struct {
@@ -422,6 +428,7 @@ type SessionResolver interface {
 }
 type SubscriptionResolver interface {
 	SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error)
+	SessionStatuses(ctx context.Context) (<-chan *model.SessionStatusEvent, error)
 	Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string) (<-chan *model.Event, error)
 }
 
@@ -1899,6 +1906,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SessionLease.Node(childComplexity), true
 
+	case "SessionStatusEvent.session":
+		if e.ComplexityRoot.SessionStatusEvent.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionStatusEvent.Session(childComplexity), true
+	case "SessionStatusEvent.sessionId":
+		if e.ComplexityRoot.SessionStatusEvent.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionStatusEvent.SessionID(childComplexity), true
+
 	case "Subscription.events":
 		if e.ComplexityRoot.Subscription.Events == nil {
 			break
@@ -1921,6 +1941,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.SessionStatus(childComplexity, args["sessionId"].(string)), true
+	case "Subscription.sessionStatuses":
+		if e.ComplexityRoot.Subscription.SessionStatuses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.SessionStatuses(childComplexity), true
 
 	case "User.admin":
 		if e.ComplexityRoot.User.Admin == nil {
@@ -2599,6 +2625,16 @@ func (ec *executionContext) childFields_SessionLease(ctx context.Context, field 
 		return ec.fieldContext_SessionLease_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionLease", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionStatusEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sessionId":
+		return ec.fieldContext_SessionStatusEvent_sessionId(ctx, field)
+	case "session":
+		return ec.fieldContext_SessionStatusEvent_session(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionStatusEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9934,6 +9970,61 @@ func (ec *executionContext) fieldContext_SessionLease_expiresAt(_ context.Contex
 	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _SessionStatusEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionStatusEvent_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionStatusEvent_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionStatusEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SessionStatusEvent_session(ctx context.Context, field graphql.CollectedField, obj *model.SessionStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionStatusEvent_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalOSession2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionStatusEvent_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionStatusEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_sessionStatus(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -9974,6 +10065,38 @@ func (ec *executionContext) fieldContext_Subscription_sessionStatus(ctx context.
 	if fc.Args, err = ec.field_Subscription_sessionStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_sessionStatuses(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_sessionStatuses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().SessionStatuses(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionStatusEvent) graphql.Marshaler {
+			return ec.marshalNSessionStatusEvent2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionStatusEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_sessionStatuses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionStatusEvent(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -14527,6 +14650,49 @@ func (ec *executionContext) _SessionLease(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var sessionStatusEventImplementors = []string{"SessionStatusEvent"}
+
+func (ec *executionContext) _SessionStatusEvent(ctx context.Context, sel ast.SelectionSet, obj *model.SessionStatusEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionStatusEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionStatusEvent")
+		case "sessionId":
+			out.Values[i] = ec._SessionStatusEvent_sessionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "session":
+			out.Values[i] = ec._SessionStatusEvent_session(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -14542,6 +14708,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "sessionStatus":
 		return ec._Subscription_sessionStatus(ctx, fields[0])
+	case "sessionStatuses":
+		return ec._Subscription_sessionStatuses(ctx, fields[0])
 	case "events":
 		return ec._Subscription_events(ctx, fields[0])
 	default:
@@ -15710,6 +15878,16 @@ func (ec *executionContext) unmarshalNSessionStatus2githubᚗcomᚋwagraphᚋwag
 
 func (ec *executionContext) marshalNSessionStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionStatus(ctx context.Context, sel ast.SelectionSet, v model.SessionStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNSessionStatusEvent2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionStatusEvent(ctx context.Context, sel ast.SelectionSet, v *model.SessionStatusEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SessionStatusEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

@@ -98,7 +98,7 @@ func (r *Resolver) awaitQR(ctx context.Context, sessionID string) (whatsapp.Sess
 	wctx, cancel := context.WithTimeout(ctx, linkWait)
 	defer cancel()
 	var last whatsapp.SessionState
-	err := r.Link.Watch(wctx, sessionID, func(st whatsapp.SessionState) bool {
+	err := r.watchState(wctx, sessionID, func(st whatsapp.SessionState) bool {
 		last = st
 		return st.Status == whatsapp.StatusConnecting || (st.Status == whatsapp.StatusPairing && st.QRCode == "")
 	})
@@ -117,7 +117,7 @@ func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model
 	wctx, cancel := context.WithTimeout(ctx, linkWait)
 	defer cancel()
 	var last whatsapp.SessionState
-	err = r.Link.Watch(wctx, sessionID, func(st whatsapp.SessionState) bool {
+	err = r.watchState(wctx, sessionID, func(st whatsapp.SessionState) bool {
 		last = st
 		return st.Status != whatsapp.StatusConnected
 	})

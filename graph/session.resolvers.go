@@ -13,7 +13,6 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*model.CreateSessionPayload, error) {
@@ -177,40 +176,11 @@ func (r *sessionResolver) Lease(ctx context.Context, obj *model.Session) (*model
 }
 
 func (r *subscriptionResolver) SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error) {
-	p, s, err := r.reachSession(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	// Bound to the token, as the events are: a revocation (here or on
-	// another process) ends the stream over every transport.
-	ctx, release, err := r.openSubscription(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	// One slot and the latest state: a slow subscriber skips states it
-	// had no time for and never holds the session up.
-	ch := make(chan *model.Session, 1)
-	go func() {
-		defer close(ch)
-		defer release()
-		var last *model.Session
-		// The stream ends when the subscriber leaves or the session is
-		// deleted (Watch's NOT_FOUND): closing the channel completes it.
-		_ = r.Link.Watch(ctx, sessionID, func(st whatsapp.SessionState) bool {
-			m := toLiveSession(s, st)
-			if last != nil && sameSessionState(last, m) {
-				return true
-			}
-			last = m
-			select {
-			case ch <- m:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		})
-	}()
-	return ch, nil
+	return r.followSessionStatus(ctx, sessionID)
+}
+
+func (r *subscriptionResolver) SessionStatuses(ctx context.Context) (<-chan *model.SessionStatusEvent, error) {
+	return r.followSessionStatuses(ctx)
 }
 
 func (r *Resolver) Session() SessionResolver { return &sessionResolver{r} }

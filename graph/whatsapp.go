@@ -13,7 +13,6 @@ import (
 // Linker is the session manager's part that links and connects sessions.
 type Linker interface {
 	Status(ctx context.Context, sessionID string) (whatsapp.SessionState, error)
-	Watch(ctx context.Context, sessionID string, fn func(whatsapp.SessionState) bool) error
 	Connect(ctx context.Context, sessionID string) error
 	PairPhone(ctx context.Context, sessionID, number string) (string, error)
 	Disconnect(sessionID string) error
@@ -81,12 +80,4 @@ func (r *Resolver) connectedAccount(ctx context.Context, sessionID string) (what
 	}
 	jid, err := whatsapp.ParseRecipient("phone", st.Phone)
 	return st, jid, err
-}
-
-// sameSessionState reports whether two states show the same thing, so a
-// watcher sends only changes.
-func sameSessionState(a, b *model.Session) bool {
-	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return a.Status == b.Status && eq(a.StatusReason, b.StatusReason) && eq(a.Jid, b.Jid) && eq(a.PushName, b.PushName) &&
-		eq(a.QRCode, b.QRCode) && eq(a.PairingCode, b.PairingCode)
 }

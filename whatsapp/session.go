@@ -73,12 +73,13 @@ type sessionState struct {
 
 // connState is the data of connection.update.
 type connState struct {
-	status     Status
-	qr, reason string
+	status                  Status
+	qr, reason, pairingCode string
 }
 
 func (c connState) data() *payload.Connection {
-	return &payload.Connection{Status: string(c.status), QR: payload.Text(c.qr), Reason: payload.Text(c.reason)}
+	return &payload.Connection{Status: string(c.status), QR: payload.Text(c.qr), Reason: payload.Text(c.reason),
+		PairingCode: payload.Text(c.pairingCode)}
 }
 
 // newSession builds a session from its persisted record. A status left
@@ -126,7 +127,7 @@ func (st *sessionState) record() StatusRecord {
 }
 
 func (st *sessionState) connection() connState {
-	return connState{status: st.status, qr: st.qr, reason: st.reason}
+	return connState{status: st.status, qr: st.qr, reason: st.reason, pairingCode: st.pairingCode}
 }
 
 func (st *sessionState) public() SessionState {

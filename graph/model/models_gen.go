@@ -365,6 +365,15 @@ type SessionLease struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// One session's state in a sessionStatuses stream: the session now, or null
+// once it was deleted.
+type SessionStatusEvent struct {
+	// The session this is about.
+	SessionID string `json:"sessionId"`
+	// The session now; null once it was deleted (the stream goes on with the others).
+	Session *Session `json:"session,omitempty"`
+}
+
 // Live streams; each area adds its own.
 type Subscription struct {
 }

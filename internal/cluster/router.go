@@ -11,10 +11,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// watchPoll is how often a watcher of a session another process runs reads
-// its state.
-const watchPoll = time.Second
-
 // disconnectTimeout bounds a forwarded Disconnect, which has no context.
 const disconnectTimeout = 30 * time.Second
 
@@ -265,50 +261,6 @@ func (r *Router) Status(ctx context.Context, id string) (whatsapp.SessionState, 
 		st.Reason = "no process of the cluster runs it at the moment: one takes it over shortly"
 	}
 	return st, nil
-}
-
-// Watch calls fn with the session's state now and after each change, as
-// the manager's Watch does, wherever the session runs: here through the
-// manager, elsewhere by reading its state every watchPoll. It follows the
-// session when it moves.
-func (r *Router) Watch(ctx context.Context, id string, fn func(whatsapp.SessionState) bool) error {
-	var last *whatsapp.SessionState
-	seen := func(st whatsapp.SessionState) bool {
-		if last != nil && sameState(*last, st) {
-			return true
-		}
-		last = &st
-		return fn(st)
-	}
-	for {
-		if r.node.Holds(id) {
-			err := r.m.Watch(ctx, id, seen)
-			if !errors.Is(err, whatsapp.ErrMoved) {
-				return err
-			}
-			continue
-		}
-		st, err := r.Status(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !seen(st) {
-			return nil
-		}
-		t := time.NewTimer(watchPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-func sameState(a, b whatsapp.SessionState) bool {
-	ct := a.ConnectedAt.Equal(b.ConnectedAt)
-	a.ConnectedAt, b.ConnectedAt = time.Time{}, time.Time{}
-	return ct && a == b
 }
 
 // Connect starts the session where it runs.

@@ -5,6 +5,9 @@ type Connection struct {
 	Status string `json:"status"` // the GraphQL SessionStatus value
 	QR     Text   `json:"qr"`     // the QR code to show while PAIRING
 	Reason Text   `json:"reason"` // why, when the status was not asked for
+	// PairingCode is the code to enter on the phone while PAIRING by phone
+	// number (pairPhone); absent otherwise.
+	PairingCode Text `json:"pairingCode,omitempty"`
 	// OfflineSync is set on the connection.update that tells where the
 	// replay of what WhatsApp queued while the device was offline stands;
 	// null on every other.

@@ -1,14 +1,15 @@
-// The sessions page: every session the token reaches, each with its status
-// kept live by a sessionStatus subscription, and the actions on it.
+// The sessions page: every session the token reaches, their statuses kept
+// live by one sessionStatuses subscription for them all, and the actions
+// on each.
 
 import { query } from "./gql.js";
 import { h, replace, time, notice, errorText, confirmButton, busy, statusBadge } from "./dom.js";
 
 const fields = "id name status statusReason jid phone pushName createdAt connectedAt";
 
-// Past this many sessions the page stops following each one live: one
-// subscription per row would cost the server more than the page is worth.
-const maxLive = 100;
+// Past this many sessions the server refuses one stream for them all
+// (graph.MaxStatusSessions): the rows then stay as the list drew them.
+const maxLive = 500;
 
 export function render(root, ctx) {
   const rows = h("tbody#session-rows");
@@ -40,23 +41,36 @@ export function render(root, ctx) {
     if (list.length === 0) {
       rows.appendChild(h("tr", h("td.empty", { colSpan: 5 }, "No session yet: create one above, then pair it.")));
     }
+    const byId = new Map();
     for (const s of list) {
       const tr = h("tr", { "data-session-id": s.id });
       rows.appendChild(tr);
       fill(tr, s, reload);
-      if (list.length > maxLive) continue;
-      stops.push(
-        ctx.live.subscribe(
-          `subscription($id: ID!) { sessionStatus(sessionId: $id) { ${fields} } }`,
-          () => ({ id: s.id }),
-          {
-            next: (d) => fill(tr, d.sessionStatus, reload),
-            error: (e) => notice(`${s.name}: ${errorText(e)}`, "error"),
-            complete: () => tr.remove(), // deleted, maybe elsewhere
-          }
-        )
-      );
+      byId.set(s.id, tr);
     }
+    if (list.length === 0 || list.length > maxLive) return;
+    // One stream for every row: each session's state comes tagged with
+    // its id, and null once it was deleted (maybe elsewhere).
+    stops.push(
+      ctx.live.subscribe(
+        `subscription { sessionStatuses { sessionId session { ${fields} } } }`,
+        () => ({}),
+        {
+          next: (d) => {
+            const ev = d.sessionStatuses;
+            const tr = byId.get(ev.sessionId);
+            if (!tr) return;
+            if (ev.session) {
+              fill(tr, ev.session, reload);
+            } else {
+              byId.delete(ev.sessionId);
+              tr.remove();
+            }
+          },
+          error: (e) => notice(`Sessions: ${errorText(e)}`, "error"),
+        }
+      )
+    );
   }
   reload();
   return () => stops.forEach((s) => s());
