@@ -54,81 +54,25 @@ func TestCrashMidBurst(t *testing.T) {
 	t.Cleanup(hook.Close)
 
 	serve := func(name string) *server {
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
-			"--sandbox-network", control, "--admin-token", adminToken, "--allow-private-urls",
-			"--webhook-retry", "0s,50ms,100ms,200ms,400ms,800ms,1s,1s,1s,1s,2s,2s,2s,2s",
-			"--rate", "1000/s,1000", "--graphql-complexity", "10000", "--log-format", "json"}
-		if loc.URL != "" {
-			args = append(args, "--database-url", loc.URL)
-		}
-		c := cs.start(name, args...)
-		s := &server{child: c, base: "http://" + c.listenAddr(t), token: adminToken, http: &http.Client{Timeout: time.Minute}}
+		s := startServer(t, cs.start(name, serveArgs(dataDir, control, loc.URL)...))
 		s.ready(t)
 		return s
 	}
 
 	first := serve("server-1")
-	var created struct {
-		CreateSession struct{ Session struct{ ID string } }
-	}
-	first.must(t, `mutation { createSession(name: "crash") { session { id } } }`, nil, &created)
-	sessionID := created.CreateSession.Session.ID
-	first.must(t, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": sessionID}, nil)
-	first.status(t, sessionID, "PAIRING", time.Minute)
-	var linked struct{ SandboxLinkDevice struct{ Status string } }
-	first.must(t, `mutation($id: ID!, $p: String!) { sandboxLinkDevice(sessionId: $id, phone: $p) { status } }`,
-		map[string]any{"id": sessionID, "p": me}, &linked)
-	if linked.SandboxLinkDevice.Status != "CONNECTED" {
-		t.Fatalf("linked session is %s", linked.SandboxLinkDevice.Status)
-	}
-	first.must(t, `mutation($id: ID!, $url: String!) {
-		createWebhook(sessionId: $id, input: {url: $url, events: [INBOUND_MESSAGE_UPSERT]}) { webhook { id } secret } }`,
-		map[string]any{"id": sessionID, "url": hook.URL + "/hook"}, nil)
+	sessionID := linkSession(t, first, "crash", hook.URL+"/hook")
 
 	// The test reads the server's message store (read-only) to see how
 	// far the session has come: the part of the pipeline that exists
 	// before the event log.
 	db := openStore(t, loc)
-	stored := func() (map[string]int, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		texts, err := db.Message.Query().Where(message.SessionID(sessionID), message.TextHasPrefix(prefix)).
-			Select(message.FieldText).Strings(ctx)
-		counts := map[string]int{}
-		for _, s := range texts {
-			counts[s]++
-		}
-		return counts, err
-	}
+	stored := func() (map[string]int, error) { return storedTexts(db, sessionID) }
 
 	// The burst runs while the server takes it in; the server is killed
 	// in the middle, possibly before the mutation has answered: the
 	// network goes on queueing what is left for the then offline device.
-	type answer struct {
-		queued int
-		err    error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		var out struct{ SandboxSendBurst int }
-		err := first.graphql(`mutation($id: ID!, $f: String!, $n: Int!, $p: String!) { sandboxSendBurst(sessionId: $id, from: $f, count: $n, prefix: $p) }`,
-			map[string]any{"id": sessionID, "f": contact, "n": burst, "p": prefix}, &out)
-		answered <- answer{out.SandboxSendBurst, err}
-	}()
-	var atKill map[string]int
-	first.waitFor(t, fmt.Sprintf("%d texts stored or delivered", killAt), time.Minute, func() (bool, error) {
-		select {
-		case a := <-answered:
-			answered <- a // for the check below
-			if a.err != nil {
-				return false, fmt.Errorf("sandboxSendBurst: %w", a.err)
-			}
-		default:
-		}
-		counts, err := stored()
-		atKill = counts
-		return len(counts) >= killAt || rv.seen() >= killAt, err
-	})
+	answered := startBurst(first, sessionID)
+	atKill := midBurst(t, first, answered, rv, stored, killAt)
 	first.kill(t)
 	afterKill, err := stored()
 	if err != nil {
@@ -176,6 +120,108 @@ func TestCrashMidBurst(t *testing.T) {
 		checkLog(t, events, sessionID)
 	}
 	checkDeliveries(t, second, rv, events)
+}
+
+// serveArgs are the arguments of `wagraph serve` on dataDir (and the
+// PostgreSQL database at url, when not empty) against the network whose
+// control address is control: fast webhook retries, room for the burst in
+// the rate limit and the complexity bound, logs in JSON for listenAddr.
+func serveArgs(dataDir, control, url string) []string {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
+		"--sandbox-network", control, "--admin-token", adminToken, "--allow-private-urls",
+		"--webhook-retry", "0s,50ms,100ms,200ms,400ms,800ms,1s,1s,1s,1s,2s,2s,2s,2s",
+		"--rate", "1000/s,1000", "--graphql-complexity", "10000", "--log-format", "json"}
+	if url != "" {
+		args = append(args, "--database-url", url)
+	}
+	return args
+}
+
+// startServer is the client side of a started `wagraph serve` child: it
+// waits for the address it listens on.
+func startServer(t *testing.T, c *child) *server {
+	t.Helper()
+	return &server{child: c, base: "http://" + c.listenAddr(t), token: adminToken, http: &http.Client{Timeout: time.Minute}}
+}
+
+// linkSession creates a session named name, links it as the account me
+// and gives it a webhook at hookURL for the inbound messages; it returns
+// the session's id.
+func linkSession(t *testing.T, s *server, name, hookURL string) string {
+	t.Helper()
+	var created struct {
+		CreateSession struct{ Session struct{ ID string } }
+	}
+	s.must(t, `mutation($n: String!) { createSession(name: $n) { session { id } } }`, map[string]any{"n": name}, &created)
+	sessionID := created.CreateSession.Session.ID
+	s.must(t, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": sessionID}, nil)
+	s.status(t, sessionID, "PAIRING", time.Minute)
+	var linked struct{ SandboxLinkDevice struct{ Status string } }
+	s.must(t, `mutation($id: ID!, $p: String!) { sandboxLinkDevice(sessionId: $id, phone: $p) { status } }`,
+		map[string]any{"id": sessionID, "p": me}, &linked)
+	if linked.SandboxLinkDevice.Status != "CONNECTED" {
+		t.Fatalf("linked session is %s", linked.SandboxLinkDevice.Status)
+	}
+	s.must(t, `mutation($id: ID!, $url: String!) {
+		createWebhook(sessionId: $id, input: {url: $url, events: [INBOUND_MESSAGE_UPSERT]}) { webhook { id } secret } }`,
+		map[string]any{"id": sessionID, "url": hookURL}, nil)
+	return sessionID
+}
+
+// storedTexts counts the session's stored messages by text, for the texts
+// of the burst.
+func storedTexts(db *ent.Client, sessionID string) (map[string]int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	texts, err := db.Message.Query().Where(message.SessionID(sessionID), message.TextHasPrefix(prefix)).
+		Select(message.FieldText).Strings(ctx)
+	counts := map[string]int{}
+	for _, s := range texts {
+		counts[s]++
+	}
+	return counts, err
+}
+
+// answer is how sandboxSendBurst answered.
+type answer struct {
+	queued int
+	err    error
+}
+
+// startBurst has the network send the burst (burst texts from contact,
+// prefix+"1" on) to the session through s; the answer comes on the
+// channel (buffered: nobody has to read it).
+func startBurst(s *server, sessionID string) chan answer {
+	answered := make(chan answer, 1)
+	go func() {
+		var out struct{ SandboxSendBurst int }
+		err := s.graphql(`mutation($id: ID!, $f: String!, $n: Int!, $p: String!) { sandboxSendBurst(sessionId: $id, from: $f, count: $n, prefix: $p) }`,
+			map[string]any{"id": sessionID, "f": contact, "n": burst, "p": prefix}, &out)
+		answered <- answer{out.SandboxSendBurst, err}
+	}()
+	return answered
+}
+
+// midBurst waits (a minute at most) until at texts of the burst are
+// stored or delivered, and returns the stored ones. A burst that failed
+// is a failure; its answer is put back for the caller to check.
+func midBurst(t *testing.T, s *server, answered chan answer, rv *receiver, stored func() (map[string]int, error), at int) map[string]int {
+	t.Helper()
+	var counts map[string]int
+	s.waitFor(t, fmt.Sprintf("%d texts stored or delivered", at), time.Minute, func() (bool, error) {
+		select {
+		case a := <-answered:
+			answered <- a // for the caller's check
+			if a.err != nil {
+				return false, fmt.Errorf("sandboxSendBurst: %w", a.err)
+			}
+		default:
+		}
+		c, err := stored()
+		counts = c
+		return len(c) >= at || rv.seen() >= at, err
+	})
+	return counts
 }
 
 // loggedEvent is a node of the events query.

@@ -15,6 +15,25 @@
 // again on the same data directory, and the test checks that nothing was
 // lost: every text stored and delivered to a webhook at least once, a
 // duplicate delivery carrying the same webhook-id, the event log without a
-// gap. It has no code besides its tests; they need a Unix system (process
-// groups, signals) and the go command, which builds the binary.
+// gap.
+//
+// The storage experiments of issue 22 (storagefail_test.go) run the same
+// two processes and fail the server's storage for 20 s when half of a
+// 2,000-text burst is in: TestPostgresStoppedMidBurst (PostgreSQL pass
+// only) stops a PostgreSQL server of the test's own (pgserver_test.go:
+// initdb and pg_ctl, never the shared one) and starts it again, /readyz
+// 503 meanwhile; TestDiskFullMidBurst (SQLite pass only) gives the server
+// a 64 MiB tmpfs of its own as data directory (unshare: a user and mount
+// namespace), fills it to the last page and empties it again, /readyz 503
+// naming the full disk meanwhile; TestFreezeMidBurst (both backends)
+// freezes the server with SIGSTOP for longer than the manager's store
+// timeout, then SIGCONT. Each checks every text stored exactly once and
+// delivered to the webhook at least once within 30 s of the storage
+// coming back, the session CONNECTED, the event log whole and, for the
+// first two, wagraph_store_failures_total moved on /metrics; it logs the
+// texts stored at the fault, the time to all stored and all delivered, and
+// the duplicates delivered.
+//
+// The package has no code besides its tests; they need a Unix system
+// (process groups, signals) and the go command, which builds the binary.
 package crashtest

@@ -101,6 +101,14 @@ type child struct {
 // start runs wagraph with args as the child name (its log: name.log). The
 // child is killed when the test ends, if it still runs.
 func (cs *children) start(name string, args ...string) *child {
+	cs.t.Helper()
+	return cs.startCommand(name, cs.bin, args...)
+}
+
+// startCommand is start for a command that runs wagraph itself in the end
+// (unshare … wagraph serve): the wrapper must exec it, so the child's pid,
+// process group and log are wagraph's.
+func (cs *children) startCommand(name, command string, args ...string) *child {
 	t := cs.t
 	t.Helper()
 	path := filepath.Join(cs.dir, name+".log")
@@ -109,7 +117,7 @@ func (cs *children) start(name string, args ...string) *child {
 		t.Fatal(err)
 	}
 	defer f.Close() // the child has its own descriptor
-	cmd := exec.Command(cs.bin, args...)
+	cmd := exec.Command(command, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = childEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
