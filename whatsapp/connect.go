@@ -187,10 +187,12 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	linked := dev.ID != nil
 	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
 	if linked {
-		// A store failure must not be acknowledged (storefail.go). A device
-		// being paired has no stores yet: it is guarded once paired
-		// (handlePairSuccess).
+		// A store failure must not be acknowledged (storefail.go).
 		m.installStoreGuard(s, cli, dev)
+	} else {
+		// A device being paired has no stores yet: they are made as the
+		// pairing is saved, and guarded there (guardOnSave).
+		dev.Container = &guardOnSave{DeviceContainer: dev.Container, guard: func(d *store.Device) { m.installStoreGuard(s, cli, d) }}
 	}
 	cli.BackgroundEventCtx = m.ctx
 	cli.SynchronousAck = true

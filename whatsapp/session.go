@@ -464,11 +464,6 @@ func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
 		creds.LID = payload.Text(evt.LID.String())
 	}
 	r.paired.Store(true)
-	// whatsmeow gave the device its stores as it saved the pairing, in
-	// this goroutine, before this event: they are guarded from now on, as
-	// those of a device linked when its client starts (storefail.go).
-	// Nothing decrypts before the login that follows the pairing.
-	r.m.installStoreGuard(r.s, r.cli, r.cli.Store)
 	return r.update(func(s *session) bool {
 		s.st.jid, s.st.lid = evt.ID, evt.LID
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -150,6 +151,26 @@ func (m *Manager) installStoreGuard(s *session, cli *whatsmeow.Client, dev *stor
 func (m *Manager) storeFailed(s *session) {
 	m.obs.StoreFailed()
 	s.storeFailures.Add(1)
+}
+
+// guardOnSave guards the stores of a device being paired as soon as they
+// exist: sqlstore makes them in PutDevice when whatsmeow saves the
+// pairing, in its pairing goroutine and before it answers WhatsApp, so
+// nothing can use them before they are guarded (and nothing else runs
+// beside that write: guarding them later, from the PairSuccess handler,
+// raced with the login that follows the pairing).
+type guardOnSave struct {
+	store.DeviceContainer
+	guard func(*store.Device)
+	once  sync.Once
+}
+
+func (c *guardOnSave) PutDevice(ctx context.Context, dev *store.Device) error {
+	if err := c.DeviceContainer.PutDevice(ctx, dev); err != nil {
+		return err
+	}
+	c.once.Do(func() { c.guard(dev) })
+	return nil
 }
 
 // recoverFrom starts the recovery of s from a failure of its client cli
