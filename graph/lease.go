@@ -13,18 +13,6 @@ import (
 // (cluster.ErrNoHolder when none does).
 type Leases interface {
 	HolderOf(ctx context.Context, sessionID string) (cluster.Holder, error)
-	// Claim takes the lease of a session nobody holds and runs it here.
-	Claim(ctx context.Context, sessionID string) (bool, error)
-}
-
-// claimNew makes the process that created a session its first holder, so
-// that it has an owner from the start (the balancer may move it later). A
-// failure (Claim logs it) leaves it to the balancer: the session exists
-// either way, and the request that created it succeeded.
-func (r *Resolver) claimNew(ctx context.Context, sessionID string) {
-	if r.Leases != nil {
-		_, _ = r.Leases.Claim(ctx, sessionID)
-	}
 }
 
 // ownerOf is Session.owner: for an admin, the node id of the process

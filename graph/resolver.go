@@ -10,19 +10,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/auth"
-	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
-	"github.com/wagraph/wagraph/internal/recent"
+	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
 
@@ -48,19 +46,14 @@ type Resolver struct {
 	// Events is the session event stream: the log the events query pages
 	// and testWebhook appends to, and the bus subscriptions follow.
 	Events *events.Bus
+	// Sessions is the home of the session records: who reaches which,
+	// their creation and deletion (sessions.Service).
+	Sessions Sessions
 	// Leases tells which process of a cluster runs a session; nil on
 	// SQLite (one process).
 	Leases Leases
 	// NodeID is this process's --node-id (Session.owner on SQLite).
 	NodeID string
-	// Quotas bound what a user keeps (the sessions of a non-admin here;
-	// the others are enforced by the services that keep them).
-	Quotas config.Quotas
-
-	// owners caches who owns each recently reached session (reach.go);
-	// made on first use, so that a Resolver literal is ready as it is.
-	ownersOnce sync.Once
-	owners     *recent.Cache[string, string]
 	// subscriptions counts the open subscriptions of each token
 	// (subscriptions.go); its zero value is ready.
 	subscriptions subscriptionCounts
@@ -68,9 +61,7 @@ type Resolver struct {
 
 // SessionNotFound is the answer for a session that does not exist or that
 // the caller does not reach: the two are indistinguishable by design.
-func SessionNotFound(id string) error {
-	return fault.New(fault.NotFound, "session %s not found", id)
-}
+func SessionNotFound(id string) error { return sessions.NotFound(id) }
 
 // reachSession returns the caller and the session id names, when the caller
 // reaches it.
@@ -79,12 +70,9 @@ func (r *Resolver) reachSession(ctx context.Context, id string) (*auth.Principal
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := r.DB.Session.Get(ctx, id)
-	if ent.IsNotFound(err) || (err == nil && !p.Reaches(s.ID, s.OwnerID)) {
-		return nil, nil, SessionNotFound(id)
-	}
+	s, err := r.Sessions.Get(ctx, p, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("get session %s: %w", id, err)
+		return nil, nil, err
 	}
 	return p, s, nil
 }

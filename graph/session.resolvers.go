@@ -7,10 +7,8 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
-	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
 )
@@ -30,31 +28,10 @@ func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*mo
 		}
 		n = strings.TrimSpace(*name)
 	}
-	var (
-		s   *ent.Session
-		tok string
-	)
-	err = ent.WithTx(ctx, r.DB, func(tx *ent.Tx) error {
-		// Blank is no name: a generated one (sessionName).
-		limit := r.Quotas.SessionsPerUser
-		if p.Admin {
-			limit = 0 // an admin runs the gateway: no quota of its own
-		}
-		settled, err := sessionName(ctx, tx, p.UserID, n, limit)
-		if err != nil {
-			return err
-		}
-		s, err = tx.Session.Create().SetID(r.NewID()).SetName(settled).SetOwnerID(p.UserID).SetCreatedAt(r.Now()).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("create session: %w", err)
-		}
-		tok, err = r.Auth.IssueSessionToken(ctx, tx.Client(), s.ID, s.OwnerID)
-		return err
-	})
+	s, tok, err := r.Sessions.Create(ctx, p, n)
 	if err != nil {
 		return nil, err
 	}
-	r.claimNew(ctx, s.ID)
 	live, err := r.sessionOf(ctx, s)
 	if err != nil {
 		return nil, err
@@ -67,21 +44,7 @@ func (r *mutationResolver) DeleteSession(ctx context.Context, id string) (bool, 
 	if err != nil {
 		return false, err
 	}
-	tokenIDs, err := s.QueryTokens().IDs(ctx)
-	if err != nil {
-		return false, fmt.Errorf("list tokens of session %s: %w", id, err)
-	}
-	// The record goes first (tokens, webhooks and messages with it: their
-	// foreign keys cascade), then the manager forgets the session: once the
-	// record is gone no status read can load the session back. The manager
-	// then closes the connection, unlinks the device and deletes its keys;
-	// it logs what fails there, the session being deleted regardless.
-	if err := r.DB.Session.DeleteOne(s).Exec(ctx); err != nil {
-		return false, fmt.Errorf("delete session %s: %w", id, err)
-	}
-	r.SessionDeleted(id)
-	r.Auth.EndSession(ctx, id, tokenIDs) // here, and on the other processes
-	if err := r.Link.Delete(ctx, id); err != nil {
+	if err := r.Sessions.Delete(ctx, s); err != nil {
 		return false, err
 	}
 	return true, nil

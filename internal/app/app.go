@@ -164,8 +164,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	var leases sessions.Claimer // in a cluster, the creator holds a new session first
+	if a.node != nil {
+		leases = a.node
+	}
+	sessionSvc := sessions.NewService(sessions.ServiceOptions{
+		DB: db, Tokens: authSvc, Unlinker: a.ops, Leases: leases, Ended: a.bus, Now: now, NewID: newID,
+		PerUser: cfg.Quotas.SessionsPerUser, Logger: a.log,
+	})
 	resolver := &graph.Resolver{
 		DB:         db,
+		Sessions:   sessionSvc,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
 		Deliveries: a.hooks.deliveries,
@@ -180,7 +189,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		NewID:      newID,
 		Events:     a.bus,
 		NodeID:     cfg.NodeID,
-		Quotas:     cfg.Quotas,
 	}
 	if a.node != nil {
 		resolver.Leases = a.node

@@ -1,4 +1,4 @@
-package graph
+package sessions
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // the names already taken.
 const generatedNamePrefix = "session-"
 
-// sessionName settles the name of a new session of user inside tx: wanted
+// settleName settles the name of a new session of user inside tx: wanted
 // (already trimmed and checked) when no other session of the user has it,
 // compared ignoring case; a generated one when wanted is empty. It locks
 // the user's row on PostgreSQL first, so two creations for one user take
@@ -27,7 +27,7 @@ const generatedNamePrefix = "session-"
 // limit (0: none) is how many sessions the user may have: at it, the
 // creation is refused, under the same lock, so two creations cannot both
 // take the last place.
-func sessionName(ctx context.Context, tx *ent.Tx, userID, wanted string, limit int) (string, error) {
+func settleName(ctx context.Context, tx *ent.Tx, userID, wanted string, limit int) (string, error) {
 	if _, err := tx.User.Query().Where(entuser.ID(userID), storage.ForUpdate).Only(ctx); err != nil {
 		return "", fmt.Errorf("lock user %s: %w", userID, err)
 	}
