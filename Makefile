@@ -14,7 +14,7 @@ endif
 BIN     := bin/wagraph
 export CGO_ENABLED := 1
 
-.PHONY: build run sandbox test generate check-generated deps deps-run deps-test bench load clean screenshots
+.PHONY: build run sandbox test test-short generate check-generated deps deps-run deps-test deps-test-short bench load clean screenshots
 
 build: deps-run
 	$(GO) build -o $(BIN) ./cmd/wagraph
@@ -49,6 +49,16 @@ test: deps-test
 	else \
 		echo "== all tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
+
+# The quick pass while developing: every test on SQLite with -short, which
+# skips the browser tests (Chromium), the crash and cluster tests (child
+# processes), the load tests and the image and toolchain builds; under 3
+# minutes on two shared cores. Without -race: the detector makes the
+# whatsmeow-heavy packages three to four times slower, past that bound
+# (`make test` runs everything with it, and is what CI runs). Neither
+# Chromium nor PostgreSQL is needed.
+test-short: deps-test-short
+	$(GO) test -short -count=1 -timeout 10m ./...
 
 # The README's screenshots of the dashboard, written by its browser test
 # (Chromium from deps-test) walking it against a sandbox server.
@@ -129,13 +139,17 @@ check-generated: generate
 	fi
 
 # What building and running need (deps-run), what the tests need besides
-# (deps-test), and everything with the Go modules (deps, for CI): each
+# (deps-test; deps-test-short, the same without Chromium and PostgreSQL),
+# and everything with the Go modules (deps, for CI): each
 # installs only what is missing; build/deps.sh says what and why.
 deps-run:
 	@build/deps.sh run
 
 deps-test:
 	@build/deps.sh test
+
+deps-test-short:
+	@build/deps.sh test-short
 
 deps: deps-test
 	$(GO) mod download

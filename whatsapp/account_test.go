@@ -25,6 +25,7 @@ func (e *env) privacyOfNetwork(phone string) Privacy {
 // TestAccount drives the account operations of the manager through a real
 // client against the network, and checks what the network holds after each.
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -36,6 +36,7 @@ func (p *outagePublisher) Publish(ctx context.Context, id string, ev Event) erro
 // again then. (App state, block list, picture and status
 // notifications are acknowledged by whatsmeow whatever the handler says.)
 func TestAccountEventsNotStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &outagePublisher{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})

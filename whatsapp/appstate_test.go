@@ -55,6 +55,7 @@ func storedVersion(t *testing.T, m *Manager, id string) (uint64, [128]byte) {
 // name written last, and the stored state still matches the network's, so
 // the next update works too.
 func TestProfileNameWritesTakeTurns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)
@@ -130,6 +131,7 @@ func TestProfileNameWritesTakeTurns(t *testing.T) {
 // syncs the collection again in full, logs why at warn, and goes through,
 // and the updates after it need no recovery.
 func TestProfileNameRecoversABrokenAppState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// breakState corrupts the stored state of collection critical_block,
@@ -267,6 +269,7 @@ func TestProfileNameGivesUpWaiting(t *testing.T) {
 // earlier name back. A name written after the session's (by another device)
 // replaces it.
 func TestPushNameEventsInWriteOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -9,6 +9,7 @@ import (
 // is one blocklist.update; a list the phone replaces wholesale is read
 // again and published whole.
 func TestBlocklistEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -43,6 +43,7 @@ func (e *env) lidOf(phone string) string {
 // TestCalls: every stage of a call's signalling the network relays becomes
 // a call event naming the caller by number and LID.
 func TestCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

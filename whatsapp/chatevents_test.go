@@ -118,6 +118,7 @@ func chatUpdate(id string, set map[string]any) map[string]any {
 // one event: chats.update, chats.delete, messages.delete, messages.update
 // for stars.
 func TestChatEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -21,6 +21,7 @@ func contactUpdate(id, phone, lid string, set map[string]any) map[string]any {
 // about text, its picture), and what the phone saves in its address book
 // contacts.upsert.
 func TestContactEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

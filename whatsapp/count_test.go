@@ -10,6 +10,7 @@ import (
 // stale CONNECTED of a dead process is DISCONNECTED); a session held but
 // not in the stored list (deleted since) is not counted.
 func TestCountByStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "live", phone)

@@ -59,6 +59,7 @@ func (m *Manager) hasSession(id string) bool {
 // before it was deleted, and would insert the session after Delete ran,
 // finds it NOT_FOUND instead of bringing it back.
 func TestDeleteBeatsAReaderHoldingTheRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	held := &heldStatuses{StatusStore: e.statuses, id: "s1", read: make(chan struct{}), release: make(chan struct{})}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: held, Transport: e.net.Transport()})
@@ -89,6 +90,7 @@ func TestDeleteBeatsAReaderHoldingTheRecord(t *testing.T) {
 // from the device store and from the network's linked devices, and readers
 // cannot bring it back.
 func TestDeleteWhileReadersHammer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)

@@ -72,6 +72,7 @@ func (e *env) wantEvents(t *testing.T, sid string, from int, want ...published) 
 // group-participants.update and, for the disappearing timer, chats.update
 // too.
 func TestGroupEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -196,6 +197,7 @@ func TestGroupEvents(t *testing.T) {
 // joins by link is groups.upsert and chats.upsert, with why and by whom;
 // the account's own join is group-participants.update too.
 func TestGroupsTheAccountJoins(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -250,6 +252,7 @@ func TestGroupsTheAccountJoins(t *testing.T) {
 // session pairs are published as groups.upsert (reason listed) before the
 // session reads CONNECTED; later logins do not list them again.
 func TestGroupsListedAfterPairing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g1, err := e.net.CreateGroup(peer, "One", phone)
 	if err != nil {
@@ -320,6 +323,7 @@ func (e *env) joinRequest(id, action, participant, author string) map[string]any
 // (revoked) or declined (rejected), an approval as the member added; an
 // account that asks to join sees its own request (requested).
 func TestGroupJoinRequestEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

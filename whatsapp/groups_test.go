@@ -78,6 +78,7 @@ func groupRoles(g Group) map[string]string {
 }
 
 func TestParseGroupJID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want string
 		ok       bool
@@ -113,6 +114,7 @@ func TestParseGroupJID(t *testing.T) {
 // TestGroups drives every group operation of the manager through a real
 // client against the network, and checks what the network holds after each.
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -13,6 +13,7 @@ import (
 // the network never sees the device connected twice. An adoption whose
 // lease was lost meanwhile (still false) starts nothing.
 func TestReleaseThenAdopt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	first, second := e.manager(), e.manager()
 	st := e.pairQR(first, "s1", phone)
@@ -69,6 +70,7 @@ func TestReleaseThenAdopt(t *testing.T) {
 // DISCONNECTED). A copy that runs nothing is still read anew: another
 // process may have linked the session since it was loaded.
 func TestAdoptKeepsWhatRunsUnderTheLease(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.statuses.add("new")

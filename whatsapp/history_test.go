@@ -12,6 +12,7 @@ import (
 // then messaging-history.set in parts of at most historyPartSize messages;
 // the push names of a PUSH_NAME sync become contacts.upsert.
 func TestHistorySync(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

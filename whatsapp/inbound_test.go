@@ -18,6 +18,7 @@ import (
 // TestInbound: what contacts send to the linked account arrives as events,
 // with the message record set on every message event.
 func TestInbound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -181,6 +182,7 @@ func TestInbound(t *testing.T) {
 // TestContentOf: the type and fields of each kind of message content, and
 // the stanzas that are no chat message at all (type "").
 func TestContentOf(t *testing.T) {
+	t.Parallel()
 	loc := func(lat, lng float64) (*float64, *float64) { return &lat, &lng }
 	lat, lng := loc(1.5, -2.25)
 	tests := []struct {
@@ -232,6 +234,7 @@ func TestContentOf(t *testing.T) {
 // send receipts in direct chats only, so the receipt is handed to the
 // session's running client as whatsmeow parses it.)
 func TestGroupReceipts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)
@@ -311,6 +314,7 @@ func (p *refusingPublisher) Publish(ctx context.Context, id string, ev Event) er
 // fails with "old counter" and whatsmeow drops it), so the manager's
 // clients need EnableDecryptedEventBuffer.
 func TestInboundNotStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &refusingPublisher{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseRecipient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want, wantErr string
 	}{
@@ -52,6 +53,7 @@ func TestParseRecipient(t *testing.T) {
 // a national number (one leading 0) and anything that is not a number are
 // refused with a message naming the field it was given.
 func TestParsePhone(t *testing.T) {
+	t.Parallel()
 	const want = "4915550654321"
 	tests := []struct {
 		field, in, want, wantErr string

@@ -8,6 +8,7 @@ import (
 // labels.edit; a label put on or taken off a chat or a message is
 // labels.association.
 func TestLabelEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -25,6 +25,7 @@ var ctx = context.Background()
 // scans the manager's current QR code, the session is CONNECTED, the JID
 // is persisted and the events tell the story in order.
 func TestQRPairing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -75,6 +76,7 @@ func TestQRPairing(t *testing.T) {
 // TestRestart: a manager closed and rebuilt on the same stores logs the
 // linked device in again with Restore, without pairing.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -112,6 +114,7 @@ func TestRestart(t *testing.T) {
 // from a process that died, without a device, reads DISCONNECTED after
 // Restore, persisted and published.
 func TestRestoreCorrectsStaleStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.statuses.add("s1")
 	if err := e.statuses.SaveStatus(ctx, "s1", StatusRecord{Status: StatusConnected}); err != nil {
@@ -132,6 +135,7 @@ func TestRestoreCorrectsStaleStatus(t *testing.T) {
 // TestPairPhone: pairing by phone code starts the connection itself, the
 // code entered on the phone links the device.
 func TestPairPhone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.statuses.add("s1")
@@ -168,6 +172,7 @@ func TestPairPhone(t *testing.T) {
 // TestLogout: logging out unlinks the device on the network and deletes
 // its store; the session is LOGGED_OUT and pairs anew on the next Connect.
 func TestLogout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)
@@ -198,6 +203,7 @@ func TestLogout(t *testing.T) {
 // TestRemovedFromPhone: the phone unlinking the device logs the session
 // out and whatsmeow deletes the device store.
 func TestRemovedFromPhone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -217,6 +223,7 @@ func TestRemovedFromPhone(t *testing.T) {
 // TestDroppedConnectionReconnects: a connection the network drops comes
 // back by itself: CONNECTING, then CONNECTED.
 func TestDroppedConnectionReconnects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -237,6 +244,7 @@ func TestDroppedConnectionReconnects(t *testing.T) {
 // TestStreamReplaced: another connection of the same device takes over;
 // the session is DISCONNECTED and does not fight back.
 func TestStreamReplaced(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -272,6 +280,7 @@ func TestStreamReplaced(t *testing.T) {
 // are refused with NOT_CONNECTED naming the status; unknown sessions are
 // NOT_FOUND.
 func TestNotConnectedErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.statuses.add("s1")
@@ -306,6 +315,7 @@ func TestNotConnectedErrors(t *testing.T) {
 // TestDelete: deleting a linked session (its record first, as the app
 // does) unlinks the device and forgets it.
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)

@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -199,16 +200,11 @@ func (e *env) waitStatus(m *Manager, id string, want Status) SessionState {
 	})
 }
 
-// waitUntil polls cond for up to 15 s.
+// waitUntil polls cond for up to 15 s (this package's bound: a whatsmeow
+// client on a loaded machine takes seconds to connect).
 func (e *env) waitUntil(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("not within 15 s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testclient.Until(e.t, 15*time.Second, what, cond)
 }
 
 // settle waits until the device has acknowledged everything the network

@@ -12,6 +12,7 @@ import (
 // decrypted bytes through the real client; a blob the media host lost, a
 // wrong key and a session that is not connected are classified.
 func TestDownload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

@@ -12,6 +12,7 @@ import (
 // with the record's new location. A phone that no longer has the media
 // answers with an error.
 func TestMediaRetry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

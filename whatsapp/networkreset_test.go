@@ -13,6 +13,7 @@ import (
 // other failure (the end-to-end path is internal/e2e's
 // TestSandboxResetSaysLinkAgain).
 func TestNetworkResetFailure(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		evt  events.ConnectFailure

@@ -11,6 +11,7 @@ import (
 // connection.update with offlineSync {completed: false} and followed by
 // one with offlineSync {completed: true}.
 func TestOfflineReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

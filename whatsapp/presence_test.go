@@ -12,6 +12,7 @@ import (
 // TestPresence: a contact's chat states reach the session without asking;
 // its availability only once the session subscribed to it.
 func TestPresence(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)

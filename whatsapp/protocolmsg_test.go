@@ -22,6 +22,7 @@ func sha256Hex(s string) string {
 // LID with the number alongside, in direct chats and in groups of either
 // addressing mode.
 func TestSenderAddresses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -61,6 +62,7 @@ func TestSenderAddresses(t *testing.T) {
 // TestPhoneNumberShare: a contact writing under its LID shares its number:
 // chats.phoneNumberShare with both, and no message event.
 func TestPhoneNumberShare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -89,6 +91,7 @@ func TestPhoneNumberShare(t *testing.T) {
 // nothing; a vote in a poll the device never had says so in error; after
 // a restart the hashes still come, the names no longer.
 func TestPollVotes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	st := e.pairQR(m, "s1", phone)
@@ -159,6 +162,7 @@ func TestPollVotes(t *testing.T) {
 // TestUndecryptable: a message the device cannot decrypt is a
 // messages.update "failed" naming its sender, and no message event.
 func TestUndecryptable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	obs := &countingObserver{}

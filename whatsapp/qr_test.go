@@ -9,6 +9,7 @@ import (
 )
 
 func TestQRImage(t *testing.T) {
+	t.Parallel()
 	// A pairing link as whatsmeow shows it (makeQRData, pair.go).
 	code := "https://wa.me/settings/linked_devices#2@" + strings.Repeat("AbCd", 20) + "," + strings.Repeat("x", 44) + "," + strings.Repeat("y", 44) + "," + strings.Repeat("z", 44) + ",9"
 	url := qrDataURL(code)

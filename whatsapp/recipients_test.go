@@ -12,6 +12,7 @@ import (
 // longer, a new answer renews it, and past maxRecipients numbers the
 // oldest answers are forgotten first.
 func TestRecipientMemory(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	jid := func(n string) types.JID { return types.NewJID(n, types.DefaultUserServer) }
 	var r recipientMemory

@@ -71,6 +71,7 @@ func (p *kindRefuser) Publish(ctx context.Context, id string, ev Event) error {
 // notifications and undecryptable messages before or whatever the handler
 // says, and presence is never acknowledged).
 func TestHandlersReportRefusal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
@@ -139,6 +140,7 @@ func TestHandlersReportRefusal(t *testing.T) {
 // failing loses the rest of the sync (the handler reports the failure,
 // the phone is not told the sync arrived, and the blob stays).
 func TestHistoryNotStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})
@@ -189,6 +191,7 @@ func TestHistoryNotStored(t *testing.T) {
 // stored is not acknowledged; WhatsApp sends it again at the next login
 // and it is published then.
 func TestVoteNotStored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &kindRefuser{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses, Transport: e.net.Transport()})

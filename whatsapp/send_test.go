@@ -89,6 +89,7 @@ func wantData(t *testing.T, what string, data, want map[string]any) {
 // TestSend sends every kind of message through the manager and checks what
 // the recipient's phone decrypted and what the session published.
 func TestSend(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.manager()
 	e.pairQR(m, "s1", phone)
@@ -333,6 +334,7 @@ func TestSend(t *testing.T) {
 func errOfSend(_ Sent, err error) error { return err }
 
 func TestVCard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		phone, first, last string
 		want               []string
@@ -353,6 +355,7 @@ func TestVCard(t *testing.T) {
 }
 
 func TestNewMessageID(t *testing.T) {
+	t.Parallel()
 	a, b := NewMessageID(), NewMessageID()
 	if a == b || !strings.HasPrefix(a, "3EB0") || len(a) != 22 || strings.ToUpper(a) != a {
 		t.Errorf("ids %q, %q", a, b)

@@ -31,6 +31,7 @@ func (p *failingPublisher) Publish(ctx context.Context, id string, ev Event) err
 // that is no longer the session's: then whatsmeow does not acknowledge the
 // stanza and WhatsApp sends it again.
 func TestHandlerSuccessStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pub := &failingPublisher{recorder: e.pub}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: pub, Statuses: e.statuses})

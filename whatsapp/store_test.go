@@ -17,6 +17,7 @@ import (
 // sandbox`, one session linked by the simulated phone 4915550123456 (the
 // README's walk-through, steps 1-3), then a clean stop.
 func TestStoreFixtureOpens(t *testing.T) {
+	t.Parallel()
 	src, err := os.Open("testdata/whatsmeow-v11.db")
 	if err != nil {
 		t.Fatal(err)

@@ -38,17 +38,11 @@ func storeFailureNotAcknowledged(t *testing.T, link func(e *env, m *Manager) Ses
 
 	failing.Store(true)
 	const n = 5
-	var ids []string
-	for i := range n {
-		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
+	ids := e.sendTexts(t, n, func(i int) {
 		if i == 0 {
 			e.waitUntil("the store failed", func() bool { return failures.Load() > 0 })
 		}
-	}
+	})
 	e.waitState(m, "s1", "down for the store", func(st SessionState) bool {
 		return st.Status == StatusConnecting && st.Reason == reasonStoreFailed
 	})
@@ -59,7 +53,17 @@ func storeFailureNotAcknowledged(t *testing.T, link func(e *env, m *Manager) Ses
 
 	failing.Store(false)
 	e.waitStatus(m, "s1", StatusConnected)
-	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
+	got := e.storedOnce(t, st, ids)
+	if len(got) != n {
+		t.Errorf("stored %v, want exactly %v", got, ids)
+	}
+}
+
+// storedOnce waits until session s1 has stored as many texts as ids and
+// checks each of ids is stored exactly once; it returns the counts.
+func (e *env) storedOnce(t *testing.T, st SessionState, ids []string) map[string]int {
+	t.Helper()
+	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= len(ids) })
 	e.settle(st)
 	got := e.inbound("s1")
 	for _, id := range ids {
@@ -67,9 +71,25 @@ func storeFailureNotAcknowledged(t *testing.T, link func(e *env, m *Manager) Ses
 			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
 		}
 	}
-	if len(got) != n {
-		t.Errorf("stored %v, want exactly %v", got, ids)
+	return got
+}
+
+// sendTexts has peer send n texts to phone and returns their ids; after,
+// when set, runs after each send.
+func (e *env) sendTexts(t *testing.T, n int, after func(i int)) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		if after != nil {
+			after(i)
+		}
 	}
+	return ids
 }
 
 // inbound counts the inbound-message.upsert events of session sid by id.
@@ -166,14 +186,7 @@ func TestStoreFailureLeavesStanzaQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStatus(m, "s1", StatusConnected)
-	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
-	e.settle(st)
-	got := e.inbound("s1")
-	for _, id := range ids {
-		if got[id] != 1 {
-			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
-		}
-	}
+	e.storedOnce(t, st, ids)
 }
 
 // TestStoreFailureThenDisconnect: a session disconnected on request while
@@ -258,14 +271,7 @@ func TestEventStoreFailureReconnects(t *testing.T) {
 	pub.down.Store(true)
 	probe.failing.Store(true)
 	const n = 5
-	var ids []string
-	for i := range n {
-		id, err := e.net.SendText(peer, phone, fmt.Sprintf("text %d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := e.sendTexts(t, n, nil)
 	e.waitState(m, "s1", "down to recover", func(st SessionState) bool {
 		return st.Status == StatusConnecting && st.Reason == reasonEventsFailed
 	})
@@ -288,14 +294,7 @@ func TestEventStoreFailureReconnects(t *testing.T) {
 
 	probe.failing.Store(false)
 	e.waitStatus(m, "s1", StatusConnected)
-	e.waitUntil("every text stored", func() bool { return len(e.inbound("s1")) >= n })
-	e.settle(st)
-	got := e.inbound("s1")
-	for _, id := range ids {
-		if got[id] != 1 {
-			t.Errorf("text %s stored %d times, want once (stored: %v)", id, got[id], got)
-		}
-	}
+	e.storedOnce(t, st, ids)
 	e.waitUntil("nothing left queued", func() bool { return e.net.Unacked(dev) == 0 })
 }
 

@@ -41,6 +41,7 @@ func (h *handshakes) seen() (offers, answers []string) {
 // logged-in one after it, open their websockets without offering
 // permessage-deflate, so that the network accepts none.
 func TestClientsDoNotCompress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	wire := &handshakes{base: e.net.Transport()}
 	m := NewManager(ManagerOptions{Store: e.store, Logger: e.log, Publisher: e.pub, Statuses: e.statuses, Transport: wire})
@@ -69,6 +70,7 @@ func TestClientsDoNotCompress(t *testing.T) {
 // TestWithoutDeflate: the network accepts the compression whatsmeow's
 // socket offers unless withoutDeflate takes the offer away.
 func TestWithoutDeflate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name       string

@@ -15,6 +15,7 @@ import (
 // page (and only a newer one), tells its listeners and reads at once after
 // a refusal; builtin and pinned modes never read.
 func TestVersions(t *testing.T) {
+	t.Parallel()
 	n, err := wafake.New(wafake.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +84,7 @@ func TestVersions(t *testing.T) {
 // connection.update, and is connected again when the keeper learns a newer
 // version.
 func TestOutdatedSessionEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	versions, err := NewVersions(VersionOptions{Mode: VersionAuto, HTTPClient: e.net.HTTPClient(), Logger: e.log, Every: time.Hour})
 	if err != nil {

@@ -111,6 +111,7 @@ func pairDirect(t *testing.T, e *env, wl waLog.Logger, phone string) string {
 // are there. A phone-code pairing through the Manager leaves neither the
 // code nor its link_code nodes.
 func TestWhatsmeowLogWithholdsPairingSecrets(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		logger   func(*slog.Logger) waLog.Logger // nil: through the Manager
@@ -188,6 +189,7 @@ func TestWhatsmeowLogWithholdsPairingSecrets(t *testing.T) {
 // Manager, the debug log holds neither the code nor the link_code nodes
 // that carry its wrapped keys and ref.
 func TestWhatsmeowLogWithholdsPairingCode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	log, logs := logtest.New(slog.LevelDebug)
 	e.log = log

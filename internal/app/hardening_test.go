@@ -130,7 +130,7 @@ func TestRateLimitPerOperation(t *testing.T) {
 // token's limit like requests do.
 func TestRateLimitWebsocketOperations(t *testing.T) {
 	srv := apptest.Start(t, limitedConfig(t))
-	conn := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+	conn := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 	send(t, conn, `{"type":"connection_init","payload":{"Authorization":"`+apptest.AdminToken+`"}}`)
 	if m, err := next(t, conn); err != nil || m["type"] != "connection_ack" {
 		t.Fatalf("init: %v %v", m, err)
@@ -190,7 +190,7 @@ func TestBadConnectionInitIsClosed(t *testing.T) {
 	for _, payload := range []string{`"x"`, `[1,2]`, `42`, `true`, `{"Authorization":5}`, `{"token":{"a":1}}`} {
 		for _, proto := range []string{"graphql-transport-ws", "graphql-ws"} {
 			t.Run(proto+" "+payload, func(t *testing.T) {
-				conn := dialGraphQL(t, srv, proto, nil)
+				conn := srv.DialWebsocket(t, proto, nil)
 				send(t, conn, `{"type":"connection_init","payload":`+payload+`}`)
 				var err error
 				for err == nil {

@@ -75,7 +75,7 @@ func TestHeaderlessUpgradeIsChargedToItsToken(t *testing.T) {
 			t.Fatalf("the address's bucket never emptied (last status %d)", res.Status)
 		}
 	}
-	c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+	c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 	send(t, c, `{"type":"connection_init","payload":{"Authorization":"Bearer `+apptest.AdminToken+`"}}`)
 	m, err := next(t, c)
 	if err != nil || m["type"] != "connection_ack" {
@@ -83,7 +83,7 @@ func TestHeaderlessUpgradeIsChargedToItsToken(t *testing.T) {
 	}
 	// Without a valid token the socket is the address's: refused 4429 now
 	// that the address's bucket is empty.
-	bad := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+	bad := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 	send(t, bad, `{"type":"connection_init","payload":{"Authorization":"Bearer wgu_not-a-token"}}`)
 	if ce := closeOf(t, bad); ce == nil || ce.Code != 4429 {
 		t.Fatalf("a guessing socket from the flooded address closed with %v; want 4429", ce)

@@ -36,7 +36,7 @@ func twoProcesses(t *testing.T) (a, b *apptest.Server, sessionID, token string) 
 // openSocket opens a graphql-transport-ws socket on srv with tok, acked.
 func openSocket(t *testing.T, srv *apptest.Server, tok string) *websocket.Conn {
 	t.Helper()
-	c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+	c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 	send(t, c, `{"type":"connection_init","payload":{"Authorization":"`+tok+`"}}`)
 	if m, err := next(t, c); err != nil || m["type"] != "connection_ack" {
 		t.Fatalf("init: %v %v", m, err)

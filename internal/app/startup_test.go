@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // TestListensBeforeSessionsAreStarted (issue 9): with 200 linked sessions
@@ -32,6 +32,9 @@ import (
 // runs apart, as `wagraph sandbox-network`, so the devices linked by the
 // first server are still linked when the second one starts.
 func TestListensBeforeSessionsAreStarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load test (200 linked sessions): make test runs it, make test-short skips it")
+	}
 	const sessions = 200
 	network, control := apptest.RemoteNetwork(t)
 	cfg := apptest.SandboxConfig(t)
@@ -260,18 +263,18 @@ func link(base, phone string) (apptest.Session, error) {
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }
 	}
-	if err := graphql(base, `mutation { createSession { session { id } } }`, nil, &created); err != nil {
+	if err := adminGraphQL(base, `mutation { createSession { session { id } } }`, nil, &created); err != nil {
 		return apptest.Session{}, err
 	}
 	id := created.CreateSession.Session.ID
-	if err := graphql(base, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil); err != nil {
+	if err := adminGraphQL(base, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil); err != nil {
 		return apptest.Session{}, err
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var st struct {
 			Session struct{ Status, QrCode string }
 		}
-		if err := graphql(base, `query($id: ID!) { session(id: $id) { status qrCode } }`, map[string]any{"id": id}, &st); err != nil {
+		if err := adminGraphQL(base, `query($id: ID!) { session(id: $id) { status qrCode } }`, map[string]any{"id": id}, &st); err != nil {
 			return apptest.Session{}, err
 		}
 		if st.Session.Status == "PAIRING" && st.Session.QrCode != "" {
@@ -282,7 +285,7 @@ func link(base, phone string) (apptest.Session, error) {
 		}
 	}
 	var linked struct{ SandboxLinkDevice struct{ Status, Jid string } }
-	if err := graphql(base, `mutation($id: ID!, $phone: String!) { sandboxLinkDevice(sessionId: $id, phone: $phone) { status jid } }`,
+	if err := adminGraphQL(base, `mutation($id: ID!, $phone: String!) { sandboxLinkDevice(sessionId: $id, phone: $phone) { status jid } }`,
 		map[string]any{"id": id, "phone": phone}, &linked); err != nil {
 		return apptest.Session{}, err
 	}
@@ -296,7 +299,7 @@ func link(base, phone string) (apptest.Session, error) {
 func sessionStatuses(t *testing.T, base string) map[string]string {
 	t.Helper()
 	var out struct{ Sessions []struct{ ID, Status string } }
-	if err := graphql(base, `{ sessions { id status } }`, nil, &out); err != nil {
+	if err := adminGraphQL(base, `{ sessions { id status } }`, nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	m := make(map[string]string, len(out.Sessions))
@@ -304,41 +307,6 @@ func sessionStatuses(t *testing.T, base string) map[string]string {
 		m[s.ID] = s.Status
 	}
 	return m
-}
-
-// graphql runs one operation as the admin and decodes its data into v; an
-// answer with errors is an error. Safe to call from any goroutine.
-func graphql(base, query string, vars map[string]any, v any) error {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", apptest.AdminToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("graphql %q: %w", query, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return fmt.Errorf("graphql %q: read: %w", query, err)
-	}
-	var out struct {
-		Data   json.RawMessage
-		Errors []struct{ Message string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 || res.StatusCode != http.StatusOK {
-		return fmt.Errorf("graphql %q: %d %s", query, res.StatusCode, raw)
-	}
-	if v == nil {
-		return nil
-	}
-	return json.Unmarshal(out.Data, v)
 }
 
 // get returns the status and the trimmed body of GET url; a failure to get
@@ -355,4 +323,9 @@ func get(t *testing.T, c *http.Client, url string) (int, string) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	return res.StatusCode, string(bytes.TrimSpace(b))
+}
+
+// adminGraphQL runs one operation as the admin; safe from any goroutine.
+func adminGraphQL(base, query string, vars map[string]any, v any) error {
+	return testclient.GraphQL(context.Background(), http.DefaultClient, base, apptest.AdminToken, query, vars, v)
 }

@@ -13,18 +13,6 @@ import (
 	"github.com/wagraph/wagraph/internal/apptest"
 )
 
-func dialGraphQL(t *testing.T, srv *apptest.Server, subprotocol string, header http.Header) *websocket.Conn {
-	t.Helper()
-	d := websocket.Dialer{Subprotocols: []string{subprotocol}, HandshakeTimeout: 5 * time.Second}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql", header)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	return conn
-}
-
 func send(t *testing.T, c *websocket.Conn, msg string) {
 	t.Helper()
 	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
@@ -123,7 +111,7 @@ func TestWebsocketAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := dialGraphQL(t, srv, tt.proto, tt.header)
+			c := srv.DialWebsocket(t, tt.proto, tt.header)
 			send(t, c, tt.init)
 			if tt.wantClose != 0 {
 				ce := closeOf(t, c)
@@ -181,7 +169,7 @@ func TestWebsocketProtocolRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+			c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 			send(t, c, initMsg)
 			if m, err := next(t, c); err != nil || m["type"] != "connection_ack" {
 				t.Fatalf("init: %v %v", m, err)
@@ -197,7 +185,7 @@ func TestWebsocketProtocolRefusals(t *testing.T) {
 	}
 
 	t.Run("an id free again", func(t *testing.T) {
-		c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+		c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 		send(t, c, initMsg)
 		if m, err := next(t, c); err != nil || m["type"] != "connection_ack" {
 			t.Fatalf("init: %v %v", m, err)
@@ -225,7 +213,7 @@ func TestWebsocketProtocolRefusals(t *testing.T) {
 	})
 
 	t.Run("a ping before connection_init", func(t *testing.T) {
-		c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+		c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 		send(t, c, `{"type":"ping"}`)
 		if m, err := next2(t, c); err != nil || m["type"] != "pong" {
 			t.Fatalf("ping: %v %v, want pong", m, err)
@@ -269,7 +257,7 @@ func TestWebsocketEndsWithItsToken(t *testing.T) {
 		return r.CreateSession.Session.ID, r.CreateSession.Token
 	}
 	open := func(tok string) *websocket.Conn {
-		c := dialGraphQL(t, srv, "graphql-transport-ws", nil)
+		c := srv.DialWebsocket(t, "graphql-transport-ws", nil)
 		send(t, c, `{"type":"connection_init","payload":{"Authorization":"`+tok+`"}}`)
 		if m, err := next(t, c); err != nil || m["type"] != "connection_ack" {
 			t.Fatalf("init: %v %v", m, err)

@@ -84,6 +84,30 @@ func (s *Server) SubscribeLegacyWS(t testing.TB, token, query string, vars map[s
 
 func (s *Server) subscribeWebsocket(t testing.TB, protocol, token, query string, vars map[string]any, opts StreamOptions) Stream {
 	t.Helper()
+	ws := s.dialWebsocket(t, protocol, token, opts)
+	ws.start(t, query, vars)
+	return ws
+}
+
+// DialWebsocket opens a websocket to /graphql offering subprotocol, with
+// header on the upgrade request, and nothing sent: for tests of the
+// protocol itself. The test's end closes it; reads give up after 10 s.
+func (s *Server) DialWebsocket(t testing.TB, subprotocol string, header http.Header) *websocket.Conn {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{subprotocol}, HandshakeTimeout: 5 * time.Second}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", header)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	return conn
+}
+
+// dialWebsocket connects with protocol and sends connection_init with
+// token.
+func (s *Server) dialWebsocket(t testing.TB, protocol, token string, opts StreamOptions) *wsStream {
+	t.Helper()
 	nd := opts.dialer()
 	d := websocket.Dialer{Subprotocols: []string{protocol}, HandshakeTimeout: 5 * time.Second, NetDialContext: nd.DialContext}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", nil)
@@ -96,12 +120,37 @@ func (s *Server) subscribeWebsocket(t testing.TB, protocol, token, query string,
 	t.Cleanup(func() { conn.Close() })
 	ws := &wsStream{conn: conn, legacy: protocol == "graphql-ws"}
 	ws.write(t, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": token}})
+	return ws
+}
+
+// start sends the operation as subscription "1".
+func (ws *wsStream) start(t testing.TB, query string, vars map[string]any) {
+	t.Helper()
 	start := "subscribe"
 	if ws.legacy {
 		start = "start"
 	}
 	ws.write(t, map[string]any{"id": "1", "type": start, "payload": map[string]any{"query": query, "variables": vars}})
-	return ws
+}
+
+// ack waits for connection_ack, skipping keep-alives; anything else fails
+// the test.
+func (ws *wsStream) ack(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	_ = ws.conn.SetReadDeadline(time.Now().Add(timeout))
+	for {
+		var m map[string]any
+		if err := ws.conn.ReadJSON(&m); err != nil {
+			t.Fatalf("websocket read: %v", err)
+		}
+		switch m["type"] {
+		case "ping", "pong", "ka":
+			continue
+		case "connection_ack":
+			return
+		}
+		t.Fatalf("connection_init answered %v", m)
+	}
 }
 
 func (ws *wsStream) write(t testing.TB, v any) {

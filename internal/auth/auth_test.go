@@ -17,6 +17,7 @@ import (
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 func TestFromHeader(t *testing.T) {
@@ -394,7 +395,7 @@ func TestBindForgets(t *testing.T) {
 	}
 	cancel1()
 	<-b1.Done()
-	waitFor(t, func() bool { return s.bound() == 1 })
+	testclient.Until(t, 5*time.Second, `s.bound() == 1`, func() bool { return s.bound() == 1 })
 	s.Disconnect("some-other-token")
 	if b2.Err() != nil {
 		t.Fatal("Disconnect of another token ended this binding")
@@ -404,7 +405,7 @@ func TestBindForgets(t *testing.T) {
 	if !errors.Is(context.Cause(b2), ErrTokenGone) {
 		t.Errorf("cause %v, want ErrTokenGone", context.Cause(b2))
 	}
-	waitFor(t, func() bool { return s.bound() == 0 })
+	testclient.Until(t, 5*time.Second, `s.bound() == 0`, func() bool { return s.bound() == 0 })
 
 	// A revoked token cannot be bound.
 	if err := s.Revoke(context.Background(), &Principal{UserID: u.ID, TokenID: tokA}, "unknown"); err == nil {
@@ -416,16 +417,5 @@ func TestBindForgets(t *testing.T) {
 	if _, err := s.Bind(context.Background(), pA); err == nil {
 		t.Error("a revoked token was bound")
 	}
-	waitFor(t, func() bool { return s.bound() == 0 })
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 5 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testclient.Until(t, 5*time.Second, `s.bound() == 0`, func() bool { return s.bound() == 0 })
 }

@@ -240,18 +240,6 @@ func start(t *testing.T, db *sql.DB, l *fakeLocal) *member {
 	return &member{Node: n, local: l, stop: stop}
 }
 
-// waitFor polls cond until it holds, failing the test past timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // leaseRow is a session's lease as stored.
 type leaseRow struct {
 	holder  string

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // TestRebalanceOnJoin: the first process takes every session; each process
@@ -33,7 +35,7 @@ func TestRebalanceOnJoin(t *testing.T) {
 			t.Cleanup(func() { w.checkNoOverlap(t) })
 
 			first := start(t, d.SQL, w.local("p0"))
-			waitFor(t, 2*testTTL, "the first process runs every session", func() bool {
+			testclient.Until(t, 2*testTTL, "the first process runs every session", func() bool {
 				return first.local.count() == tt.sessions && first.Held() == tt.sessions
 			})
 			for _, id := range ids[:tt.pairing] {
@@ -43,7 +45,7 @@ func TestRebalanceOnJoin(t *testing.T) {
 			for i := range tt.joiners {
 				members = append(members, start(t, d.SQL, w.local(fmt.Sprintf("p%d", i+1))))
 				share := (tt.sessions + len(members) - 1) / len(members)
-				waitFor(t, 4*testTTL, fmt.Sprintf("%d processes each run at most %d of %d sessions", len(members), share, tt.sessions), func() bool {
+				testclient.Until(t, 4*testTTL, fmt.Sprintf("%d processes each run at most %d of %d sessions", len(members), share, tt.sessions), func() bool {
 					total := 0
 					for _, m := range members {
 						if m.local.count() > share {
@@ -54,7 +56,7 @@ func TestRebalanceOnJoin(t *testing.T) {
 					return total == tt.sessions
 				})
 			}
-			waitFor(t, 4*testTTL, fmt.Sprintf("the processes run %v sessions", tt.want), func() bool {
+			testclient.Until(t, 4*testTTL, fmt.Sprintf("the processes run %v sessions", tt.want), func() bool {
 				for i, m := range members {
 					if m.local.count() != tt.want[i] {
 						return false
@@ -93,9 +95,9 @@ func TestLeaveGivesLeasesBack(t *testing.T) {
 	w := newWorld()
 	t.Cleanup(func() { w.checkNoOverlap(t) })
 	a := start(t, d.SQL, w.local("a"))
-	waitFor(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == 10 })
+	testclient.Until(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == 10 })
 	b := start(t, d.SQL, w.local("b"))
-	waitFor(t, 4*testTTL, "a and b run 5 sessions each", func() bool { return a.local.count() == 5 && b.local.count() == 5 })
+	testclient.Until(t, 4*testTTL, "a and b run 5 sessions each", func() bool { return a.local.count() == 5 && b.local.count() == 5 })
 
 	// A graceful stop: the ticks end, the manager closes, the leases go.
 	a.stop()
@@ -105,7 +107,7 @@ func TestLeaveGivesLeasesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Wake()
-	waitFor(t, testTTL/2, "b runs every session after a left (a lease expiry would take up to the TTL)", func() bool {
+	testclient.Until(t, testTTL/2, "b runs every session after a left (a lease expiry would take up to the TTL)", func() bool {
 		return b.local.count() == len(ids)
 	})
 	t.Logf("taken over %s after leaving", time.Since(left).Round(time.Millisecond))
@@ -138,16 +140,16 @@ func TestDeadProcessSessionsTakenAtExpiry(t *testing.T) {
 	w := newWorld()
 	t.Cleanup(func() { w.checkNoOverlap(t) })
 	a := start(t, d.SQL, w.local("a"))
-	waitFor(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == 10 })
+	testclient.Until(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == 10 })
 	b := start(t, d.SQL, w.local("b"))
-	waitFor(t, 4*testTTL, "a and b run 5 sessions each", func() bool { return a.local.count() == 5 && b.local.count() == 5 })
+	testclient.Until(t, 4*testTTL, "a and b run 5 sessions each", func() bool { return a.local.count() == 5 && b.local.count() == 5 })
 
 	a.stop()
 	a.local.crash()
 	killed := time.Now()
 	orphans := a.HeldIDs()
 	stored := leases(t, d.SQL)
-	waitFor(t, testTTL+testTTL/3+time.Second, "b runs the dead process's sessions within TTL + TTL/3", func() bool {
+	testclient.Until(t, testTTL+testTTL/3+time.Second, "b runs the dead process's sessions within TTL + TTL/3", func() bool {
 		return b.local.count() == 10
 	})
 	t.Logf("taken over %s after the kill", time.Since(killed).Round(time.Millisecond))

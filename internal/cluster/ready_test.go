@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // TestReadyWaitsForTheFirstShare: Ready is closed once the sessions the
@@ -31,7 +33,7 @@ func TestReadyWaitsForTheFirstShare(t *testing.T) {
 	go func() { defer close(done); n.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	waitFor(t, 5*time.Second, "the first tick takes the 3 sessions", func() bool { return n.Held() == 3 })
+	testclient.Until(t, 5*time.Second, "the first tick takes the 3 sessions", func() bool { return n.Held() == 3 })
 	// Several ticks pass while the sessions are still being started.
 	select {
 	case <-n.Ready():

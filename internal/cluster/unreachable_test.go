@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // TestUnreachableDatabaseStopsSessionsBeforeExpiry: a process that can no
@@ -65,11 +66,11 @@ func TestUnreachableDatabaseStopsSessionsBeforeExpiry(t *testing.T) {
 			}
 			t.Cleanup(func() { adb.Close() })
 			a := start(t, adb, w.local("a"))
-			waitFor(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == len(ids) })
+			testclient.Until(t, 2*testTTL, "a runs every session", func() bool { return a.local.count() == len(ids) })
 
 			tt.break_(t, adb, p, a.Node)
 			b := start(t, d.SQL, w.local("b"))
-			waitFor(t, 2*testTTL, "a stops every session", func() bool { return a.local.count() == 0 })
+			testclient.Until(t, 2*testTTL, "a stops every session", func() bool { return a.local.count() == 0 })
 			a.mu.Lock()
 			lastRenewal := a.lastOK
 			a.mu.Unlock()
@@ -89,7 +90,7 @@ func TestUnreachableDatabaseStopsSessionsBeforeExpiry(t *testing.T) {
 				}
 				t.Logf("session %s released %s after the last renewal began", id, rel.Sub(lastRenewal).Round(time.Millisecond))
 			}
-			waitFor(t, 2*testTTL, "b runs every session once a's leases expired", func() bool { return b.local.count() == len(ids) })
+			testclient.Until(t, 2*testTTL, "b runs every session once a's leases expired", func() bool { return b.local.count() == len(ids) })
 		})
 	}
 }
@@ -265,5 +266,5 @@ func TestRenewsAgainAfterALongGap(t *testing.T) {
 		n.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, 2*testTTL, "a runs every session after a long gap", func() bool { return l.count() == len(ids) })
+	testclient.Until(t, 2*testTTL, "a runs every session after a long gap", func() bool { return l.count() == len(ids) })
 }

@@ -60,6 +60,9 @@ type children struct {
 // last).
 func newChildren(t *testing.T) *children {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a crash or cluster test (child processes): make test runs it, make test-short skips it")
+	}
 	dir := t.TempDir()
 	cs := &children{t: t, bin: buildWagraph(t, dir), dir: dir}
 	t.Cleanup(cs.report)

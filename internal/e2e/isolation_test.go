@@ -213,6 +213,9 @@ func (p probe) measure(t testing.TB, prefix string, n int) latencies {
 // A's deliveries are still pending: one session's load and a dead receiver
 // do not hold up another session.
 func TestIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load test (a 2,000-text burst, latencies bounded): make test runs it, make test-short skips it")
+	}
 	const (
 		burst   = 2000
 		texts   = 20

@@ -30,6 +30,9 @@ const (
 // must pass in the same filesystem (and fail once the server is gone),
 // ffmpeg must run there, and SIGTERM must end the server with status 0.
 func TestImageFilesystemServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the image's filesystem built and served from (about a minute): make test runs it, make test-short skips it")
+	}
 	img := readDockerfile(t)
 	cfg := rootfsConfig(t)
 	root := repoRoot(t)

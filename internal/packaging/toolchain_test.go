@@ -131,6 +131,9 @@ func goVersionOf(t *testing.T, goPath, pathDir string) string {
 // checks, unpacks and moves a toolchain of its own into place, inside
 // .toolchain/ so that the go command's patterns are seen to pass it over.
 func TestBootstrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a Go toolchain fetched and unpacked: make test runs it, make test-short skips it")
+	}
 	root := repoRoot(t)
 	version, sum := pinnedGo(t)
 	zipName := "v0.0.1-go" + version + ".linux-" + runtime.GOARCH + ".zip"

@@ -54,6 +54,9 @@ type browser struct {
 // browser's own log entries are expected.
 func newBrowser(t *testing.T, origin string, timeout time.Duration, expected func(*cdplog.Entry) bool) *browser {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser test (Chromium): make test runs it, make test-short skips it")
+	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(1280, 860))

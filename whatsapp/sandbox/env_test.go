@@ -197,16 +197,6 @@ func next[T any](t *testing.T, r *recorder, keep func(T) bool) T {
 	}
 }
 
-// waitUntil polls cond for up to 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-	}
-}
-
 // name gives a message id a label shared by both runs.
 func (e *env) name(label, id string) string {
 	e.ids[id], e.label[label] = label, id

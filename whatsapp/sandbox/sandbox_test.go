@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
@@ -390,7 +391,7 @@ func steps() []step {
 			// Close writes it), and it deletes its store in the background:
 			// wait for that, so that nothing of it runs when the test ends.
 			e.removed[e.cli2] = true
-			waitUntil(t, "the removed client deletes its device", func() bool {
+			testclient.Until(t, 10*time.Second, "the removed client deletes its device", func() bool {
 				devs, err := e.cli2.Store.Container.(*sqlstore.Container).GetAllDevices(ctx)
 				return err == nil && len(devs) == 0
 			})
@@ -402,7 +403,7 @@ func steps() []step {
 		{"drop: the device is offline", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			quiesce(e.net, e.dev)
 			e.cli.Disconnect()
-			waitUntil(t, "the network sees the client leave", func() bool { return e.net.Idle(e.dev) >= 24*time.Hour })
+			testclient.Until(t, 10*time.Second, "the network sees the client leave", func() bool { return e.net.Idle(e.dev) >= 24*time.Hour })
 			return nil, e.b.DropConnection(ctx, e.dev.String())
 		}, failsWith(fault.NotConnected, "is not connected")},
 		{"burst to the offline device waits in the network's queue", func(t *testing.T, ctx context.Context, e *env) (any, error) {

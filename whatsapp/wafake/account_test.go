@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -68,7 +69,9 @@ func noEvent[T any](t *testing.T, ch <-chan T) {
 func linkSettled(t *testing.T, n *wafake.Network, phone string) (*whatsmeow.Client, *events.PairSuccess) {
 	t.Helper()
 	cli, ps := linkByQR(t, n, phone)
-	t.Cleanup(func() { waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 }) })
+	t.Cleanup(func() {
+		testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
+	})
 	return cli, ps
 }
 
@@ -88,6 +91,7 @@ func hexSHA(b []byte) string {
 }
 
 func TestPrivacySettings(t *testing.T) {
+	t.Parallel()
 	const phone = "491701110001"
 	n := startNetwork(t)
 	cliA, _ := linkSettled(t, n, phone)
@@ -148,6 +152,7 @@ func TestPrivacySettings(t *testing.T) {
 }
 
 func TestDefaultDisappearingTimer(t *testing.T) {
+	t.Parallel()
 	const phone = "491701110002"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
@@ -170,6 +175,7 @@ func TestDefaultDisappearingTimer(t *testing.T) {
 }
 
 func TestOwnProfilePicture(t *testing.T) {
+	t.Parallel()
 	const phone, other = "491701110003", "491701110004"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, phone)
@@ -254,6 +260,7 @@ func TestOwnProfilePicture(t *testing.T) {
 }
 
 func TestStatusBlocklistAndAccountView(t *testing.T) {
+	t.Parallel()
 	const phone, rude, spammer = "491701110005", "491701110006", "491701110007"
 	n := startNetwork(t)
 	cliA, psA := linkSettled(t, n, phone)
@@ -328,6 +335,7 @@ func TestStatusBlocklistAndAccountView(t *testing.T) {
 }
 
 func TestIsOnWhatsApp(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, "491701110008")
 	got, err := cli.IsOnWhatsApp(context.Background(), []string{"+491701110009", "+491701110000"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/appstate"
@@ -12,6 +13,8 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 const critical = string(appstate.WAPatchCriticalBlock)
@@ -19,7 +22,7 @@ const critical = string(appstate.WAPatchCriticalBlock)
 // waitAppStateKey waits until the phone's key share reached cli.
 func waitAppStateKey(t *testing.T, cli *whatsmeow.Client) {
 	t.Helper()
-	waitUntil(t, func() bool {
+	testclient.Until(t, 10*time.Second, "the app state sync key stored", func() bool {
 		id, err := cli.Store.AppStateKeys.GetLatestAppStateSyncKeyID(context.Background())
 		return err == nil && id != nil
 	})
@@ -32,6 +35,7 @@ func waitAppStateKey(t *testing.T, cli *whatsmeow.Client) {
 // other linked device is told (server_sync), fetches the patch and learns
 // the name.
 func TestPushNameThroughAppState(t *testing.T) {
+	t.Parallel()
 	const phone = "491701234567"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
@@ -54,7 +58,7 @@ func TestPushNameThroughAppState(t *testing.T) {
 		if err != nil || version != uint64(i+1) {
 			t.Errorf("client's critical_block version %d (%v), want %d", version, err, i+1)
 		}
-		waitUntil(t, func() bool {
+		testclient.Until(t, 10*time.Second, "the other device at the patch's version", func() bool {
 			v, _, err := other.Store.AppState.GetAppStateVersion(ctx, critical)
 			return err == nil && v == uint64(i+1)
 		})
@@ -97,6 +101,7 @@ func uploadPatch(t *testing.T, cli *whatsmeow.Client, base uint64, patch []byte)
 // Taking it would break the LTHash chain for every device replaying the
 // collection.
 func TestAppStateUploadOnStaleVersion(t *testing.T) {
+	t.Parallel()
 	const phone = "491701234568"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)

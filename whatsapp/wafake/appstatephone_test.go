@@ -10,6 +10,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -22,7 +23,7 @@ func waitAppStateSynced(t *testing.T, cli *whatsmeow.Client) {
 	for _, name := range []appstate.WAPatchName{
 		appstate.WAPatchRegular, appstate.WAPatchRegularLow, appstate.WAPatchRegularHigh, appstate.WAPatchCriticalUnblockLow,
 	} {
-		waitUntil(t, func() bool {
+		testclient.Until(t, 10*time.Second, "the app state collection fetched", func() bool {
 			v, _, err := cli.Store.AppState.GetAppStateVersion(context.Background(), string(name))
 			return err == nil && v >= 1
 		})
@@ -35,6 +36,7 @@ func waitAppStateSynced(t *testing.T, cli *whatsmeow.Client) {
 // the collection) and turns into its events, also after the device itself
 // wrote to the same collection.
 func TestPhoneAppStateWrites(t *testing.T) {
+	t.Parallel()
 	const phone, contact = "491701234571", "4915155509876"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
@@ -176,6 +178,7 @@ func TestPhoneAppStateWrites(t *testing.T) {
 // folded silently into the device's first full sync); before linking
 // there is no such device.
 func TestAppStateSynced(t *testing.T) {
+	t.Parallel()
 	const phone, contact = "491701234581", "4915155509881"
 	n := startNetwork(t)
 	if n.AppStateSynced(types.JID{User: phone, Device: 1, Server: types.DefaultUserServer}) {
@@ -184,7 +187,7 @@ func TestAppStateSynced(t *testing.T) {
 	cli, ps := linkSettled(t, n, phone)
 	archived := eventsOf[*events.Archive](cli)
 	labels := eventsOf[*events.LabelEdit](cli)
-	waitUntil(t, func() bool { return n.AppStateSynced(ps.ID) })
+	testclient.Until(t, 10*time.Second, `n.AppStateSynced(ps.ID)`, func() bool { return n.AppStateSynced(ps.ID) })
 	if err := n.ArchiveChat(phone, pn(contact), true); err != nil {
 		t.Fatal(err)
 	}

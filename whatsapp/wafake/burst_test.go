@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -100,6 +101,7 @@ func (r *burstRecorder) check(t *testing.T, sent []string) {
 // TestSendBurst: a burst reaches a connected real client complete, once
 // each, and in the order sent, and the client acknowledges all of it.
 func TestSendBurst(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const me, contact = "491701234567", "4915112345678"
 	cli, ps := linkByQR(t, n, me)
@@ -119,6 +121,7 @@ func TestSendBurst(t *testing.T) {
 // the network's queue and reaches the device at its next login, complete
 // and in order, before the network says the offline delivery is complete.
 func TestSendBurstOffline(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const me, contact = "491701234568", "4915112345679"
 	cli, ps := linkByQR(t, n, me)
@@ -160,6 +163,7 @@ func TestSendBurstOffline(t *testing.T) {
 // the login is replayed first, and what it queues during the replay comes
 // after it, never overtaking it.
 func TestSendBurstDuringLogin(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const me, contact = "491701234569", "4915112345670"
 	cli, ps := linkByQR(t, n, me)
@@ -176,7 +180,7 @@ func TestSendBurstDuringLogin(t *testing.T) {
 		ids, err := n.SendBurst(contact, me, "mid-", 1000)
 		done <- result{ids, err}
 	}()
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) >= 100 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) >= 100`, func() bool { return n.Unacked(ps.ID) >= 100 })
 	if err := cli.Connect(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +193,7 @@ func TestSendBurstDuringLogin(t *testing.T) {
 }
 
 func TestSendBurstRefusals(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	for _, count := range []int{0, -1, wafake.MaxBurst + 1} {
 		var ve *wafake.ValueError

@@ -3,6 +3,7 @@ package wafake_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
@@ -10,6 +11,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	waLog "go.mau.fi/whatsmeow/util/log"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -30,6 +32,7 @@ func wantCounts(t *testing.T, n *wafake.Network, device types.JID, when string, 
 // connections with real whatsmeow clients: how many are open, the most
 // open at once, the logins, and the logins that replaced one still open.
 func TestConnectionCounts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  func(t *testing.T, n *wafake.Network, cli *whatsmeow.Client, dev types.JID)
@@ -65,7 +68,7 @@ func TestConnectionCounts(t *testing.T) {
 				t.Errorf("after the second login: %+v, want 2 logins, 2 open at once, 1 replaced", c)
 			}
 			waitFor[*events.StreamReplaced](t, rec)
-			waitUntil(t, func() bool { return counts(n, dev).Open == 1 })
+			testclient.Until(t, 10*time.Second, `counts(n, dev).Open == 1`, func() bool { return counts(n, dev).Open == 1 })
 			wantCounts(t, n, dev, "the first closed", wafake.DeviceConnections{Open: 1, MaxOpen: 2, Logins: 2, Replaced: 1})
 		}},
 		{"disconnect, then reconnect", func(t *testing.T, n *wafake.Network, cli *whatsmeow.Client, dev types.JID) {
@@ -73,7 +76,7 @@ func TestConnectionCounts(t *testing.T) {
 			settle(t, n, dev)
 			cli.Disconnect()
 			// A connection counts until the network has seen it closed.
-			waitUntil(t, func() bool { return counts(n, dev).Open == 0 })
+			testclient.Until(t, 10*time.Second, `counts(n, dev).Open == 0`, func() bool { return counts(n, dev).Open == 0 })
 			wantCounts(t, n, dev, "disconnected", wafake.DeviceConnections{Open: 0, MaxOpen: 1, Logins: 1})
 			if err := cli.Connect(); err != nil {
 				t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"testing"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
@@ -12,6 +13,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -19,6 +21,7 @@ import (
 // of its stage, with the call id, the caller by number and the creator by
 // LID with its number.
 func TestCallStages(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220021"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, "491702220022")
@@ -81,6 +84,7 @@ func TestCallStages(t *testing.T) {
 // in either addressing mode, the sender's other address alongside; an
 // undecryptable one is whatsmeow's UndecryptableMessage.
 func TestContactAddressing(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220023", "491702220024"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, me)
@@ -137,6 +141,7 @@ func TestContactAddressing(t *testing.T) {
 // the device with whatsmeow's DecryptPollVote to the hashes of the chosen
 // options.
 func TestPollVote(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220026", "491702220027"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, me)
@@ -173,12 +178,13 @@ func TestPollVote(t *testing.T) {
 // their number first (OfflineSyncPreview), then gets them, then
 // OfflineSyncCompleted.
 func TestOfflinePreview(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220028", "491702220029"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, me)
 	previews := eventsOf[*events.OfflineSyncPreview](cli)
 	completed := eventsOf[*events.OfflineSyncCompleted](cli)
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 	cli.Disconnect()
 	for range 2 {
 		if _, err := n.SendText(contact, me, "queued"); err != nil {
@@ -202,6 +208,7 @@ func TestOfflinePreview(t *testing.T) {
 // TestSharePhoneNumber: a contact writing under its LID shares its number:
 // a protocol message SHARE_PHONE_NUMBER from its LID, its number alongside.
 func TestSharePhoneNumber(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220026", "491702220027"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, me)

@@ -20,6 +20,7 @@ import (
 // turns into JoinedGroup, GroupInfo and Picture, under the same rules as
 // the group IQs.
 func TestGroupChangesFromThePhone(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, groupB)
 	joined := eventsOf[*events.JoinedGroup](cli)
@@ -149,6 +150,7 @@ func TestGroupChangesFromThePhone(t *testing.T) {
 // of each request, its withdrawal and its rejection; an approved request
 // makes a member.
 func TestGroupJoinRequests(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	admin, _ := linkSettled(t, n, groupCreator)
 	requester, _ := linkSettled(t, n, groupB)

@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -63,6 +64,7 @@ func createTeam(t *testing.T, cli *whatsmeow.Client, extra ...string) *types.Gro
 // checks the network's view after each, and that the creator's client hears
 // of each change as the matching event.
 func TestGroupSettings(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, groupCreator)
 	joined := eventsOf[*events.JoinedGroup](cli)
@@ -256,6 +258,7 @@ func TestGroupSettings(t *testing.T) {
 // renaming; it hears of the admin's changes, also after being offline; it
 // may leave.
 func TestGroupAdminRules(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	admin, _ := linkByQR(t, n, groupCreator)
 	member, mps := linkByQR(t, n, groupB)
@@ -309,14 +312,14 @@ func TestGroupAdminRules(t *testing.T) {
 	if err := admin.SetGroupName(ctx, gj, "while you were away"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, func() bool { return n.Unacked(mps.ID) >= 1 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(mps.ID) >= 1`, func() bool { return n.Unacked(mps.ID) >= 1 })
 	if err := member.Connect(); err != nil {
 		t.Fatal(err)
 	}
 	if e := nextEvent(t, memberChanges); e.Name == nil || e.Name.Name != "while you were away" {
 		t.Errorf("after reconnect: %+v", e.Name)
 	}
-	waitUntil(t, func() bool { return n.Unacked(mps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(mps.ID) == 0`, func() bool { return n.Unacked(mps.ID) == 0 })
 
 	if err := member.LeaveGroup(ctx, gj); err != nil {
 		t.Fatal(err)
@@ -367,6 +370,7 @@ func TestGroupAdminRules(t *testing.T) {
 // is decrypted by every member's phone (through the sender key each phone
 // takes from its own pairwise copy), with the group as the chat.
 func TestGroupMessageDecryptedByMembers(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, groupCreator)
 	ctx := context.Background()

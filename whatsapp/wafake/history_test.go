@@ -9,6 +9,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -16,6 +17,7 @@ import (
 // encrypted, compressed media blob; the client downloads it and emits
 // events.HistorySync with the chats and messages.
 func TestHistorySync(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	got := make(chan *events.HistorySync, 1)
@@ -48,7 +50,7 @@ func TestHistorySync(t *testing.T) {
 		// server (DeleteMedia, upload.go): it is gone.
 		url := "https://mmg.whatsapp.net" + h.Notification.GetDirectPath() + "&hash=" +
 			base64.URLEncoding.EncodeToString(h.Notification.GetFileEncSHA256()) + "&mms-type=md-msg-hist&__wa-mms="
-		waitUntil(t, func() bool {
+		testclient.Until(t, 10*time.Second, "the history blob gone (404)", func() bool {
 			resp, err := n.HTTPClient().Get(url)
 			if err != nil {
 				return false

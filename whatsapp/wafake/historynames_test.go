@@ -14,6 +14,7 @@ import (
 // names and unread counts, then the push names in a PUSH_NAME sync of their
 // own, which whatsmeow stores as the contacts' names.
 func TestHistoryWithPushNames(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220030", "491702220031"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, me)

@@ -13,6 +13,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -23,6 +24,7 @@ func contactMessages(cli *whatsmeow.Client) <-chan *events.Message {
 }
 
 func TestInboundReceipts(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220001"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, "491702220002")
@@ -50,7 +52,7 @@ func TestInboundReceipts(t *testing.T) {
 		// Receipts are queued like messages, under their first message id,
 		// and the client's ack releases them: wait for it, so that the two
 		// receipts for the same message are not in the queue at once.
-		waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+		testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 		if err := n.SendReceipt(contact, ps.ID, ids[1:], typ); err != nil {
 			t.Fatal(err)
 		}
@@ -64,6 +66,7 @@ func TestInboundReceipts(t *testing.T) {
 }
 
 func TestPresenceAndChatState(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220003", "491702220004"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, me)
@@ -127,6 +130,7 @@ func TestPresenceAndChatState(t *testing.T) {
 }
 
 func TestReactionFromContact(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220005"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, "491702220006")
@@ -148,6 +152,7 @@ func TestReactionFromContact(t *testing.T) {
 }
 
 func TestCallOffer(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220007"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, "491702220008")
@@ -163,7 +168,7 @@ func TestCallOffer(t *testing.T) {
 	}
 	// A device that was offline gets the offer when it logs in, as from
 	// WhatsApp's offline queue.
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 	cli.Disconnect()
 	callID, err = n.CallOffer(contact, ps.ID.ToNonAD())
 	if err != nil {
@@ -178,6 +183,7 @@ func TestCallOffer(t *testing.T) {
 }
 
 func TestPictureChangeOfContact(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220009"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, "491702220010")
@@ -201,6 +207,7 @@ func TestPictureChangeOfContact(t *testing.T) {
 }
 
 func TestReadReceiptsRecorded(t *testing.T) {
+	t.Parallel()
 	const contact = "491702220011"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, "491702220012")
@@ -217,7 +224,7 @@ func TestReadReceiptsRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []wafake.ReceiptInfo
-		waitUntil(t, func() bool {
+		testclient.Until(t, 10*time.Second, "the receipts of the message", func() bool {
 			got = nil
 			for _, r := range n.ReceiptsFor(contact) {
 				if slices.Contains(r.MessageIDs, id) {
@@ -252,6 +259,7 @@ func TestReadReceiptsRecorded(t *testing.T) {
 // reaches the account's devices from the group, naming the member; a
 // non-member's, or one for an account not in the group, is refused.
 func TestGroupReceipt(t *testing.T) {
+	t.Parallel()
 	const me, member, outsider = "491702220031", "491702220032", "491702220033"
 	n := startNetwork(t)
 	cli, ps := linkSettled(t, n, me)

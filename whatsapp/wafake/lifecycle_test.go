@@ -20,6 +20,7 @@ import (
 	waLog "go.mau.fi/whatsmeow/util/log"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -103,7 +104,7 @@ func quiet(t *testing.T, l *eventLog, d time.Duration) {
 // socket closes is a data race inside whatsmeow.
 func settle(t *testing.T, n *wafake.Network, device types.JID) {
 	t.Helper()
-	waitUntil(t, func() bool { return n.Unacked(device) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(device) == 0`, func() bool { return n.Unacked(device) == 0 })
 }
 
 func describe(evts []any) string {
@@ -127,6 +128,7 @@ func storedDevices(t *testing.T, cli *whatsmeow.Client) int {
 }
 
 func TestPairByPhoneCode(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone, contact = "491701234567", "4915112345678"
 	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
@@ -197,6 +199,7 @@ func TestPairByPhoneCode(t *testing.T) {
 }
 
 func TestPairByPhoneCodeRefusals(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
 	n.Point(cli)
@@ -226,6 +229,7 @@ func TestPairByPhoneCodeRefusals(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone = "491701234567"
 	cli, ps := linkByQR(t, n, phone)
@@ -256,6 +260,7 @@ func TestLogout(t *testing.T) {
 }
 
 func TestRemoveDeviceOnline(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone = "491701234567"
 	cli, ps := linkByQR(t, n, phone)
@@ -269,7 +274,7 @@ func TestRemoveDeviceOnline(t *testing.T) {
 	if lo.OnConnect || len(before) != 0 {
 		t.Errorf("LoggedOut %+v after %s, want a stream logout and nothing before", lo, describe(before))
 	}
-	waitUntil(t, func() bool { return storedDevices(t, cli) == 0 })
+	testclient.Until(t, 10*time.Second, `storedDevices(t, cli) == 0`, func() bool { return storedDevices(t, cli) == 0 })
 	if d := n.LinkedDevices(phone); len(d) != 1 || d[0] != ops.ID {
 		t.Errorf("linked devices %v, want only [%s]", d, ops.ID)
 	}
@@ -284,6 +289,7 @@ func TestRemoveDeviceOnline(t *testing.T) {
 }
 
 func TestRemovedDeviceLoginRefused(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	rec := recordEvents(cli)
@@ -300,7 +306,7 @@ func TestRemovedDeviceLoginRefused(t *testing.T) {
 	if !lo.OnConnect || lo.Reason != events.ConnectFailureLoggedOut || len(before) != 0 {
 		t.Errorf("LoggedOut %+v after %s, want OnConnect with reason 401", lo, describe(before))
 	}
-	waitUntil(t, func() bool { return storedDevices(t, cli) == 0 })
+	testclient.Until(t, 10*time.Second, `storedDevices(t, cli) == 0`, func() bool { return storedDevices(t, cli) == 0 })
 	quiet(t, rec, 400*time.Millisecond)
 	if d := n.LinkedDevices("491701234567"); len(d) != 0 {
 		t.Errorf("linked devices %v after removal", d)
@@ -335,6 +341,7 @@ func reconnected(t *testing.T, n *wafake.Network, rec *eventLog, device types.JI
 }
 
 func TestDropConnectionReconnects(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone = "491701234567"
 	cli, ps := linkByQR(t, n, phone)
@@ -348,13 +355,14 @@ func TestDropConnectionReconnects(t *testing.T) {
 		t.Error("not logged in after the automatic reconnect")
 	}
 	cli.Disconnect()
-	waitUntil(t, func() bool { return n.DropConnection(ps.ID) != nil })
+	testclient.Until(t, 10*time.Second, `n.DropConnection(ps.ID) != nil`, func() bool { return n.DropConnection(ps.ID) != nil })
 	if err := n.DropConnection(types.NewJID(phone, types.DefaultUserServer)); err == nil {
 		t.Error("dropped the phone's connection")
 	}
 }
 
 func TestStreamErrors503And515(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone = "491701234567"
 	cli, ps := linkByQR(t, n, phone)
@@ -384,6 +392,7 @@ func TestStreamErrors503And515(t *testing.T) {
 }
 
 func TestOfflineSyncCompleted(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	const phone = "491701234567"
 	cli, ps := linkByQR(t, n, phone)
@@ -451,6 +460,7 @@ func (c countingConn) Write(b []byte) (int, error) {
 // with TestMain's settings), every ping is answered within the 1 s deadline,
 // and the client stays logged in without events.KeepAliveTimeout.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(keepAliveChild) != "1" {
 		// Run this test alone in a child process with short keepalives.
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKeepAlive$", "-test.count=1", "-test.v")

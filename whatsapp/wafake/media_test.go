@@ -32,6 +32,7 @@ func randomBytes(t *testing.T, n int) []byte {
 // POST /mms/…) and sends image, video, document and voice note; the
 // recipient's phone decrypts each message and, with its media key, the blob.
 func TestSendMediaDecryptedByRecipient(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, _ := linkByQR(t, n, "491701234567")
 	ctx := context.Background()
@@ -141,6 +142,7 @@ func TestSendMediaDecryptedByRecipient(t *testing.T) {
 // gets it as events.Message and downloads the same bytes, by URL and by
 // direct path.
 func TestReceiveImageFromContact(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	got := make(chan *events.Message, 2)
@@ -184,6 +186,7 @@ func TestReceiveImageFromContact(t *testing.T) {
 // TestUnknownMediaIs404: a blob the network does not hold is 404 to a
 // plain request and to the client; uploads need the media_conn auth.
 func TestUnknownMediaIs404(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	hc := n.HTTPClient()
 	resp, err := hc.Get("https://mmg.whatsapp.net/v/t62.7118-24/nothing_n.enc?ccb=11-4&hash=AAAA&mms-type=image&__wa-mms=")

@@ -16,6 +16,7 @@ import (
 // again and answer with the new direct path (events.MediaRetry, decrypted
 // with the media key); a phone that lost the media answers with an error.
 func TestMediaRetry(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220032", "491702220033"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, me)

@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // TestOfflineQueue: a message the client did not acknowledge (its handler
 // failed, as a gateway's does when it cannot store the event) comes again
 // after it reconnects; once acknowledged it never comes again.
 func TestOfflineQueue(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	cli.SynchronousAck = true
@@ -73,7 +76,7 @@ func TestOfflineQueue(t *testing.T) {
 	if m := recv(); m.Info.ID != id || m.Message.GetConversation() != "keep me" {
 		t.Fatalf("after reconnect got %s %q, want %s again", m.Info.ID, m.Message.GetConversation(), id)
 	}
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 
 	reconnect()
 	id2, err := n.SendText("4915112345678", ps.ID.User, "only new ones now")
@@ -82,16 +85,5 @@ func TestOfflineQueue(t *testing.T) {
 	}
 	if m := recv(); m.Info.ID != id2 {
 		t.Fatalf("after an acknowledged delivery and a reconnect got %s, want only the new %s", m.Info.ID, id2)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

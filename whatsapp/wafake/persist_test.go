@@ -76,6 +76,7 @@ func startKept(t *testing.T, dir string) *wafake.Network {
 // Signal sessions and sender keys of both sides carried on); accounts,
 // inboxes, groups and invite codes are the same.
 func TestStateSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491701230001", "491701230002"
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -213,6 +214,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 // its state was deleted, or it kept none — is refused with the reset
 // failure, not WhatsApp's 401; a device it removed still gets the 401.
 func TestResetNetworkRefusesUnknownDevice(t *testing.T) {
+	t.Parallel()
 	for _, kept := range []bool{true, false} {
 		name := "without state"
 		if kept {

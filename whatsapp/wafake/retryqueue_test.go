@@ -12,6 +12,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -20,6 +21,7 @@ import (
 // and comes again at the device's next login (issue 22: the network used
 // to drop a stanza on any receipt, retry receipts included).
 func TestRetryReceiptKeepsQueued(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220041", "491702220042"
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, me)
@@ -67,7 +69,7 @@ func TestRetryReceiptKeepsQueued(t *testing.T) {
 	if err := cli.DangerousInternals().SendNode(context.Background(), retry); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, func() bool {
+	testclient.Until(t, 10*time.Second, "a retry receipt for the message", func() bool {
 		return slices.ContainsFunc(n.ReceiptsFor(contact), func(r wafake.ReceiptInfo) bool {
 			return r.Type == types.ReceiptTypeRetry && slices.Contains(r.MessageIDs, id)
 		})
@@ -85,5 +87,5 @@ func TestRetryReceiptKeepsQueued(t *testing.T) {
 	if m := nextEvent(t, got); m.Info.ID != id || m.Message.GetConversation() != "read me later" {
 		t.Fatalf("after the next login got %s %q, want %s again", m.Info.ID, m.Message.GetConversation(), id)
 	}
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 }

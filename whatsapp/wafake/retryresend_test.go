@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -88,7 +89,7 @@ func (rc *retryClient) loseSession(t *testing.T, n *wafake.Network, contact stri
 // whatsmeow sends for copies it could not decrypt have reached the network.
 func settled(t *testing.T, n *wafake.Network, dev types.JID) {
 	t.Helper()
-	waitUntil(t, func() bool { return n.Idle(dev) > 300*time.Millisecond })
+	testclient.Until(t, 10*time.Second, `n.Idle(dev) > 300*time.Millisecond`, func() bool { return n.Idle(dev) > 300*time.Millisecond })
 }
 
 // TestRetryResendAfterLostSession: a device that lost its Signal session
@@ -101,6 +102,7 @@ func settled(t *testing.T, n *wafake.Network, dev types.JID) {
 // handler, it comes again at the next login. Both ways whatsmeow sends
 // its acks: after the retry receipt in order, or on goroutines.
 func TestRetryResendAfterLostSession(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name            string
 		synchronous     bool
@@ -119,7 +121,7 @@ func TestRetryResendAfterLostSession(t *testing.T) {
 			if m := nextEvent(t, rc.got); m.Message.GetConversation() != tc.first || m.RetryCount != 0 {
 				t.Fatalf("first message %q, retry count %d", m.Message.GetConversation(), m.RetryCount)
 			}
-			waitUntil(t, func() bool { return n.Unacked(rc.dev) == 0 })
+			testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 
 			rc.loseSession(t, n, tc.contact)
 			rc.refuse.Store(true)
@@ -147,7 +149,7 @@ func TestRetryResendAfterLostSession(t *testing.T) {
 			if m := nextEvent(t, rc.got); m.Info.ID != id || m.Message.GetConversation() != tc.secondTx || m.RetryCount != 2 {
 				t.Fatalf("after the next login got %s %q retry count %d", m.Info.ID, m.Message.GetConversation(), m.RetryCount)
 			}
-			waitUntil(t, func() bool { return n.Unacked(rc.dev) == 0 })
+			testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 			if len(rc.lost) != 0 {
 				t.Errorf("%d more undecryptable copies", len(rc.lost))
 			}
@@ -161,6 +163,7 @@ func TestRetryResendAfterLostSession(t *testing.T) {
 // (count 5), and after four re-sends of a message, the phone gives up.
 // Only the delivery receipt takes the message off the queue.
 func TestRetryResendCountAndBound(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220055", "491702220056"
 	n := startNetwork(t)
 	rc := newRetryClient(t, n, me, true)
@@ -191,7 +194,7 @@ func TestRetryResendCountAndBound(t *testing.T) {
 		}
 		sent++
 		// The network records the receipt after it has sent the copy.
-		waitUntil(t, func() bool {
+		testclient.Until(t, 10*time.Second, "the retry receipts of the message", func() bool {
 			var retries int
 			for _, r := range n.ReceiptsFor(contact) {
 				if r.Type == types.ReceiptTypeRetry && slices.Contains(r.MessageIDs, id) {
@@ -223,19 +226,20 @@ func TestRetryResendCountAndBound(t *testing.T) {
 	if m := nextEvent(t, rc.got); m.Info.ID != marker {
 		t.Fatalf("got %s retry count %d before the marker: a re-send past the bound", m.Info.ID, m.RetryCount)
 	}
-	waitUntil(t, func() bool { return n.Unacked(rc.dev) == 1 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 1`, func() bool { return n.Unacked(rc.dev) == 1 })
 
 	rc.reconnect(t)
 	if m := nextEvent(t, rc.got); m.Info.ID != id || m.RetryCount != 4 {
 		t.Fatalf("after the next login got %s retry count %d, want the last re-send of %s", m.Info.ID, m.RetryCount, id)
 	}
-	waitUntil(t, func() bool { return n.Unacked(rc.dev) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 }
 
 // TestRetryResendGroup: a group message whose pairwise copy (the sender
 // key distribution) the device cannot decrypt is sent again as whatsmeow's
 // sender does, pairwise with the sender key inside, to the group.
 func TestRetryResendGroup(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491702220057", "491702220058"
 	n := startNetwork(t)
 	rc := newRetryClient(t, n, me, true)
@@ -262,7 +266,7 @@ func TestRetryResendGroup(t *testing.T) {
 	if m := next(); m.Message.GetConversation() != "before" || m.Info.Chat != g.JID {
 		t.Fatalf("first group message %q in %s", m.Message.GetConversation(), m.Info.Chat)
 	}
-	waitUntil(t, func() bool { return n.Unacked(rc.dev) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 
 	rc.loseSession(t, n, contact)
 	id, err := n.SendGroupMessage(contact, g.JID, text("after"), false)
@@ -273,5 +277,5 @@ func TestRetryResendGroup(t *testing.T) {
 	if m.Info.ID != id || m.Info.Chat != g.JID || !m.Info.IsGroup || m.Message.GetConversation() != "after" || m.RetryCount != 2 {
 		t.Fatalf("group re-send: %s in %s %q retry count %d", m.Info.ID, m.Info.Chat, m.Message.GetConversation(), m.RetryCount)
 	}
-	waitUntil(t, func() bool { return n.Unacked(rc.dev) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 }

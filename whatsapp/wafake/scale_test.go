@@ -25,6 +25,9 @@ import (
 // with every client disconnected and the network closed, no goroutine of
 // the network or of the clients is left.
 func TestManyClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load test (50 clients): make test runs it, make test-short skips it")
+	}
 	const clients = 50
 	before := runtime.NumGoroutine()
 	n, err := wafake.New(wafake.Options{})

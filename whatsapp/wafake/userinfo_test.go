@@ -17,6 +17,7 @@ import (
 // (UserAbout), also when set through whatsmeow's own call; the phone's own
 // name change reaches its devices through app state.
 func TestWhatAccountsTellAboutThemselves(t *testing.T) {
+	t.Parallel()
 	const phone, contact = "491701234572", "4915155501111"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
@@ -85,6 +86,7 @@ func TestWhatAccountsTellAboutThemselves(t *testing.T) {
 // TestBlocklistReplaced: the phone replacing its block list wholesale tells
 // its devices only that it changed (action modify); they read it again.
 func TestBlocklistReplaced(t *testing.T) {
+	t.Parallel()
 	const phone = "491701234573"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)

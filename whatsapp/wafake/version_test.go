@@ -15,6 +15,7 @@ import (
 // version, as WhatsApp Web's does. With the minimum met again the client
 // logs in.
 func TestRequireClientVersion(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	rec := recordEvents(cli)

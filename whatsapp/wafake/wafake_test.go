@@ -23,6 +23,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -67,6 +68,7 @@ func openDevice(t *testing.T) (*store.Device, func()) {
 }
 
 func TestHandshakeOffersQRCodes(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli := whatsmeow.NewClient(newDevice(t), waLog.Noop)
 	n.Point(cli)
@@ -100,6 +102,7 @@ func TestHandshakeOffersQRCodes(t *testing.T) {
 // TestWebsocketCompression: whatsmeow offers permessage-deflate with context
 // takeover (socket/dialopts.go); the network accepts it, as WhatsApp does.
 func TestWebsocketCompression(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -198,6 +201,7 @@ func link(n *wafake.Network, cli *whatsmeow.Client, phone string) (*events.PairS
 }
 
 func TestQRPairingAndLogin(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	if ps.ID.User != "491701234567" || ps.ID.Device == 0 || ps.LID.Server != "lid" {
@@ -235,6 +239,7 @@ func TestQRPairingAndLogin(t *testing.T) {
 }
 
 func TestScanQRRefusals(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	if err := n.ScanQR("nonsense", "491701234567"); err == nil {
 		t.Error("a malformed code was accepted")
@@ -275,6 +280,7 @@ func waitInbox(t *testing.T, net *wafake.Network, phone string, n int) []wafake.
 // LID ("send: always use LID for DMs", SendMessage in send.go), after
 // asking the network for it; the network routes the LID to its account.
 func TestSendTextDecryptedByRecipient(t *testing.T) {
+	t.Parallel()
 	const recipient = "4915112345678"
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
@@ -297,12 +303,13 @@ func TestSendTextDecryptedByRecipient(t *testing.T) {
 	}
 	// Having written to the contact, whatsmeow makes it a trusted contact
 	// (issuePrivacyToken, tctoken.go).
-	waitUntil(t, func() bool { return slices.Equal(n.TrustedContacts("491701234567"), []string{recipient}) })
+	testclient.Until(t, 10*time.Second, `slices.Equal(n.TrustedContacts("491701234567"), []string{recipient})`, func() bool { return slices.Equal(n.TrustedContacts("491701234567"), []string{recipient}) })
 }
 
 // TestSendTextToLID: a direct message addressed to a LID reaches the phone
 // of its account, and the client keeps the device list it asked for by LID.
 func TestSendTextToLID(t *testing.T) {
+	t.Parallel()
 	const recipient = "4915112345679"
 	n := startNetwork(t)
 	cli, _ := linkByQR(t, n, "491701234568")
@@ -330,6 +337,7 @@ func TestSendTextToLID(t *testing.T) {
 }
 
 func TestReceiveTextFromContact(t *testing.T) {
+	t.Parallel()
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, "491701234567")
 	got := make(chan *events.Message, 4)
@@ -357,7 +365,7 @@ func TestReceiveTextFromContact(t *testing.T) {
 	}
 	// The receipts go out in the background: let them arrive before the
 	// cleanup disconnects (whatsmeow's frame socket races a send with a close).
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 }
 
 // TestConversationBothWays: a contact writes first, the client answers (to
@@ -365,6 +373,7 @@ func TestReceiveTextFromContact(t *testing.T) {
 // The client keeps one Signal session with the contact, under its LID,
 // because the network names the LID of a sender (sender_lid).
 func TestConversationBothWays(t *testing.T) {
+	t.Parallel()
 	const me, contact = "491701234569", "4915112345670"
 	n := startNetwork(t)
 	cli, ps := linkByQR(t, n, me)
@@ -404,5 +413,5 @@ func TestConversationBothWays(t *testing.T) {
 		t.Errorf("contact decrypted %+v, want the answer", in[0])
 	}
 	receive("second from the contact")
-	waitUntil(t, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
 }
