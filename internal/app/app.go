@@ -28,6 +28,7 @@ import (
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/ingest"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
@@ -100,16 +101,16 @@ type App struct {
 	// the messaging service reads: built before both, so neither waits
 	// for the other.
 	messageStore *messaging.Store
-	loader   *media.Loader
-	preparer *media.Preparer    // its pools bound the media work of sends and pictures
-	versions *whatsapp.Versions // the WhatsApp Web version the sessions announce
-	hooks    *webhooks          // the event log and the webhook dispatcher; nil until built
-	metrics  *metrics.Metrics   // what /metrics shows
-	debug    *debugServer       // /debug/pprof on --debug-addr; nil when unset
-	eventLog *events.Log
-	bus      *events.Bus
-	eventBuf int // Options.EventBuffer
-	sink     *sessions.Sink
+	loader       *media.Loader
+	preparer     *media.Preparer    // its pools bound the media work of sends and pictures
+	versions     *whatsapp.Versions // the WhatsApp Web version the sessions announce
+	hooks        *webhooks          // the event log and the webhook dispatcher; nil until built
+	metrics      *metrics.Metrics   // what /metrics shows
+	debug        *debugServer       // /debug/pprof on --debug-addr; nil when unset
+	eventLog     *events.Log
+	bus          *events.Bus
+	eventBuf     int // Options.EventBuffer
+	sink         *ingest.Sink
 
 	eventListener *storage.Listener // PostgreSQL's notifications to bus; nil on SQLite
 	revocations   *storage.Listener // the other processes' revocations; nil on SQLite

@@ -7,8 +7,8 @@ import (
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/ingest"
 	"github.com/wagraph/wagraph/internal/messaging"
-	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 )
 
@@ -48,7 +48,7 @@ func (a *App) openEvents(now func() time.Time, random io.Reader) {
 // built later over the same store.
 func (a *App) openSink() {
 	a.messageStore = messaging.NewStore(a.db, a.cfg.Clustered())
-	a.sink = sessions.NewSink(sessions.SinkOptions{
+	a.sink = ingest.NewSink(ingest.SinkOptions{
 		Bus: a.bus, Messages: a.messageStore, MediaPath: graph.MediaPath, Waker: a.hooks.dispatcher, Logger: a.log,
 	})
 }

@@ -102,4 +102,3 @@ func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }
-

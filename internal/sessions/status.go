@@ -1,8 +1,6 @@
-// Package sessions is the service around a session's life outside the
-// WhatsApp adapter: the status store the session manager persists into,
-// and the event sink every session event passes through on its way to the
-// event log (Sink: the message store, derived events, the bus, and what
-// must learn of a commit).
+// Package sessions is the home of the session record outside the WhatsApp
+// adapter: the Service (who reaches a session, its creation and deletion)
+// and the status store the session manager persists into.
 package sessions
 
 import (

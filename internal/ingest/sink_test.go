@@ -1,4 +1,4 @@
-package sessions
+package ingest
 
 import (
 	"bytes"
@@ -318,35 +318,6 @@ func TestSinkMediaURL(t *testing.T) {
 				t.Errorf("stored media %+v, want %+v", got, tt.media)
 			}
 		})
-	}
-}
-
-// TestStatusStore: a status record saved is loaded back; a session that
-// does not exist is not found; Linked lists the sessions with a device.
-func TestStatusStore(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	s := NewStatusStore(e.db)
-	if _, found, err := s.LoadStatus(ctx, "nope"); found || err != nil {
-		t.Errorf("missing session: found %v, %v", found, err)
-	}
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := whatsapp.StatusRecord{Status: whatsapp.StatusConnected, JID: "4915550000000:3@s.whatsapp.net", PushName: "Me", ConnectedAt: at}
-	if err := s.SaveStatus(ctx, "s1", rec); err != nil {
-		t.Fatal(err)
-	}
-	got, found, err := s.LoadStatus(ctx, "s1")
-	if err != nil || !found || got.Status != rec.Status || got.JID != rec.JID || got.PushName != rec.PushName || !got.ConnectedAt.Equal(at) {
-		t.Errorf("loaded %+v (%v, %v), want %+v", got, found, err, rec)
-	}
-	if ids, err := s.Linked(ctx); err != nil || !slices.Equal(ids, []string{"s1"}) {
-		t.Errorf("linked %v, %v", ids, err)
-	}
-	if err := s.SaveStatus(ctx, "s1", whatsapp.StatusRecord{Status: whatsapp.StatusLoggedOut}); err != nil {
-		t.Fatal(err)
-	}
-	if ids, err := s.Linked(ctx); err != nil || len(ids) != 0 {
-		t.Errorf("linked after logout %v, %v", ids, err)
 	}
 }
 

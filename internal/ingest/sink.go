@@ -1,4 +1,9 @@
-package sessions
+// Package ingest is the path of a session's events into the store: the
+// Sink every event of the session manager (and of the messaging service)
+// passes through, in order, before WhatsApp's stanza is acknowledged — the
+// message store, the events it implies (chats.upsert), the bus in one
+// transaction, then what must learn of the commit.
+package ingest
 
 import (
 	"context"
@@ -72,7 +77,6 @@ func NewSink(opts SinkOptions) *Sink {
 	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
 		waker: opts.Waker, log: opts.Logger}
 }
-
 
 // Publish stores ev of a session with what it implies, and returns once it
 // is committed (whatsapp.Publisher).
