@@ -29,8 +29,9 @@ const MaxStatusSessions = 500
 // at once.
 const statusReadsAtOnce = 8
 
-// statusKinds are the events that change what sessionStatus shows.
-var statusKinds = []events.Kind{events.ConnectionUpdate, events.CredsUpdate}
+// statusKinds are the events that change what sessionStatus shows: a
+// function, so that no package-level slice can be changed under it.
+func statusKinds() []events.Kind { return []events.Kind{events.ConnectionUpdate, events.CredsUpdate} }
 
 // watchState calls fn with the session's state now and again after each
 // change, until fn returns false, ctx is done or the session is deleted
@@ -59,7 +60,7 @@ func (r *Resolver) watchState(ctx context.Context, sessionID string, fn func(wha
 		return fn(st)
 	}
 	for {
-		sub, err := bus.Subscribe(ctx, sessionID, statusKinds, nil)
+		sub, err := bus.Subscribe(ctx, sessionID, statusKinds(), nil)
 		if err != nil {
 			return err
 		}

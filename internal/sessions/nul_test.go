@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -12,11 +11,7 @@ import (
 // replaced, and the saves after it land.
 func TestStatusStoreNUL(t *testing.T) {
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
-	s := NewStatusStore(db)
+	s := NewStatusStore(oneSession(t))
 	rec := whatsapp.StatusRecord{Status: whatsapp.StatusConnected, JID: "4915550000000:3@s.whatsapp.net", PushName: "Ada\x00Lovelace"}
 	if err := s.SaveStatus(ctx, "s1", rec); err != nil {
 		t.Fatalf("save with a NUL push name: %v", err)

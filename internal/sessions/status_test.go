@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -14,11 +15,7 @@ import (
 // does not exist is not found; Linked lists the sessions with a device.
 func TestStatusStore(t *testing.T) {
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
-	s := NewStatusStore(db)
+	s := NewStatusStore(oneSession(t))
 	if _, found, err := s.LoadStatus(ctx, "nope"); found || err != nil {
 		t.Errorf("missing session: found %v, %v", found, err)
 	}
@@ -40,4 +37,16 @@ func TestStatusStore(t *testing.T) {
 	if ids, err := s.Linked(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("linked after logout %v, %v", ids, err)
 	}
+}
+
+// oneSession opens a database of the run's backend holding session s1 of
+// user u1.
+func oneSession(t *testing.T) *ent.Client {
+	t.Helper()
+	ctx := context.Background()
+	db := dbtest.Open(t).Ent
+	t.Cleanup(func() { db.Close() })
+	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	return db
 }

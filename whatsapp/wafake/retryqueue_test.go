@@ -4,13 +4,11 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
-	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -24,34 +22,17 @@ func TestRetryReceiptKeepsQueued(t *testing.T) {
 	t.Parallel()
 	const me, contact = "491702220041", "491702220042"
 	n := startNetwork(t)
-	cli, ps := linkByQR(t, n, me)
-	cli.SynchronousAck = true
-	cli.EnableDecryptedEventBuffer = true
-
-	var refuse atomic.Bool
-	refuse.Store(true)
-	got := make(chan *events.Message, 8)
-	connected := make(chan struct{}, 8)
-	cli.AddEventHandlerWithSuccessStatus(func(evt any) bool {
-		switch e := evt.(type) {
-		case *events.Message:
-			ok := !refuse.Load()
-			got <- e
-			return ok
-		case *events.Connected:
-			connected <- struct{}{}
-		}
-		return true
-	})
+	rc := newRetryClient(t, n, me, true)
+	rc.refuse.Store(true)
 
 	id, err := n.SendText(contact, me, "read me later")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := nextEvent(t, got); m.Info.ID != id {
+	if m := nextEvent(t, rc.got); m.Info.ID != id {
 		t.Fatalf("first delivery %s, want %s", m.Info.ID, id)
 	}
-	if u := n.Unacked(ps.ID); u != 1 {
+	if u := n.Unacked(rc.dev); u != 1 {
 		t.Fatalf("%d unacknowledged after a failed handler, want 1", u)
 	}
 
@@ -66,7 +47,7 @@ func TestRetryReceiptKeepsQueued(t *testing.T) {
 			"count": "1", "id": id, "t": strconv.FormatInt(time.Now().Unix(), 10), "v": "1",
 		}}},
 	}
-	if err := cli.DangerousInternals().SendNode(context.Background(), retry); err != nil {
+	if err := rc.cli.DangerousInternals().SendNode(context.Background(), retry); err != nil {
 		t.Fatal(err)
 	}
 	testclient.Until(t, 10*time.Second, "a retry receipt for the message", func() bool {
@@ -74,18 +55,14 @@ func TestRetryReceiptKeepsQueued(t *testing.T) {
 			return r.Type == types.ReceiptTypeRetry && slices.Contains(r.MessageIDs, id)
 		})
 	})
-	if u := n.Unacked(ps.ID); u != 1 {
+	if u := n.Unacked(rc.dev); u != 1 {
 		t.Fatalf("%d unacknowledged after a retry receipt, want 1: a retry receipt dropped the message", u)
 	}
 
-	refuse.Store(false)
-	cli.Disconnect()
-	if err := cli.Connect(); err != nil {
-		t.Fatal(err)
-	}
-	nextEvent(t, connected)
-	if m := nextEvent(t, got); m.Info.ID != id || m.Message.GetConversation() != "read me later" {
+	rc.refuse.Store(false)
+	rc.reconnect(t)
+	if m := nextEvent(t, rc.got); m.Info.ID != id || m.Message.GetConversation() != "read me later" {
 		t.Fatalf("after the next login got %s %q, want %s again", m.Info.ID, m.Message.GetConversation(), id)
 	}
-	testclient.Until(t, 10*time.Second, `n.Unacked(ps.ID) == 0`, func() bool { return n.Unacked(ps.ID) == 0 })
+	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
 }
