@@ -39,7 +39,7 @@ func (r *Resolver) setPrivacy(ctx context.Context, sessionID, setting, value str
 	if !slices.Contains(allowed, value) {
 		return nil, fault.InvalidField("privacy", "privacy must be one of %s; got %q", strings.Join(allowed, ", "), fault.Clip(value, fault.QuoteLen))
 	}
-	p, err := r.Account.SetPrivacy(ctx, sessionID, setting, value)
+	p, err := whatsapp.OpSetPrivacy().Do(ctx, r.WhatsApp, sessionID, whatsapp.PrivacyChange{Setting: setting, Value: value})
 	if err != nil {
 		return nil, err
 	}

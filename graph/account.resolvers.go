@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID string, identifier string, source string) (bool, error) {
@@ -29,7 +30,7 @@ func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID s
 	if err != nil {
 		return false, err
 	}
-	if err := r.Account.SetPicture(ctx, sessionID, target, jpeg); err != nil {
+	if _, err := whatsapp.OpSetPicture().Do(ctx, r.WhatsApp, sessionID, whatsapp.Picture{Target: target, JPEG: jpeg}); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -42,7 +43,7 @@ func (r *mutationResolver) UpdateProfileName(ctx context.Context, sessionID stri
 	if err := checkGroupText("name", &name, maxProfileNameLen, true); err != nil {
 		return false, err
 	}
-	if err := r.Account.SetProfileName(ctx, sessionID, strings.TrimSpace(name)); err != nil {
+	if _, err := whatsapp.OpSetProfileName().Do(ctx, r.WhatsApp, sessionID, strings.TrimSpace(name)); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -56,10 +57,10 @@ func (r *mutationResolver) SetDefaultDisappearingMode(ctx context.Context, sessi
 	if !ok {
 		return nil, fault.InvalidField("mode", "mode must be one of OFF, ONE_DAY, ONE_WEEK, NINETY_DAYS (THREE_MONTHS is an alias); got %q", fault.Clip(mode, fault.QuoteLen))
 	}
-	if err := r.Account.SetDefaultDisappearingTimer(ctx, sessionID, d); err != nil {
+	if _, err := whatsapp.OpSetDefaultDisappearingTimer().Do(ctx, r.WhatsApp, sessionID, d); err != nil {
 		return nil, err
 	}
-	p, err := r.Account.Privacy(ctx, sessionID)
+	p, err := whatsapp.OpPrivacy().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func (r *queryResolver) Privacy(ctx context.Context, sessionID string) (*model.P
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	p, err := r.Account.Privacy(ctx, sessionID)
+	p, err := whatsapp.OpPrivacy().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (r *mutationResolver) CreateGroup(ctx context.Context, sessionID string, in
 	if input.Description != nil {
 		desc = *input.Description
 	}
-	g, err := r.GroupAdmin.CreateGroup(ctx, sessionID, input.Subject, desc, participants)
+	g, err := whatsapp.OpCreateGroup().Do(ctx, r.WhatsApp, sessionID, whatsapp.NewGroup{Name: input.Subject, Description: desc, Participants: participants})
 	if err != nil {
 		return nil, err
 	}
@@ -55,10 +55,10 @@ func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, ji
 	if err := checkGroupText("input.description", input.Description, maxDescriptionLen, false); err != nil {
 		return nil, err
 	}
-	g, err := r.GroupAdmin.UpdateGroup(ctx, sessionID, gj, whatsapp.GroupUpdate{
+	g, err := whatsapp.OpUpdateGroup().Do(ctx, r.WhatsApp, sessionID, whatsapp.GroupChange{JID: gj, Update: whatsapp.GroupUpdate{
 		Name: input.Subject, Description: input.Description,
 		OnlyAdminsCanPost: input.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: input.OnlyAdminsCanEditInfo,
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 	if err := checkGroupText("message", &message, maxInviteTextLen, false); err != nil {
 		return nil, err
 	}
-	link, err := r.GroupAdmin.GroupInviteLink(ctx, sessionID, gj)
+	link, err := whatsapp.OpGroupInviteLink().Do(ctx, r.WhatsApp, sessionID, gj)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionI
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := r.GroupAdmin.DemoteParticipants(ctx, sessionID, gj, users)
+	outcomes, err := whatsapp.OpDemoteParticipants().Do(ctx, r.WhatsApp, sessionID, whatsapp.GroupMembers{JID: gj, Participants: users})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (r *queryResolver) Groups(ctx context.Context, sessionID string) ([]*model.
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	gs, err := r.GroupAdmin.Groups(ctx, sessionID)
+	gs, err := whatsapp.OpGroups().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
 	if err != nil {
 		return nil, err
 	}

@@ -31,10 +31,9 @@ type Resolver struct {
 	Registry *webhook.Registry
 	// Deliveries is the webhooks' delivery log.
 	Deliveries *webhook.DeliveryLog
-	Link       Linker
-	GroupAdmin GroupAdmin
-	Account    AccountAdmin
-	Messages   *messaging.Service
+	// WhatsApp runs the operations on sessions where each runs.
+	WhatsApp WhatsApp
+	Messages *messaging.Service
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader
 	// Pictures makes display pictures, in the media pools sends use.

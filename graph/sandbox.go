@@ -82,7 +82,7 @@ func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *str
 
 // linkedDevice returns the JID of the session's linked device.
 func (r *Resolver) linkedDevice(ctx context.Context, sessionID string) (string, error) {
-	st, err := r.Link.Status(ctx, sessionID)
+	st, err := r.WhatsApp.Status(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 func (r *mutationResolver) CreateSession(ctx context.Context, name *string) (*model.CreateSessionPayload, error) {
@@ -55,7 +56,7 @@ func (r *mutationResolver) ConnectSession(ctx context.Context, id string) (*mode
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Link.Connect(ctx, id); err != nil {
+	if _, err := whatsapp.OpConnect().Do(ctx, r.WhatsApp, id, whatsapp.None{}); err != nil {
 		return nil, err
 	}
 	return r.sessionOf(ctx, s)
@@ -66,7 +67,7 @@ func (r *mutationResolver) DisconnectSession(ctx context.Context, id string) (*m
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Link.Disconnect(id); err != nil {
+	if _, err := whatsapp.OpDisconnect().Do(ctx, r.WhatsApp, id, whatsapp.None{}); err != nil {
 		return nil, err
 	}
 	return r.sessionOf(ctx, s)
@@ -77,7 +78,7 @@ func (r *mutationResolver) PairPhone(ctx context.Context, sessionID string, numb
 		return "", err
 	}
 	// The manager's faults name the argument itself ("number").
-	return r.Link.PairPhone(ctx, sessionID, number)
+	return whatsapp.OpPairPhone().Do(ctx, r.WhatsApp, sessionID, number)
 }
 
 func (r *mutationResolver) Logout(ctx context.Context, sessionID string) (*model.Session, error) {
@@ -85,7 +86,7 @@ func (r *mutationResolver) Logout(ctx context.Context, sessionID string) (*model
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Link.Logout(ctx, sessionID); err != nil {
+	if _, err := whatsapp.OpLogout().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{}); err != nil {
 		return nil, err
 	}
 	return r.sessionOf(ctx, s)

@@ -64,7 +64,7 @@ func (r *Resolver) watchState(ctx context.Context, sessionID string, fn func(wha
 		if err != nil {
 			return err
 		}
-		st, err := r.Link.Status(ctx, sessionID)
+		st, err := r.WhatsApp.Status(ctx, sessionID)
 		if err == nil && emit(st) {
 			err = r.followState(ctx, sessionID, sub, st, emit)
 		}

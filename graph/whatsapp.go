@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
@@ -10,39 +9,18 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// Linker is the session manager's part that links and connects sessions.
-type Linker interface {
+// WhatsApp runs the operations on sessions (whatsapp.Op's Do) where each
+// session runs, and reads a session's live state: the manager, or a
+// cluster's router.
+type WhatsApp interface {
+	whatsapp.Runner
 	Status(ctx context.Context, sessionID string) (whatsapp.SessionState, error)
-	Connect(ctx context.Context, sessionID string) error
-	PairPhone(ctx context.Context, sessionID, number string) (string, error)
-	Disconnect(sessionID string) error
-	Logout(ctx context.Context, sessionID string) error
-	Delete(ctx context.Context, sessionID string) error
-}
-
-// GroupAdmin is the session manager's part that manages groups.
-type GroupAdmin interface {
-	CreateGroup(ctx context.Context, sessionID, name, description string, participants []whatsapp.JID) (whatsapp.Group, error)
-	Groups(ctx context.Context, sessionID string) ([]whatsapp.Group, error)
-	UpdateGroup(ctx context.Context, sessionID string, jid whatsapp.JID, u whatsapp.GroupUpdate) (whatsapp.Group, error)
-	GroupInviteLink(ctx context.Context, sessionID string, jid whatsapp.JID) (string, error)
-	DemoteParticipants(ctx context.Context, sessionID string, jid whatsapp.JID, participants []whatsapp.JID) ([]whatsapp.ParticipantOutcome, error)
-}
-
-// AccountAdmin is the session manager's part that manages the linked
-// account's profile and privacy.
-type AccountAdmin interface {
-	SetPicture(ctx context.Context, sessionID string, target whatsapp.JID, jpeg []byte) error
-	SetProfileName(ctx context.Context, sessionID, name string) error
-	Privacy(ctx context.Context, sessionID string) (whatsapp.Privacy, error)
-	SetPrivacy(ctx context.Context, sessionID, setting, value string) (whatsapp.Privacy, error)
-	SetDefaultDisappearingTimer(ctx context.Context, sessionID string, d time.Duration) error
 }
 
 // sessionOf is a session as GraphQL shows it: the stored record with the
 // manager's live state over it.
 func (r *Resolver) sessionOf(ctx context.Context, s *ent.Session) (*model.Session, error) {
-	st, err := r.Link.Status(ctx, s.ID)
+	st, err := r.WhatsApp.Status(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +49,7 @@ func optional(s string) *string {
 // connectedAccount returns the linked account's JID (phone@s.whatsapp.net)
 // of a session that has one.
 func (r *Resolver) connectedAccount(ctx context.Context, sessionID string) (whatsapp.SessionState, whatsapp.JID, error) {
-	st, err := r.Link.Status(ctx, sessionID)
+	st, err := r.WhatsApp.Status(ctx, sessionID)
 	if err != nil {
 		return st, whatsapp.JID{}, err
 	}

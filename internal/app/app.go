@@ -179,9 +179,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
 		Deliveries: a.hooks.deliveries,
-		Link:       a.ops,
-		GroupAdmin: a.ops,
-		Account:    a.ops,
+		WhatsApp:   a.ops,
 		Messages:   a.messages,
 		Media:      a.loader,
 		Pictures:   a.preparer,
@@ -409,13 +407,11 @@ func (l *lockedReader) Read(p []byte) (int, error) {
 	return l.r.Read(p)
 }
 
-// sessionOps are the WhatsApp operations the API calls (the resolvers' and
-// the messaging service's interfaces): the manager's, or the router's.
+// sessionOps runs the WhatsApp operations where each session runs, reads
+// a session's state and forgets a deleted one: the manager, or the router.
 type sessionOps interface {
-	graph.Linker
-	graph.GroupAdmin
-	graph.AccountAdmin
-	messaging.Sender
+	graph.WhatsApp
+	sessions.Unlinker
 }
 
 // advertised is the address the other processes of a cluster reach this

@@ -76,17 +76,6 @@ var errMoved = errors.New("cluster: the process called does not hold the session
 // op runs one forwarded operation here: args decoded, result encoded.
 type op func(ctx context.Context, sessionID string, args json.RawMessage) (any, error)
 
-// opOf adapts a manager method of one argument (a struct for several).
-func opOf[A, R any](fn func(ctx context.Context, sessionID string, a A) (R, error)) op {
-	return func(ctx context.Context, sessionID string, raw json.RawMessage) (any, error) {
-		var a A
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, fmt.Errorf("decode the arguments: %w", err)
-		}
-		return fn(ctx, sessionID, a)
-	}
-}
-
 // keyProof is the header that proves the key for a timestamp and nonce.
 func keyProof(secret []byte, ts, nonce string) string {
 	mac := hmac.New(sha256.New, secret)

@@ -114,21 +114,21 @@ func TestCallHandler(t *testing.T) {
 		wantStatus int
 		wantCode   string // the reply's error code, on 200
 	}{
-		{name: "held session", body: callBody(held, opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusOK},
-		{name: "session not held here", body: callBody(free, opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusOK, wantCode: codeMoved},
-		{name: "unsigned", body: callBody(held, opStatus), ts: now(), wantStatus: http.StatusUnauthorized},
+		{name: "held session", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, wantStatus: http.StatusOK},
+		{name: "session not held here", body: callBody(free, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, wantStatus: http.StatusOK, wantCode: codeMoved},
+		{name: "unsigned", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), wantStatus: http.StatusUnauthorized},
 		{name: "a large body without the key's proof", body: callBody(held, strings.Repeat("x", 10*maxBody)), ts: now(), secret: b.secret, noKey: true, wantStatus: http.StatusUnauthorized},
-		{name: "signed with another process's key", body: callBody(held, opStatus), ts: now(), secret: other.secret, wantStatus: http.StatusUnauthorized},
-		{name: "signed for another path", body: callBody(held, opStatus), ts: now(), secret: b.secret, path: "/elsewhere", wantStatus: http.StatusUnauthorized},
-		{name: "timestamp too old", body: callBody(held, opStatus), ts: strconv.FormatInt(time.Now().Add(-callSkew-5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
-		{name: "timestamp too far ahead", body: callBody(held, opStatus), ts: strconv.FormatInt(time.Now().Add(callSkew+5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
-		{name: "timestamp not a number", body: callBody(held, opStatus), ts: "yesterday", secret: b.secret, wantStatus: http.StatusUnauthorized},
-		{name: "no nonce", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "-", wantStatus: http.StatusUnauthorized},
-		{name: "nonce too short", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "c2hvcnQ", wantStatus: http.StatusUnauthorized},
-		{name: "nonce not base64url", body: callBody(held, opStatus), ts: now(), secret: b.secret, nonce: "not a nonce at all, no", wantStatus: http.StatusUnauthorized},
+		{name: "signed with another process's key", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: other.secret, wantStatus: http.StatusUnauthorized},
+		{name: "signed for another path", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, path: "/elsewhere", wantStatus: http.StatusUnauthorized},
+		{name: "timestamp too old", body: callBody(held, whatsapp.OpStatus().Name()), ts: strconv.FormatInt(time.Now().Add(-callSkew-5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
+		{name: "timestamp too far ahead", body: callBody(held, whatsapp.OpStatus().Name()), ts: strconv.FormatInt(time.Now().Add(callSkew+5*time.Second).Unix(), 10), secret: b.secret, wantStatus: http.StatusUnauthorized},
+		{name: "timestamp not a number", body: callBody(held, whatsapp.OpStatus().Name()), ts: "yesterday", secret: b.secret, wantStatus: http.StatusUnauthorized},
+		{name: "no nonce", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, nonce: "-", wantStatus: http.StatusUnauthorized},
+		{name: "nonce too short", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, nonce: "c2hvcnQ", wantStatus: http.StatusUnauthorized},
+		{name: "nonce not base64url", body: callBody(held, whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, nonce: "not a nonce at all, no", wantStatus: http.StatusUnauthorized},
 		{name: "body too large", body: callBody(held, strings.Repeat("x", maxBody)), ts: now(), secret: b.secret, wantStatus: http.StatusRequestEntityTooLarge},
 		{name: "unknown operation", body: callBody(held, "format"), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
-		{name: "no session", body: callBody("", opStatus), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
+		{name: "no session", body: callBody("", whatsapp.OpStatus().Name()), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
 		{name: "not JSON", body: []byte("status please"), ts: now(), secret: b.secret, wantStatus: http.StatusBadRequest},
 		{name: "not a POST", method: http.MethodGet, ts: now(), secret: b.secret, wantStatus: http.StatusMethodNotAllowed},
 	}
@@ -237,7 +237,7 @@ func TestRouterForwards(t *testing.T) {
 	})
 	t.Run("operation on a session its holder let go of", func(t *testing.T) {
 		before := target.calls()
-		err := ra.Connect(ctx, dropped)
+		_, err := whatsapp.OpConnect().Do(ctx, ra, dropped, none{})
 		if fault.CodeOf(err) != fault.NotConnected {
 			t.Fatalf("Connect: %v, want %s", err, fault.NotConnected)
 		}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -283,4 +284,15 @@ func (l *slowLocal) AdoptEach(ctx context.Context, ids []string, still func(stri
 	case <-ctx.Done():
 	}
 	l.fakeLocal.AdoptEach(ctx, ids, still, done)
+}
+
+// opOf is an operation of a test, served like the manager's.
+func opOf[A, R any](fn func(ctx context.Context, sessionID string, a A) (R, error)) op {
+	return func(ctx context.Context, sessionID string, raw json.RawMessage) (any, error) {
+		var a A
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, fmt.Errorf("decode the arguments: %w", err)
+		}
+		return fn(ctx, sessionID, a)
+	}
 }

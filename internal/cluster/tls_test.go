@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // testCA is a throwaway certificate authority.
@@ -155,7 +156,7 @@ func TestCallsOverTLS(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := target.calls()
-			err := newCaller(a, tt.tls).do(ctx, h, ids[0], opStatus, none{}, nil)
+			err := newCaller(a, tt.tls).do(ctx, h, ids[0], whatsapp.OpStatus().Name(), none{}, nil)
 			if err == nil {
 				t.Fatal("the call went through")
 			}
@@ -198,7 +199,7 @@ func TestCallsOverTLS(t *testing.T) {
 			impostor.serve(rb.Handler(1 << 20))
 			at := h
 			at.Addr = impostor.addr()
-			err := newCaller(a, tlsA).do(ctx, at, ids[0], opStatus, none{}, nil)
+			err := newCaller(a, tlsA).do(ctx, at, ids[0], whatsapp.OpStatus().Name(), none{}, nil)
 			if fault.CodeOf(err) != fault.NotConnected || !strings.Contains(errorChain(err), tt.want) {
 				t.Errorf("call: %v; want NOT_CONNECTED caused by %q", errorChain(err), tt.want)
 			}

@@ -22,14 +22,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// Sender is the session manager's part this package uses.
-type Sender interface {
-	Send(ctx context.Context, sessionID string, out whatsapp.Outgoing) (whatsapp.Sent, error)
-	Revoke(ctx context.Context, sessionID string, chat whatsapp.JID, messageID string) (whatsapp.Sent, error)
-	Download(ctx context.Context, sessionID string, ref whatsapp.MediaRef) ([]byte, error)
-	RequestMediaRetry(ctx context.Context, sessionID string, msg whatsapp.Message) error
-}
-
 // Publisher receives the events this package makes (messages.update of
 // scheduled sends).
 type Publisher interface {
@@ -39,7 +31,7 @@ type Publisher interface {
 // Options are the dependencies of a Service.
 type Options struct {
 	DB        *ent.Client
-	Sender    Sender
+	Sender    whatsapp.Runner // runs the sends where their session runs
 	Loader    *media.Loader
 	Preparer  *media.Preparer
 	Geocoder  *geocode.Geocoder
@@ -74,7 +66,7 @@ type Service struct {
 	maxScheduledBytes int64
 
 	db     *ent.Client
-	wa     Sender
+	wa     whatsapp.Runner
 	loader *media.Loader
 	prep   *media.Preparer
 	geo    *geocode.Geocoder
@@ -125,7 +117,7 @@ func (s *Service) Send(ctx context.Context, sessionID string, req Request) (res 
 	if delay > 0 {
 		return s.schedule(ctx, sessionID, out, delay)
 	}
-	sent, err := s.wa.Send(ctx, sessionID, out)
+	sent, err := whatsapp.OpSend().Do(ctx, s.wa, sessionID, out)
 	if err != nil {
 		return Result{}, err
 	}
@@ -152,7 +144,7 @@ func (s *Service) Delete(ctx context.Context, sessionID, messageID string) error
 	if err != nil {
 		return fmt.Errorf("stored chat of message %s: %w", messageID, err)
 	}
-	if _, err := s.wa.Revoke(ctx, sessionID, chat, messageID); err != nil {
+	if _, err := whatsapp.OpRevoke().Do(ctx, s.wa, sessionID, whatsapp.MessageRef{Chat: chat, MessageID: messageID}); err != nil {
 		return err
 	}
 	return s.store.setStatus(ctx, sessionID, messageID, entmessage.StatusRevoked)
@@ -193,7 +185,7 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 	if err != nil {
 		return nil, "", "", err
 	}
-	data, err = s.wa.Download(ctx, sessionID, ref)
+	data, err = whatsapp.OpDownload().Do(ctx, s.wa, sessionID, ref)
 	release()
 	if isNotFound(err) {
 		return nil, "", "", s.askAgain(ctx, sessionID, m, ref)
@@ -215,7 +207,7 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 // the media route serves it again.
 func (s *Service) askAgain(ctx context.Context, sessionID string, m *ent.Message, ref whatsapp.MediaRef) error {
 	msg := whatsapp.Message{ID: m.MessageID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Timestamp: m.Timestamp, Media: &ref}
-	if err := s.wa.RequestMediaRetry(ctx, sessionID, msg); err != nil {
+	if _, err := whatsapp.OpRequestMediaRetry().Do(ctx, s.wa, sessionID, msg); err != nil {
 		s.log.WarnContext(ctx, "could not ask the phone for expired media again", "session_id", sessionID, "message_id", m.MessageID, "err", err)
 		return fault.New(fault.NotFound, "media of message %s is no longer on WhatsApp's servers", m.MessageID)
 	}

@@ -33,15 +33,13 @@ func (o *observed) take() [][2]string {
 }
 
 // switchSender sends, or fails with err when it is set.
-type switchSender struct {
-	failingSender
-}
-
-func (s switchSender) Send(ctx context.Context, id string, out whatsapp.Outgoing) (whatsapp.Sent, error) {
-	if s.err != nil {
-		return whatsapp.Sent{}, s.err
-	}
-	return whatsapp.Sent{ID: "3EB0SENT", Timestamp: time.Now()}, nil
+func switchSender(err error) whatsapp.Runner {
+	return sendsWith(failingSender{err}, func(whatsapp.Outgoing) (whatsapp.Sent, error) {
+		if err != nil {
+			return whatsapp.Sent{}, err
+		}
+		return whatsapp.Sent{ID: "3EB0SENT", Timestamp: time.Now()}, nil
+	})
 }
 
 // TestObserver: every send ends in one observation, by kind and outcome:
@@ -78,7 +76,7 @@ func TestObserver(t *testing.T) {
 			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 			obs := &observed{}
-			s := New(Options{DB: db, Sender: switchSender{failingSender{tt.sendErr}}, Publisher: &events{}, Now: clock, Observer: obs})
+			s := New(Options{DB: db, Sender: switchSender(tt.sendErr), Publisher: &events{}, Now: clock, Observer: obs})
 
 			tt.req.Number = "491701234567"
 			_, _ = s.Send(ctx, "s1", tt.req)

@@ -14,12 +14,15 @@ import (
 
 // keptSender keeps what it is asked to send and answers with an id.
 type keptSender struct {
-	failingSender
 	mu   sync.Mutex
 	sent []whatsapp.Outgoing
 }
 
-func (k *keptSender) Send(_ context.Context, _ string, out whatsapp.Outgoing) (whatsapp.Sent, error) {
+func (k *keptSender) Run(ctx context.Context, id string, c whatsapp.Call) error {
+	return sendsWith(failingSender{}, k.send).Run(ctx, id, c)
+}
+
+func (k *keptSender) send(out whatsapp.Outgoing) (whatsapp.Sent, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.sent = append(k.sent, out)

@@ -287,7 +287,7 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		s.finish(ctx, log, row, st, fmt.Errorf("stored send cannot be read: %w", err))
 		return
 	}
-	_, err = s.wa.Send(ctx, row.SessionID, out)
+	_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
 	switch {
 	case err == nil:
 		s.finish(ctx, log, row, st, nil)

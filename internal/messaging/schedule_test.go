@@ -19,23 +19,28 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// failingSender fails every send with err.
+// failingSender fails every operation with err.
 type failingSender struct{ err error }
 
-func (f failingSender) Send(context.Context, string, whatsapp.Outgoing) (whatsapp.Sent, error) {
-	return whatsapp.Sent{}, f.err
+func (f failingSender) Run(context.Context, string, whatsapp.Call) error { return f.err }
+
+// sendsWith is a runner whose sends send answers, every other operation
+// failing with fail's error.
+func sendsWith(fail failingSender, send func(whatsapp.Outgoing) (whatsapp.Sent, error)) whatsapp.Runner {
+	return runnerFunc(func(_ context.Context, _ string, c whatsapp.Call) error {
+		if c.Op != whatsapp.OpSend().Name() {
+			return fail.err
+		}
+		sent, err := send(c.Request.(whatsapp.Outgoing))
+		*c.Result.(*whatsapp.Sent) = sent
+		return err
+	})
 }
 
-func (f failingSender) Revoke(context.Context, string, whatsapp.JID, string) (whatsapp.Sent, error) {
-	return whatsapp.Sent{}, f.err
-}
+type runnerFunc func(ctx context.Context, sessionID string, c whatsapp.Call) error
 
-func (f failingSender) Download(context.Context, string, whatsapp.MediaRef) ([]byte, error) {
-	return nil, f.err
-}
-
-func (f failingSender) RequestMediaRetry(context.Context, string, whatsapp.Message) error {
-	return f.err
+func (f runnerFunc) Run(ctx context.Context, sessionID string, c whatsapp.Call) error {
+	return f(ctx, sessionID, c)
 }
 
 // events keeps what the scheduler publishes.

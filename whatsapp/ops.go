@@ -1,0 +1,235 @@
+package whatsapp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.mau.fi/whatsmeow/types"
+)
+
+// An Op is one operation on a session, defined once: its name (what a call
+// forwarded to another process carries), its request and result types, and
+// how the manager of the process that runs the session runs it. The API
+// calls it through a Runner (Do); the process that holds the session serves
+// it from Operations. Adding one is its Manager method and an entry below.
+type Op[Req, Res any] struct {
+	name string
+	run  func(m *Manager, ctx context.Context, sessionID string, req Req) (Res, error)
+}
+
+// None is the request or result of an operation that has none.
+type None struct{}
+
+// Name is what a forwarded call of the operation carries.
+func (o Op[Req, Res]) Name() string { return o.name }
+
+// Do runs the operation on session sessionID wherever r runs it.
+func (o Op[Req, Res]) Do(ctx context.Context, r Runner, sessionID string, req Req) (Res, error) {
+	var res Res
+	err := r.Run(ctx, sessionID, Call{
+		Op: o.name, Request: req, Result: &res,
+		Local: func(ctx context.Context, m *Manager) (err error) {
+			res, err = o.run(m, ctx, sessionID, req)
+			return err
+		},
+	})
+	return res, err
+}
+
+// Serve runs a call forwarded from another process on m: its request
+// decoded from JSON, its result left for the caller to encode.
+func (o Op[Req, Res]) Serve(ctx context.Context, m *Manager, sessionID string, request json.RawMessage) (any, error) {
+	var req Req
+	if err := json.Unmarshal(request, &req); err != nil {
+		return nil, fmt.Errorf("decode the request of %s: %w", o.name, err)
+	}
+	return o.run(m, ctx, sessionID, req)
+}
+
+// Call is one operation on its way to where its session runs: Local runs
+// it on the manager of this process (filling the result); a call forwarded
+// to another process carries Op and Request, and decodes the answer into
+// Result (a pointer).
+type Call struct {
+	Op      string
+	Request any
+	Result  any
+	Local   func(ctx context.Context, m *Manager) error
+}
+
+// A Runner runs an operation where its session runs: the Manager here; a
+// cluster's Router here or on the process that holds the session.
+type Runner interface {
+	Run(ctx context.Context, sessionID string, c Call) error
+}
+
+// Run runs c on this manager: with one process, every session runs here.
+func (m *Manager) Run(ctx context.Context, _ string, c Call) error { return c.Local(ctx, m) }
+
+// Operation is an Op of any types, as the process holding a session serves
+// the calls forwarded to it.
+type Operation interface {
+	Name() string
+	Serve(ctx context.Context, m *Manager, sessionID string, request json.RawMessage) (any, error)
+}
+
+// Operations is every operation a forwarded call may name.
+func Operations() []Operation {
+	return []Operation{
+		OpStatus(), OpConnect(), OpPairPhone(), OpDisconnect(), OpLogout(), OpDelete(),
+		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
+		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
+		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
+	}
+}
+
+// op makes an Op of a manager method of one request (a struct for several).
+func op[Req, Res any](name string, run func(m *Manager, ctx context.Context, sessionID string, req Req) (Res, error)) Op[Req, Res] {
+	return Op[Req, Res]{name: name, run: run}
+}
+
+// noResult adapts a manager method that answers only an error.
+func noResult[Req any](fn func(m *Manager, ctx context.Context, sessionID string, req Req) error) func(*Manager, context.Context, string, Req) (None, error) {
+	return func(m *Manager, ctx context.Context, id string, req Req) (None, error) {
+		return None{}, fn(m, ctx, id, req)
+	}
+}
+
+// The requests of the operations that take several arguments.
+type (
+	// NewGroup is a group to create.
+	NewGroup struct {
+		Name, Description string
+		Participants      []types.JID
+	}
+	// GroupChange is a change of group JID.
+	GroupChange struct {
+		JID    types.JID
+		Update GroupUpdate
+	}
+	// GroupMembers names members of group JID.
+	GroupMembers struct {
+		JID          types.JID
+		Participants []types.JID
+	}
+	// Picture is a profile picture of Target (the account, or a group).
+	Picture struct {
+		Target types.JID
+		JPEG   []byte
+	}
+	// PrivacyChange sets one privacy setting.
+	PrivacyChange struct{ Setting, Value string }
+	// MessageRef names a message of a chat.
+	MessageRef struct {
+		Chat      types.JID
+		MessageID string
+	}
+)
+
+// The operations, in Operations' order.
+
+// OpStatus reads the session's live state.
+func OpStatus() Op[None, SessionState] {
+	return op("status", func(m *Manager, ctx context.Context, id string, _ None) (SessionState, error) { return m.Status(ctx, id) })
+}
+
+// OpConnect starts the session: it logs in, or shows a QR code to link.
+func OpConnect() Op[None, None] {
+	return op("connect", noResult(func(m *Manager, ctx context.Context, id string, _ None) error { return m.Connect(ctx, id) }))
+}
+
+// OpPairPhone asks for a pairing code for a phone number.
+func OpPairPhone() Op[string, string] { return op("pairPhone", (*Manager).PairPhone) }
+
+// OpDisconnect closes the session's connection, keeping its link.
+func OpDisconnect() Op[None, None] {
+	return op("disconnect", noResult(func(m *Manager, _ context.Context, id string, _ None) error { return m.Disconnect(id) }))
+}
+
+// OpLogout unlinks the session's device.
+func OpLogout() Op[None, None] {
+	return op("logout", noResult(func(m *Manager, ctx context.Context, id string, _ None) error { return m.Logout(ctx, id) }))
+}
+
+// OpDelete forgets a deleted session: unlinks its device, deletes its keys.
+func OpDelete() Op[None, None] {
+	return op("delete", noResult(func(m *Manager, ctx context.Context, id string, _ None) error { return m.Delete(ctx, id) }))
+}
+
+// OpCreateGroup creates a group.
+func OpCreateGroup() Op[NewGroup, Group] {
+	return op("createGroup", func(m *Manager, ctx context.Context, id string, g NewGroup) (Group, error) {
+		return m.CreateGroup(ctx, id, g.Name, g.Description, g.Participants)
+	})
+}
+
+// OpGroups lists the account's groups.
+func OpGroups() Op[None, []Group] {
+	return op("groups", func(m *Manager, ctx context.Context, id string, _ None) ([]Group, error) { return m.Groups(ctx, id) })
+}
+
+// OpUpdateGroup changes a group's subject, description or settings.
+func OpUpdateGroup() Op[GroupChange, Group] {
+	return op("updateGroup", func(m *Manager, ctx context.Context, id string, c GroupChange) (Group, error) {
+		return m.UpdateGroup(ctx, id, c.JID, c.Update)
+	})
+}
+
+// OpGroupInviteLink reads a group's invite link.
+func OpGroupInviteLink() Op[types.JID, string] { return op("groupInviteLink", (*Manager).GroupInviteLink) }
+
+// OpDemoteParticipants demotes group admins.
+func OpDemoteParticipants() Op[GroupMembers, []ParticipantOutcome] {
+	return op("demoteParticipants", func(m *Manager, ctx context.Context, id string, g GroupMembers) ([]ParticipantOutcome, error) {
+		return m.DemoteParticipants(ctx, id, g.JID, g.Participants)
+	})
+}
+
+// OpSetPicture sets the account's or a group's picture.
+func OpSetPicture() Op[Picture, None] {
+	return op("setPicture", noResult(func(m *Manager, ctx context.Context, id string, p Picture) error {
+		return m.SetPicture(ctx, id, p.Target, p.JPEG)
+	}))
+}
+
+// OpSetProfileName sets the account's name.
+func OpSetProfileName() Op[string, None] {
+	return op("setProfileName", noResult((*Manager).SetProfileName))
+}
+
+// OpPrivacy reads the privacy settings.
+func OpPrivacy() Op[None, Privacy] {
+	return op("privacy", func(m *Manager, ctx context.Context, id string, _ None) (Privacy, error) { return m.Privacy(ctx, id) })
+}
+
+// OpSetPrivacy changes one privacy setting.
+func OpSetPrivacy() Op[PrivacyChange, Privacy] {
+	return op("setPrivacy", func(m *Manager, ctx context.Context, id string, c PrivacyChange) (Privacy, error) {
+		return m.SetPrivacy(ctx, id, c.Setting, c.Value)
+	})
+}
+
+// OpSetDefaultDisappearingTimer sets the timer of new chats.
+func OpSetDefaultDisappearingTimer() Op[time.Duration, None] {
+	return op("setDefaultDisappearingTimer", noResult((*Manager).SetDefaultDisappearingTimer))
+}
+
+// OpSend sends a message.
+func OpSend() Op[Outgoing, Sent] { return op("send", (*Manager).Send) }
+
+// OpRevoke deletes a message for everyone.
+func OpRevoke() Op[MessageRef, Sent] {
+	return op("revoke", func(m *Manager, ctx context.Context, id string, r MessageRef) (Sent, error) {
+		return m.Revoke(ctx, id, r.Chat, r.MessageID)
+	})
+}
+
+// OpDownload downloads a message's media.
+func OpDownload() Op[MediaRef, []byte] { return op("download", (*Manager).Download) }
+
+// OpRequestMediaRetry asks the phone to upload a message's media again.
+func OpRequestMediaRetry() Op[Message, None] {
+	return op("requestMediaRetry", noResult((*Manager).RequestMediaRetry))
+}
