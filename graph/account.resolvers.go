@@ -7,18 +7,16 @@ package graph
 
 import (
 	"context"
-	"strings"
 
 	"github.com/wagraph/wagraph/graph/model"
-	"github.com/wagraph/wagraph/internal/fault"
-	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/internal/account"
 )
 
 func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID string, identifier string, source string) (bool, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return false, err
 	}
-	target, err := r.pictureTarget(ctx, sessionID, identifier)
+	target, err := r.Account.PictureTarget(ctx, sessionID, identifier)
 	if err != nil {
 		return false, err
 	}
@@ -30,7 +28,7 @@ func (r *mutationResolver) UpdateDisplayPicture(ctx context.Context, sessionID s
 	if err != nil {
 		return false, err
 	}
-	if _, err := whatsapp.OpSetPicture().Do(ctx, r.WhatsApp, sessionID, whatsapp.Picture{Target: target, JPEG: jpeg}); err != nil {
+	if err := r.Account.SetPicture(ctx, sessionID, target, jpeg); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -40,10 +38,7 @@ func (r *mutationResolver) UpdateProfileName(ctx context.Context, sessionID stri
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return false, err
 	}
-	if err := checkGroupText("name", &name, maxProfileNameLen, true); err != nil {
-		return false, err
-	}
-	if _, err := whatsapp.OpSetProfileName().Do(ctx, r.WhatsApp, sessionID, strings.TrimSpace(name)); err != nil {
+	if err := r.Account.SetProfileName(ctx, sessionID, name); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -53,14 +48,7 @@ func (r *mutationResolver) SetDefaultDisappearingMode(ctx context.Context, sessi
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	d, ok := disappearingModes[strings.ToUpper(strings.TrimSpace(mode))]
-	if !ok {
-		return nil, fault.InvalidField("mode", "mode must be one of OFF, ONE_DAY, ONE_WEEK, NINETY_DAYS (THREE_MONTHS is an alias); got %q", fault.Clip(mode, fault.QuoteLen))
-	}
-	if _, err := whatsapp.OpSetDefaultDisappearingTimer().Do(ctx, r.WhatsApp, sessionID, d); err != nil {
-		return nil, err
-	}
-	p, err := whatsapp.OpPrivacy().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
+	p, err := r.Account.SetDefaultDisappearingMode(ctx, sessionID, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -68,22 +56,22 @@ func (r *mutationResolver) SetDefaultDisappearingMode(ctx context.Context, sessi
 }
 
 func (r *mutationResolver) SetReadReceiptsPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error) {
-	return r.setPrivacy(ctx, sessionID, "readreceipts", privacy, "all", "none")
+	return r.setPrivacy(ctx, sessionID, account.ReadReceipts(), privacy)
 }
 
 func (r *mutationResolver) SetGroupsAddPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error) {
-	return r.setPrivacy(ctx, sessionID, "groupadd", privacy, "all", "contacts", "contact_blacklist", "none")
+	return r.setPrivacy(ctx, sessionID, account.GroupsAdd(), privacy)
 }
 
 func (r *mutationResolver) SetStatusPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error) {
-	return r.setPrivacy(ctx, sessionID, "status", privacy, "all", "contacts", "contact_blacklist", "none")
+	return r.setPrivacy(ctx, sessionID, account.Status(), privacy)
 }
 
 func (r *queryResolver) Privacy(ctx context.Context, sessionID string) (*model.PrivacySettings, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	p, err := whatsapp.OpPrivacy().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
+	p, err := r.Account.Privacy(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,9 @@ package graph
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/wagraph/wagraph/graph/model"
-	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -20,23 +19,9 @@ func (r *mutationResolver) CreateGroup(ctx context.Context, sessionID string, in
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if err := checkGroupText("input.subject", &input.Subject, maxSubjectLen, true); err != nil {
-		return nil, err
-	}
-	if err := checkGroupText("input.description", input.Description, maxDescriptionLen, false); err != nil {
-		return nil, err
-	}
-	participants, err := parseUsers("input.participants", input.Participants)
+	g, err := r.Account.CreateGroup(ctx, sessionID, account.NewGroup{Subject: input.Subject, Description: input.Description, Participants: input.Participants})
 	if err != nil {
-		return nil, err
-	}
-	desc := ""
-	if input.Description != nil {
-		desc = *input.Description
-	}
-	g, err := whatsapp.OpCreateGroup().Do(ctx, r.WhatsApp, sessionID, whatsapp.NewGroup{Name: input.Subject, Description: desc, Participants: participants})
-	if err != nil {
-		return nil, err
+		return nil, underInput(err, "subject", "description", "participants")
 	}
 	return toGroup(g), nil
 }
@@ -45,22 +30,12 @@ func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, ji
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	gj, err := whatsapp.ParseGroupJID("jid", jid)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkGroupText("input.subject", input.Subject, maxSubjectLen, true); err != nil {
-		return nil, err
-	}
-	if err := checkGroupText("input.description", input.Description, maxDescriptionLen, false); err != nil {
-		return nil, err
-	}
-	g, err := whatsapp.OpUpdateGroup().Do(ctx, r.WhatsApp, sessionID, whatsapp.GroupChange{JID: gj, Update: whatsapp.GroupUpdate{
+	g, err := r.Account.UpdateGroup(ctx, sessionID, jid, whatsapp.GroupUpdate{
 		Name: input.Subject, Description: input.Description,
 		OnlyAdminsCanPost: input.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: input.OnlyAdminsCanEditInfo,
-	}})
+	})
 	if err != nil {
-		return nil, err
+		return nil, underInput(err, "subject", "description")
 	}
 	return toGroup(g), nil
 }
@@ -69,23 +44,9 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	text, err := r.Account.InviteText(ctx, sessionID, jid, number, message)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := whatsapp.ParseRecipient("number", number); err != nil {
-		return nil, err
-	}
-	if err := checkGroupText("message", &message, maxInviteTextLen, false); err != nil {
-		return nil, err
-	}
-	link, err := whatsapp.OpGroupInviteLink().Do(ctx, r.WhatsApp, sessionID, gj)
-	if err != nil {
-		return nil, err
-	}
-	text := link
-	if strings.TrimSpace(message) != "" {
-		text = message + "\n\n" + link
 	}
 	res, err := r.Messages.Send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: number, Text: text})
 	if err != nil {
@@ -98,18 +59,7 @@ func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionI
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	gj, err := whatsapp.ParseGroupJID("jid", jid)
-	if err != nil {
-		return nil, err
-	}
-	if len(participants) == 0 {
-		return nil, fault.InvalidField("participants", "participants must name at least one number")
-	}
-	users, err := parseUsers("participants", participants)
-	if err != nil {
-		return nil, err
-	}
-	outcomes, err := whatsapp.OpDemoteParticipants().Do(ctx, r.WhatsApp, sessionID, whatsapp.GroupMembers{JID: gj, Participants: users})
+	outcomes, err := r.Account.DemoteParticipants(ctx, sessionID, jid, participants)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +82,7 @@ func (r *queryResolver) Groups(ctx context.Context, sessionID string) ([]*model.
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	gs, err := whatsapp.OpGroups().Do(ctx, r.WhatsApp, sessionID, whatsapp.None{})
+	gs, err := r.Account.Groups(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

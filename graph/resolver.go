@@ -15,6 +15,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entsession "github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -33,6 +34,9 @@ type Resolver struct {
 	Deliveries *webhook.DeliveryLog
 	// WhatsApp runs the operations on sessions where each runs.
 	WhatsApp WhatsApp
+	// Account applies the rules of a linked account's profile, privacy
+	// and groups, then runs their operations.
+	Account  *account.Service
 	Messages *messaging.Service
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,9 +19,6 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// maxProfileName is the longest push name WhatsApp's apps accept.
-const maxProfileName = 25
-
 // Privacy is the account's privacy settings, in whatsmeow's values: all,
 // contacts, contact_blacklist, none, match_last_seen (Online), known
 // (CallAdd).
@@ -34,21 +30,13 @@ type Privacy struct {
 // is its user JID) or of a group (target is the group's JID). jpeg must be
 // the square JPEG WhatsApp takes; converting to it is the caller's job.
 func (m *Manager) SetPicture(ctx context.Context, sessionID string, target types.JID, jpeg []byte) error {
-	if len(jpeg) == 0 {
-		return fault.InvalidField("source", "the picture is empty")
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return err
 	}
-	own := cli.Store.GetJID()
 	var to types.JID // empty: WhatsApp sets the picture of the account itself
-	switch {
-	case target.Server == types.GroupServer:
+	if target.Server == types.GroupServer {
 		to = target
-	case target.Device == 0 && (target.ToNonAD() == own.ToNonAD() || target.ToNonAD() == cli.Store.GetLID().ToNonAD()):
-	default:
-		return fault.InvalidField("identifier", "identifier must be the session's own number (%s) or a group id", own.User)
 	}
 	_, err = cli.SetGroupPhoto(ctx, to, jpeg)
 	switch {
@@ -67,9 +55,6 @@ func (m *Manager) SetPicture(ctx context.Context, sessionID string, target types
 // phone learn it from the patch uploaded here. The session's PushName
 // follows at once.
 func (m *Manager) SetProfileName(ctx context.Context, sessionID, name string) error {
-	if n := len([]rune(name)); name == "" || n > maxProfileName {
-		return fault.InvalidField("name", "name must be 1 to %d characters (got %d)", maxProfileName, n)
-	}
 	s, _, err := m.sessionClient(sessionID)
 	if err != nil {
 		return err
@@ -145,15 +130,6 @@ func (m *Manager) Privacy(ctx context.Context, sessionID string) (Privacy, error
 // against the setting; WhatsApp refuses a value a setting does not take
 // (422).
 func (m *Manager) SetPrivacy(ctx context.Context, sessionID, setting, value string) (Privacy, error) {
-	name := types.PrivacySettingType(setting)
-	known := []types.PrivacySettingType{
-		types.PrivacySettingTypeReadReceipts, types.PrivacySettingTypeGroupAdd, types.PrivacySettingTypeStatus,
-		types.PrivacySettingTypeLastSeen, types.PrivacySettingTypeOnline, types.PrivacySettingTypeProfile,
-		types.PrivacySettingTypeCallAdd,
-	}
-	if !slices.Contains(known, name) {
-		return Privacy{}, fault.InvalidField("setting", "unknown privacy setting %q: one of readreceipts, groupadd, status, last, online, profile, calladd", setting)
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return Privacy{}, err
@@ -207,11 +183,6 @@ func privacyOf(ps types.PrivacySettings) Privacy {
 // SetDefaultDisappearingTimer sets the timer of the account's new chats: 0
 // (off), 24 hours, 7 days or 90 days, the durations WhatsApp offers.
 func (m *Manager) SetDefaultDisappearingTimer(ctx context.Context, sessionID string, d time.Duration) error {
-	// The durations WhatsApp offers; it refuses others.
-	const day = 24 * time.Hour
-	if !slices.Contains([]time.Duration{0, day, 7 * day, 90 * day}, d) {
-		return fault.InvalidField("mode", "the default disappearing timer must be off, 24 hours, 7 days or 90 days (got %s)", d)
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return err

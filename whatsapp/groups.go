@@ -21,13 +21,6 @@ const (
 	RoleSuperAdmin = "superadmin" // the creator
 )
 
-// WhatsApp's limits on group texts; the server refuses longer ones with an
-// opaque 406, so they are checked here to name the rule.
-const (
-	maxGroupName        = 100
-	maxGroupDescription = 2048
-)
-
 // Participant is a member of a group.
 type Participant struct {
 	JID   types.JID // as WhatsApp lists the member: a phone JID, or a LID
@@ -89,12 +82,6 @@ func ParseGroupJID(field, s string) (types.JID, error) {
 // exists nonetheless: the error says so and the returned Group carries the
 // new group's JID, so that a caller does not create it twice.
 func (m *Manager) CreateGroup(ctx context.Context, sessionID, name, description string, participants []types.JID) (Group, error) {
-	if err := checkGroupName(name); err != nil {
-		return Group{}, err
-	}
-	if err := checkGroupDescription(description); err != nil {
-		return Group{}, err
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return Group{}, err
@@ -165,16 +152,6 @@ func (m *Manager) Groups(ctx context.Context, sessionID string) ([]Group, error)
 // the order name, description, announce, locked; on a failure the earlier
 // ones stay made.
 func (m *Manager) UpdateGroup(ctx context.Context, sessionID string, jid types.JID, u GroupUpdate) (Group, error) {
-	if u.Name != nil {
-		if err := checkGroupName(*u.Name); err != nil {
-			return Group{}, err
-		}
-	}
-	if u.Description != nil {
-		if err := checkGroupDescription(*u.Description); err != nil {
-			return Group{}, err
-		}
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return Group{}, err
@@ -239,9 +216,6 @@ func (m *Manager) GroupInviteLink(ctx context.Context, sessionID string, jid typ
 // failed outcome (404 "not a participant"), not an error. The error is for
 // the request as a whole: not connected, the group unknown, and so on.
 func (m *Manager) DemoteParticipants(ctx context.Context, sessionID string, jid types.JID, participants []types.JID) ([]ParticipantOutcome, error) {
-	if len(participants) == 0 {
-		return nil, fault.InvalidField("participants", "participants must name at least one number")
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return nil, err
@@ -358,22 +332,4 @@ func groupFault(id string, jid types.JID, action string, err error) error {
 		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not an admin of group %s", id, action, jid)
 	}
 	return classify(id, action, err)
-}
-
-func checkGroupName(name string) error {
-	n := len([]rune(name))
-	switch {
-	case strings.TrimSpace(name) == "":
-		return fault.InvalidField("subject", "subject must not be empty")
-	case n > maxGroupName:
-		return fault.InvalidField("subject", "subject is %d characters; WhatsApp takes group names up to %d", n, maxGroupName)
-	}
-	return nil
-}
-
-func checkGroupDescription(desc string) error {
-	if n := len([]rune(desc)); n > maxGroupDescription {
-		return fault.InvalidField("description", "description is %d characters; WhatsApp takes group descriptions up to %d", n, maxGroupDescription)
-	}
-	return nil
 }

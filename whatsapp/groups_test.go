@@ -202,7 +202,7 @@ func TestGroups(t *testing.T) {
 		})
 	}
 	_, err = m.UpdateGroup(ctx, "s1", g.JID, GroupUpdate{Name: str(strings.Repeat("x", 101))})
-	wantFault(t, err, fault.Invalid, "subject is 101 characters", "up to 100")
+	wantFault(t, err, fault.WhatsAppRefused, "change the group name", "406")
 	if e.netGroup(g.JID).Subject != "Team 3" {
 		t.Errorf("a refused name changed the group")
 	}
@@ -245,7 +245,7 @@ func TestGroups(t *testing.T) {
 		t.Errorf("network roles after demoting %v, want %v", r, want)
 	}
 	_, err = m.DemoteParticipants(ctx, "s1", g.JID, nil)
-	wantFault(t, err, fault.Invalid, "participants")
+	wantFault(t, err, fault.WhatsAppRefused, "400")
 
 	// Group picture.
 	pic := testJPEG(t, color.RGBA{R: 200, A: 255})
@@ -256,11 +256,15 @@ func TestGroups(t *testing.T) {
 		t.Errorf("network group picture %s, want %s", got, sha(pic))
 	}
 
-	// Refusals before anything is sent.
-	_, err = m.CreateGroup(ctx, "s1", " ", "", nil)
-	wantFault(t, err, fault.Invalid, "subject must not be empty")
-	_, err = m.CreateGroup(ctx, "s1", "Long", strings.Repeat("d", 2049), nil)
-	wantFault(t, err, fault.Invalid, "description is 2049 characters")
+	// WhatsApp's limits, which internal/account checks before a request
+	// reaches the adapter, are the network's too.
+	_, err = m.CreateGroup(ctx, "s1", strings.Repeat("x", 101), "", nil)
+	wantFault(t, err, fault.WhatsAppRefused, "create the group", "406")
+	long, err := m.CreateGroup(ctx, "s1", "Long", strings.Repeat("d", 2049), nil)
+	wantFault(t, err, fault.WhatsAppRefused, "was created, but its description was not set", "406")
+	if long.JID.IsEmpty() || e.netGroup(long.JID).Description != "" {
+		t.Errorf("a refused description: group %v, network description %q; want the group without one", long.JID, e.netGroup(long.JID).Description)
+	}
 
 	// An unknown group is 404 for every operation.
 	unknown := types.NewJID("120363000000000000", types.GroupServer)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
@@ -180,6 +181,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
 		Deliveries: a.hooks.deliveries,
 		WhatsApp:   a.ops,
+		Account:    account.NewService(a.ops),
 		Messages:   a.messages,
 		Media:      a.loader,
 		Pictures:   a.preparer,

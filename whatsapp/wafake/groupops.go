@@ -45,6 +45,9 @@ func setDescription(g *group, actor string, req waBinary.Node) (groupChange, *iq
 	if ag.OptionalString("delete") == "true" {
 		body = ""
 	}
+	if len([]rune(body)) > maxDescription {
+		return groupChange{}, errNotAcceptable
+	}
 	if id == "" {
 		id = newMessageID()
 	}
@@ -110,6 +113,9 @@ func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
 // 409 (already a member).
 func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
 	action := req.Tag
+	if len(req.GetChildrenByTag("participant")) == 0 {
+		return groupChange{}, errBadRequest // a change of nobody
+	}
 	admin := g.isAdmin(actor)
 	var results, done []waBinary.Node
 	var removed []string

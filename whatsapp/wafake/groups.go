@@ -148,6 +148,10 @@ var (
 // still says 25); longer names are refused with 406 as the server does.
 const maxSubject = 100
 
+// maxDescription is WhatsApp's limit on group descriptions; a longer one is
+// refused with 406.
+const maxDescription = 2048
+
 // groupChange is what one operation on a group produced: the IQ result,
 // the children of the w:gp2 notification (none: nothing to tell) and
 // phones that are told although no longer members (the removed).
