@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/wagraph/wagraph/graph/model"
@@ -21,20 +22,14 @@ func toGroup(g whatsapp.Group) *model.Group {
 }
 
 // underInput moves a fault about one of the input object's fields (named
-// as the REST body names it, "subject", "participants[2]") to its GraphQL
-// path under the argument ("input.subject"), keeping the message, which a
-// REST client reads.
+// as the REST body names it, "subject", "participants[2]") under the
+// argument ("input.subject"); a fault about another argument ("jid") stays.
 func underInput(err error, fields ...string) error {
 	f := fault.From(err)
-	if f == nil {
-		return err
-	}
-	for _, name := range fields {
-		if f.Field == name || strings.HasPrefix(f.Field, name+"[") {
-			c := *f
-			c.Field = "input." + f.Field
-			return &c
-		}
+	if f != nil && slices.ContainsFunc(fields, func(name string) bool {
+		return f.Field == name || strings.HasPrefix(f.Field, name+"[")
+	}) {
+		return inArgument("input", err)
 	}
 	return err
 }

@@ -79,16 +79,7 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
 	if err == nil && s == nil {
 		err = graph.SessionNotFound(id)
 	}
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	out, err := h.sessionJSON(r.Context(), s)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	ok(w, http.StatusOK, out)
+	h.writeSession(w, r, s, err)
 }
 
 func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -101,6 +92,11 @@ func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) connectSession(w http.ResponseWriter, r *http.Request) {
 	s, err := h.m.ConnectSession(r.Context(), r.PathValue("sessionId"))
+	h.writeSession(w, r, s, err)
+}
+
+// writeSession answers the session a resolver returned, or its error.
+func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, s *model.Session, err error) {
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return

@@ -57,7 +57,10 @@ func TestRulesBeforeOperations(t *testing.T) {
 		{"empty picture", func(s *Service) error { return s.SetPicture(ctx, "s", whatsapp.JID{}, nil) }, "source", "the picture is empty", ""},
 		{"subject blank", func(s *Service) error { _, err := s.CreateGroup(ctx, "s", NewGroup{Subject: " "}); return err },
 			"subject", "subject must not be empty", ""},
-		{"subject too long", func(s *Service) error { _, err := s.CreateGroup(ctx, "s", NewGroup{Subject: strings.Repeat("x", 101)}); return err },
+		{"subject too long", func(s *Service) error {
+			_, err := s.CreateGroup(ctx, "s", NewGroup{Subject: strings.Repeat("x", 101)})
+			return err
+		},
 			"subject", "subject must be at most 100 characters (got 101)", ""},
 		{"description too long", func(s *Service) error {
 			_, err := s.CreateGroup(ctx, "s", NewGroup{Subject: "x", Description: str(strings.Repeat("d", 2049))})
@@ -83,7 +86,10 @@ func TestRulesBeforeOperations(t *testing.T) {
 			_, err := s.UpdateGroup(ctx, "s", "", whatsapp.GroupUpdate{})
 			return err
 		}, "jid", "jid must not be empty", ""},
-		{"demote nobody", func(s *Service) error { _, err := s.DemoteParticipants(ctx, "s", "120363025246125888", nil); return err },
+		{"demote nobody", func(s *Service) error {
+			_, err := s.DemoteParticipants(ctx, "s", "120363025246125888", nil)
+			return err
+		},
 			"participants", "participants must name at least one number", ""},
 		{"invite text too long", func(s *Service) error {
 			_, err := s.InviteText(ctx, "s", "120363025246125888", "4915550002222", strings.Repeat("m", 4097))

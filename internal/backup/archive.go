@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/datadir"
 )
 
 // entry is one entry of an archive: a file or a directory, by its
@@ -75,7 +77,7 @@ func writeArchive(ctx context.Context, stage string, entries []entry, dest, path
 	if err := place(tmp, dest, path); err != nil {
 		return 0, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := datadir.SyncDir(dir); err != nil {
 		return 0, fmt.Errorf("sync the directory of %s: %w", path, err)
 	}
 	return fi.Size(), nil
@@ -119,14 +121,4 @@ func place(tmp, dest, path string) error {
 		return fmt.Errorf("name the backup file %s: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir makes the directory's entries (a new name) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/datadir"
 )
 
 // Restore unpacks the backup archive into dataDir, which must be empty or
@@ -223,7 +225,7 @@ func syncTree(root string) error {
 			return err
 		}
 		if d.IsDir() {
-			return syncDir(p)
+			return datadir.SyncDir(p)
 		}
 		return nil
 	})

@@ -157,7 +157,6 @@ func (r *Router) Status(ctx context.Context, id string) (whatsapp.SessionState, 
 	return st, nil
 }
 
-
 // Delete forgets a deleted session where it runs, which unlinks its device
 // and removes its lease. Its record is gone already, so nobody may take it:
 // a session nobody runs is forgotten here.

@@ -244,3 +244,15 @@ func readPID(path string) int {
 	}
 	return 0
 }
+
+// SyncDir makes a directory's entries durable: a file renamed into it (an
+// atomic replace, a restored file) survives a crash of the machine only
+// once the directory itself is synced.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
