@@ -71,7 +71,7 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 				continue
 			}
 			for _, enc := range t.GetChildrenByTag("enc") {
-				n.deliverCopy(sender, to, dest, id, enc)
+				n.deliverCopy(sender, to, dest, id, enc, node)
 			}
 		}
 	}
@@ -80,8 +80,10 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 	}})
 }
 
-// deliverCopy hands one encrypted copy to its device.
-func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBinary.Node) {
+// deliverCopy hands one encrypted copy to its device: a phone decrypts
+// it into its inbox; a linked device gets it relayed (relayCopy). orig is
+// the stanza the sender sent.
+func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBinary.Node, orig *waBinary.Node) {
 	if dest.Server == types.HiddenUserServer {
 		dest = n.pnOfLID(dest)
 	}
@@ -92,8 +94,7 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 		return
 	}
 	if dest.Device != 0 {
-		// A linked device: relaying between two clients of the network
-		// arrives with the linked-device scenarios.
+		n.relayCopy(sender, chat, acct, dest.Device, id, enc, orig)
 		return
 	}
 	msg, err := n.phoneDecrypt(acct, sender, enc)
@@ -108,6 +109,38 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 	n.mu.Lock()
 	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, To: chat, Message: msg, Timestamp: time.Now()})
 	n.mu.Unlock()
+}
+
+// relayCopy passes a copy one client encrypted for a linked device of acct
+// on to that device, as WhatsApp's server does: the ciphertext untouched,
+// the sender named by number and by LID, the sending device's identity
+// (which a prekey message carries) kept. A copy for another device of the
+// sender's own account names the chat it was sent to (recipient), as
+// WhatsApp's copies of one's own sends do. The device gets it when it is
+// online, or at its next login.
+func (n *Network) relayCopy(sender, chat types.JID, acct *account, device uint16, id string, enc waBinary.Node, orig *waBinary.Node) {
+	n.mu.Lock()
+	comp := acct.devices[device]
+	from := n.accounts[sender.User]
+	if comp == nil || from == nil {
+		n.mu.Unlock()
+		return
+	}
+	notify, _ := n.senderIdentityLocked(from)
+	senderLID := types.JID{User: from.lid, Device: sender.Device, Server: types.HiddenUserServer}
+	n.mu.Unlock()
+	attrs := waBinary.Attrs{
+		"id": id, "from": sender, "sender_lid": senderLID, "notify": notify,
+		"t": strconv.FormatInt(time.Now().Unix(), 10), "type": orig.AttrGetter().OptionalString("type"),
+	}
+	if from == acct {
+		attrs["recipient"] = chat
+	}
+	content := []waBinary.Node{enc}
+	if di, ok := orig.GetOptionalChildByTag("device-identity"); ok {
+		content = append(content, di)
+	}
+	n.queue(comp, id, waBinary.Node{Tag: "message", Attrs: attrs, Content: content})
 }
 
 // pnOfLID maps a LID device JID to the phone-number JID of the same device.
