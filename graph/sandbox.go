@@ -12,22 +12,11 @@ import (
 )
 
 // SandboxNetwork is the simulated network's control surface (sandbox.md):
-// in-process with --sandbox, over loopback with --sandbox-network.
+// in-process with --sandbox, over loopback with --sandbox-network. The
+// resolvers run its controls with sandbox.Do, which checks their input the
+// same way for either.
 type SandboxNetwork interface {
-	LinkDevice(ctx context.Context, qrCode, phone string) error
-	EnterPairingCode(ctx context.Context, phone, code string) error
-	Inbox(ctx context.Context, phone string) ([]sandbox.Message, error)
-	SendText(ctx context.Context, from, to, text string) (string, error)
-	SendImage(ctx context.Context, from, to string, data []byte, mimetype, caption string) (string, error)
-	SendBurst(ctx context.Context, from, to string, count int, prefix string) (int, error)
-	React(ctx context.Context, from, to, messageID, emoji string) error
-	Receipt(ctx context.Context, from, to, messageID, typ string) error
-	Presence(ctx context.Context, from, to, state string) error
-	Group(ctx context.Context, jid string) (*sandbox.Group, error)
-	Account(ctx context.Context, phone string) (*sandbox.Account, error)
-	DropConnection(ctx context.Context, device string) error
-	RemoveDevice(ctx context.Context, device string) error
-	RequireClientVersion(ctx context.Context, minimum string) error
+	sandbox.Network
 }
 
 // linkWait bounds how long a sandbox link waits for the session to log in.
@@ -92,6 +81,50 @@ func (r *Resolver) linkedDevice(ctx context.Context, sessionID string) (string, 
 	return st.JID, nil
 }
 
+// sandboxContact runs the control req(to) of a simulated contact writing
+// to the session: to is the session's account, or group when given.
+func sandboxContact[Req sandbox.Request[Req, Res], Res any](ctx context.Context, r *Resolver, sessionID string, group *string, req func(to string) Req) (Res, error) {
+	sb, to, err := r.sandboxChat(ctx, sessionID, group)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return sandbox.Do(ctx, sb, req(to))
+}
+
+// sandboxDevice runs the control req(device) on the session's linked
+// device.
+func sandboxDevice[Req sandbox.Request[Req, sandbox.Done]](ctx context.Context, r *Resolver, sessionID string, req func(device string) Req) (bool, error) {
+	sb, err := r.sandbox(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	device, err := r.linkedDevice(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	return sandboxDone(sandbox.Do(ctx, sb, req(device)))
+}
+
+// sandboxView runs a control that reads the network's world, for any
+// authenticated caller, and maps its answer to GraphQL.
+func sandboxView[Req sandbox.Request[Req, Res], Res, Out any](ctx context.Context, r *Resolver, req Req, to func(Res) Out) (Out, error) {
+	var zero Out
+	sb, err := r.sandboxOn(ctx)
+	if err != nil {
+		return zero, err
+	}
+	res, err := sandbox.Do(ctx, sb, req)
+	if err != nil {
+		return zero, err
+	}
+	return to(res), nil
+}
+
+// sandboxDone is what a mutation whose control answers nothing returns:
+// true once the control ran.
+func sandboxDone(_ sandbox.Done, err error) (bool, error) { return err == nil, err }
+
 // awaitQR returns the session's state once it shows a QR code; a session
 // that is connecting (just asked to) gets a moment to show its first one.
 func (r *Resolver) awaitQR(ctx context.Context, sessionID string) (whatsapp.SessionState, error) {
@@ -130,6 +163,14 @@ func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model
 	return toLiveSession(s, last), nil
 }
 
+func toSandboxMessages(msgs []sandbox.Message) []*model.SandboxMessage {
+	out := make([]*model.SandboxMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = toSandboxMessage(m)
+	}
+	return out
+}
+
 func toSandboxMessage(m sandbox.Message) *model.SandboxMessage {
 	out := &model.SandboxMessage{
 		ID: m.ID, From: m.From, Chat: m.Chat, Type: m.Type,
@@ -154,7 +195,11 @@ func toSandboxMessage(m sandbox.Message) *model.SandboxMessage {
 	return out
 }
 
-func toSandboxGroup(g *sandbox.Group) *model.SandboxGroup {
+// toSandboxGroup is nil when the network has no such group.
+func toSandboxGroup(g *sandbox.GroupInfo) *model.SandboxGroup {
+	if g == nil {
+		return nil
+	}
 	out := &model.SandboxGroup{
 		Jid: g.JID, Subject: g.Subject, Description: g.Description, Announce: g.Announce, Locked: g.Locked,
 		InviteCode: g.InviteCode, PictureSha256: optional(g.PictureSHA256),
@@ -166,7 +211,11 @@ func toSandboxGroup(g *sandbox.Group) *model.SandboxGroup {
 	return out
 }
 
-func toSandboxAccount(a *sandbox.Account) *model.SandboxAccount {
+// toSandboxAccount is nil when the phone is not on WhatsApp.
+func toSandboxAccount(a *sandbox.AccountInfo) *model.SandboxAccount {
+	if a == nil {
+		return nil
+	}
 	p := a.Privacy
 	return &model.SandboxAccount{
 		Phone: a.Phone, PushName: a.PushName, PictureSha256: optional(a.PictureSHA256),

@@ -14,6 +14,7 @@ import (
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
 func (r *mutationResolver) SandboxLinkDevice(ctx context.Context, sessionID string, phone string) (*model.Session, error) {
@@ -28,7 +29,7 @@ func (r *mutationResolver) SandboxLinkDevice(ctx context.Context, sessionID stri
 	if st.Status != whatsapp.StatusPairing || st.QRCode == "" {
 		return nil, fault.New(fault.Conflict, "session %s is not showing a QR code (status: %s); call connectSession first", sessionID, st.Status)
 	}
-	if err := sb.LinkDevice(ctx, st.QRCode, phone); err != nil {
+	if _, err := sandbox.Do(ctx, sb, sandbox.LinkDevice{QRCode: st.QRCode, Phone: phone}); err != nil {
 		return nil, err
 	}
 	return r.awaitConnected(ctx, sessionID)
@@ -39,18 +40,17 @@ func (r *mutationResolver) SandboxEnterPairingCode(ctx context.Context, sessionI
 	if err != nil {
 		return nil, err
 	}
-	if err := sb.EnterPairingCode(ctx, phone, code); err != nil {
+	if _, err := sandbox.Do(ctx, sb, sandbox.EnterPairingCode{Phone: phone, Code: code}); err != nil {
 		return nil, err
 	}
 	return r.awaitConnected(ctx, sessionID)
 }
 
 func (r *mutationResolver) SandboxSendText(ctx context.Context, sessionID string, from string, text string, group *string) (string, error) {
-	sb, to, err := r.sandboxChat(ctx, sessionID, group)
-	if err != nil {
-		return "", err
-	}
-	return sb.SendText(ctx, from, to, text)
+	sent, err := sandboxContact(ctx, r.Resolver, sessionID, group, func(to string) sandbox.SendText {
+		return sandbox.SendText{From: from, To: to, Text: text}
+	})
+	return sent.ID, err
 }
 
 func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID string, from string, source string, caption *string) (string, error) {
@@ -70,78 +70,45 @@ func (r *mutationResolver) SandboxSendImage(ctx context.Context, sessionID strin
 	if caption != nil {
 		c = *caption
 	}
-	return sb.SendImage(ctx, from, to, data, mimetype, c)
+	sent, err := sandbox.Do(ctx, sb, sandbox.SendImage{From: from, To: to, Image: data, Mimetype: mimetype, Caption: c})
+	return sent.ID, err
 }
 
 func (r *mutationResolver) SandboxSendBurst(ctx context.Context, sessionID string, from string, count int, prefix string) (int, error) {
-	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
-	if err != nil {
-		return 0, err
-	}
-	return sb.SendBurst(ctx, from, to, count, prefix)
+	burst, err := sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.SendBurst {
+		return sandbox.SendBurst{From: from, To: to, Count: count, Prefix: prefix}
+	})
+	return burst.Queued, err
 }
 
 func (r *mutationResolver) SandboxReact(ctx context.Context, sessionID string, from string, messageID string, emoji string) (bool, error) {
-	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
-	if err != nil {
-		return false, err
-	}
-	if err := sb.React(ctx, from, to, messageID, emoji); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.React {
+		return sandbox.React{From: from, To: to, MessageID: messageID, Emoji: emoji}
+	}))
 }
 
 func (r *mutationResolver) SandboxReceipt(ctx context.Context, sessionID string, from string, messageID string, typeArg string) (bool, error) {
-	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
-	if err != nil {
-		return false, err
-	}
-	if err := sb.Receipt(ctx, from, to, messageID, typeArg); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Receipt {
+		return sandbox.Receipt{From: from, To: to, MessageID: messageID, Type: typeArg}
+	}))
 }
 
 func (r *mutationResolver) SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error) {
-	sb, to, err := r.sandboxChat(ctx, sessionID, nil)
-	if err != nil {
-		return false, err
-	}
-	if err := sb.Presence(ctx, from, to, state); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Presence {
+		return sandbox.Presence{From: from, To: to, State: state}
+	}))
 }
 
 func (r *mutationResolver) SandboxDropConnection(ctx context.Context, sessionID string) (bool, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	device, err := r.linkedDevice(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	if err := sb.DropConnection(ctx, device); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDevice(ctx, r.Resolver, sessionID, func(device string) sandbox.DropConnection {
+		return sandbox.DropConnection{Device: device}
+	})
 }
 
 func (r *mutationResolver) SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error) {
-	sb, err := r.sandbox(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	device, err := r.linkedDevice(ctx, sessionID)
-	if err != nil {
-		return false, err
-	}
-	if err := sb.RemoveDevice(ctx, device); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDevice(ctx, r.Resolver, sessionID, func(device string) sandbox.RemoveDevice {
+		return sandbox.RemoveDevice{Device: device}
+	})
 }
 
 func (r *mutationResolver) SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error) {
@@ -156,10 +123,7 @@ func (r *mutationResolver) SandboxRequireClientVersion(ctx context.Context, mini
 	if err != nil {
 		return false, err
 	}
-	if err := sb.RequireClientVersion(ctx, minimum); err != nil {
-		return false, err
-	}
-	return true, nil
+	return sandboxDone(sandbox.Do(ctx, sb, sandbox.RequireClientVersion{Minimum: minimum}))
 }
 
 func (r *queryResolver) SandboxMode(ctx context.Context) (bool, error) {
@@ -170,19 +134,7 @@ func (r *queryResolver) SandboxMode(ctx context.Context) (bool, error) {
 }
 
 func (r *queryResolver) SandboxInbox(ctx context.Context, phone string) ([]*model.SandboxMessage, error) {
-	sb, err := r.sandboxOn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := sb.Inbox(ctx, phone)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*model.SandboxMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = toSandboxMessage(m)
-	}
-	return out, nil
+	return sandboxView(ctx, r.Resolver, sandbox.Inbox{Phone: phone}, toSandboxMessages)
 }
 
 func (r *queryResolver) SandboxGroup(ctx context.Context, jid string) (*model.SandboxGroup, error) {
@@ -194,21 +146,13 @@ func (r *queryResolver) SandboxGroup(ctx context.Context, jid string) (*model.Sa
 	if err != nil {
 		return nil, err
 	}
-	g, err := sb.Group(ctx, gj.String())
-	if err != nil || g == nil {
+	g, err := sandbox.Do(ctx, sb, sandbox.Group{JID: gj.String()})
+	if err != nil {
 		return nil, err
 	}
 	return toSandboxGroup(g), nil
 }
 
 func (r *queryResolver) SandboxAccount(ctx context.Context, phone string) (*model.SandboxAccount, error) {
-	sb, err := r.sandboxOn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a, err := sb.Account(ctx, phone)
-	if err != nil || a == nil {
-		return nil, err
-	}
-	return toSandboxAccount(a), nil
+	return sandboxView(ctx, r.Resolver, sandbox.Account{Phone: phone}, toSandboxAccount)
 }

@@ -22,14 +22,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/whatsapp"
+	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
 // Network is the sandbox network the clients link to: sandbox.Local or
 // sandbox.Remote.
 type Network interface {
+	sandbox.Network
 	// Transport reaches the network's addresses.
 	Transport() *http.Transport
-	LinkDevice(ctx context.Context, qrCode, phone string) error
 }
 
 // Store holds the device stores of the clients and the HTTP they share.
@@ -102,7 +103,7 @@ func Link(ctx context.Context, st *Store, phone string) (*Client, error) {
 	case <-ctx.Done():
 		return fail(fmt.Errorf("no QR code: %w", ctx.Err()))
 	}
-	if err := st.net.LinkDevice(ctx, code, phone); err != nil {
+	if _, err := sandbox.Do(ctx, st.net, sandbox.LinkDevice{QRCode: code, Phone: phone}); err != nil {
 		return fail(fmt.Errorf("link: %w", err))
 	}
 	select {

@@ -53,7 +53,7 @@ func TestLinkAndSend(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	inbox, err := net.Inbox(ctx, recipient)
+	inbox, err := sandbox.Do(ctx, net, sandbox.Inbox{Phone: recipient})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLinkAndSend(t *testing.T) {
 	if m, ok := got[imageID]; !ok || m.Type != "image" || m.Caption != "a caption" || m.Mimetype != "image/png" || m.MediaSize != int64(len(data)) {
 		t.Errorf("image %s: the phone got %+v (ok %v), want a PNG image of %d bytes with its caption", imageID, m, ok, len(data))
 	}
-	media, err := net.Media(ctx, recipient, imageID)
+	media, err := sandbox.Do(ctx, net, sandbox.Media{Phone: recipient, MessageID: imageID})
 	if err != nil {
 		t.Fatal(err)
 	}

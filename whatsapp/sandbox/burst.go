@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"log/slog"
 	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/internal/fault"
@@ -11,19 +12,39 @@ import (
 // A burst of texts from a simulated contact (sandboxSendBurst), for load
 // and crash tests.
 
-const pathSendBurst = "/v1/send-burst"
+// SendBurst has the simulated phone of From send Count texts, Prefix+"1" to
+// Prefix+Count, to To, a user JID, as fast as the network can; every linked
+// device of that account gets them in order, an offline one at its next
+// login. The burst is not tied to ctx once started: a caller that goes
+// away (a server killed mid-call in a crash test) does not cut it short.
+type SendBurst struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Count  int    `json:"count"`
+	Prefix string `json:"prefix"`
+}
 
-type (
-	burstReq struct {
-		From   string `json:"from"`
-		To     string `json:"to"`
-		Count  int    `json:"count"`
-		Prefix string `json:"prefix"`
+// Burst is the answer of SendBurst: how many texts were queued.
+type Burst struct {
+	Queued int `json:"queued"`
+}
+
+func (SendBurst) control() Control[SendBurst, Burst] {
+	return Control[SendBurst, Burst]{
+		name: "send-burst",
+		check: func(q SendBurst) error {
+			return first(checkContact(q.From, q.To), checkBurst(q.Count, q.Prefix))
+		},
+		run: func(_ context.Context, n *wafake.Network, log *slog.Logger, q SendBurst) (Burst, error) {
+			to := checked(q.To).User
+			ids, err := n.SendBurst(q.From, to, q.Prefix, q.Count)
+			if err != nil {
+				log.Warn("sandbox: burst cut short", "queued", len(ids), "count", q.Count, "err", err)
+			}
+			return Burst{len(ids)}, refusal(err, to)
+		},
 	}
-	burstResp struct {
-		Queued int `json:"queued"`
-	}
-)
+}
 
 // checkBurst accepts a burst size of 1 to wafake.MaxBurst, and a prefix
 // that leaves room for the number within WhatsApp's text limit.
@@ -35,44 +56,4 @@ func checkBurst(count int, prefix string) error {
 		return fault.InvalidField("prefix", "prefix has %d characters; with the number a text must stay within WhatsApp's %d", n, maxTextRunes)
 	}
 	return nil
-}
-
-// SendBurst has the simulated phone of from send count texts, prefix+"1" to
-// prefix+count, to to, a user JID, as fast as the network can; every linked
-// device of that account gets them in order, an offline one at its next
-// login. It returns how many were queued. The burst is not tied to ctx once
-// started: a caller that goes away (a server killed mid-call in a crash
-// test) does not cut it short.
-func (l *Local) SendBurst(ctx context.Context, from, to string, count int, prefix string) (int, error) {
-	if err := checkAccount("from", from); err != nil {
-		return 0, err
-	}
-	dest, err := parseUser("to", to)
-	if err != nil {
-		return 0, err
-	}
-	if err := checkBurst(count, prefix); err != nil {
-		return 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	ids, err := l.net.SendBurst(from, dest.User, prefix, count)
-	if err != nil {
-		l.log.Warn("sandbox: burst cut short", "queued", len(ids), "count", count, "err", err)
-	}
-	return len(ids), refusal(err, dest.User)
-}
-
-// SendBurst is Local.SendBurst on the remote network.
-func (r *Remote) SendBurst(ctx context.Context, from, to string, count int, prefix string) (int, error) {
-	if err := checkSend(from, to); err != nil {
-		return 0, err
-	}
-	if err := checkBurst(count, prefix); err != nil {
-		return 0, err
-	}
-	var out burstResp
-	err := r.call(ctx, pathSendBurst, burstReq{From: from, To: to, Count: count, Prefix: prefix}, &out)
-	return out.Queued, err
 }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,29 +16,15 @@ import (
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
-// The control API: every operation is a POST of a JSON object to
-// /v1/<operation>; the answer is 200 with the result as JSON, or the fault's
-// HTTP status with {"error": {"code", "field", "message"}}. Two reads are
-// GETs without a body: GET /v1/network tells where the network listens and
-// the public key of its root; GET /v1/connections counts each linked
-// device's logged-in connections, {"devices": {"<device JID>": {"open",
-// "maxOpen", "logins", "replaced"}}} (connections.go).
-const (
-	pathNetwork          = "/v1/network"
-	pathLinkDevice       = "/v1/link-device"
-	pathEnterPairingCode = "/v1/enter-pairing-code"
-	pathInbox            = "/v1/inbox"
-	pathMedia            = "/v1/media"
-	pathSendText         = "/v1/send-text"
-	pathSendImage        = "/v1/send-image"
-	pathReact            = "/v1/react"
-	pathReceipt          = "/v1/receipt"
-	pathPresence         = "/v1/presence"
-	pathGroup            = "/v1/group"
-	pathAccount          = "/v1/account"
-	pathDropConnection   = "/v1/drop-connection"
-	pathRemoveDevice     = "/v1/remove-device"
-)
+// The control API: every control of the table (controls.go) is a POST of
+// its request as a JSON object to /v1/<name>; the answer is 200 with the
+// result as JSON, or the fault's HTTP status with {"error": {"code",
+// "field", "message"}}. Two reads are GETs without a body: GET /v1/network
+// tells where the network listens and the public key of its root; GET
+// /v1/connections counts each linked device's logged-in connections,
+// {"devices": {"<device JID>": {"open", "maxOpen", "logins", "replaced"}}}
+// (connections.go).
+const pathNetwork = "/v1/network"
 
 // maxBody holds a 16 MiB image in base64 with room to spare.
 const maxBody = 24 << 20
@@ -49,60 +34,6 @@ type (
 		Addr          string `json:"addr"`
 		RootPublicKey string `json:"rootPublicKey"` // hex
 	}
-	linkReq struct {
-		QRCode string `json:"qrCode"`
-		Phone  string `json:"phone"`
-	}
-	pairingCodeReq struct {
-		Phone string `json:"phone"`
-		Code  string `json:"code"`
-	}
-	phoneReq struct {
-		Phone string `json:"phone"`
-	}
-	mediaReq struct {
-		Phone     string `json:"phone"`
-		MessageID string `json:"messageId"`
-	}
-	sendTextReq struct {
-		From string `json:"from"`
-		To   string `json:"to"`
-		Text string `json:"text"`
-	}
-	sendImageReq struct {
-		From     string `json:"from"`
-		To       string `json:"to"`
-		Image    []byte `json:"image"` // base64
-		Mimetype string `json:"mimetype"`
-		Caption  string `json:"caption,omitempty"`
-	}
-	reactReq struct {
-		From      string `json:"from"`
-		To        string `json:"to"`
-		MessageID string `json:"messageId"`
-		Emoji     string `json:"emoji"`
-	}
-	receiptReq struct {
-		From      string `json:"from"`
-		To        string `json:"to"`
-		MessageID string `json:"messageId"`
-		Type      string `json:"type"`
-	}
-	presenceReq struct {
-		From  string `json:"from"`
-		To    string `json:"to"`
-		State string `json:"state"`
-	}
-	groupReq struct {
-		JID string `json:"jid"`
-	}
-	deviceReq struct {
-		Device string `json:"device"`
-	}
-	idResp struct {
-		ID string `json:"id"`
-	}
-	done      struct{}
 	errorBody struct {
 		Error struct {
 			Code    fault.Code `json:"code"`
@@ -126,61 +57,17 @@ func Handler(n *wafake.Network, log *slog.Logger) http.Handler {
 		writeJSON(w, http.StatusOK, info)
 	})
 	mux.HandleFunc("GET "+pathConnections, l.serveConnections)
-	handle(mux, l.log, pathLinkDevice, func(ctx context.Context, q linkReq) (done, error) {
-		return done{}, l.LinkDevice(ctx, q.QRCode, q.Phone)
-	})
-	handle(mux, l.log, pathEnterPairingCode, func(ctx context.Context, q pairingCodeReq) (done, error) {
-		return done{}, l.EnterPairingCode(ctx, q.Phone, q.Code)
-	})
-	handle(mux, l.log, pathInbox, func(ctx context.Context, q phoneReq) ([]Message, error) {
-		return l.Inbox(ctx, q.Phone)
-	})
-	handle(mux, l.log, pathMedia, func(ctx context.Context, q mediaReq) ([]byte, error) {
-		return l.Media(ctx, q.Phone, q.MessageID)
-	})
-	handle(mux, l.log, pathSendText, func(ctx context.Context, q sendTextReq) (idResp, error) {
-		id, err := l.SendText(ctx, q.From, q.To, q.Text)
-		return idResp{id}, err
-	})
-	handle(mux, l.log, pathSendImage, func(ctx context.Context, q sendImageReq) (idResp, error) {
-		id, err := l.SendImage(ctx, q.From, q.To, q.Image, q.Mimetype, q.Caption)
-		return idResp{id}, err
-	})
-	handle(mux, l.log, pathSendBurst, func(ctx context.Context, q burstReq) (burstResp, error) {
-		n, err := l.SendBurst(ctx, q.From, q.To, q.Count, q.Prefix)
-		return burstResp{n}, err
-	})
-	handle(mux, l.log, pathReact, func(ctx context.Context, q reactReq) (done, error) {
-		return done{}, l.React(ctx, q.From, q.To, q.MessageID, q.Emoji)
-	})
-	handle(mux, l.log, pathReceipt, func(ctx context.Context, q receiptReq) (done, error) {
-		return done{}, l.Receipt(ctx, q.From, q.To, q.MessageID, q.Type)
-	})
-	handle(mux, l.log, pathPresence, func(ctx context.Context, q presenceReq) (done, error) {
-		return done{}, l.Presence(ctx, q.From, q.To, q.State)
-	})
-	handle(mux, l.log, pathGroup, func(ctx context.Context, q groupReq) (*Group, error) {
-		return l.Group(ctx, q.JID)
-	})
-	handle(mux, l.log, pathAccount, func(ctx context.Context, q phoneReq) (*Account, error) {
-		return l.Account(ctx, q.Phone)
-	})
-	handle(mux, l.log, pathDropConnection, func(ctx context.Context, q deviceReq) (done, error) {
-		return done{}, l.DropConnection(ctx, q.Device)
-	})
-	handle(mux, l.log, pathRemoveDevice, func(ctx context.Context, q deviceReq) (done, error) {
-		return done{}, l.RemoveDevice(ctx, q.Device)
-	})
-	handle(mux, l.log, pathRequireClientVersion, func(ctx context.Context, q versionReq) (done, error) {
-		return done{}, l.RequireClientVersion(ctx, q.Minimum)
-	})
+	for _, c := range controls() {
+		mux.HandleFunc("POST "+c.path(), c.serve(l, l.log))
+	}
 	return loopbackOnly(mux)
 }
 
-// handle serves one operation: decode the request, run it, encode the
-// result or the fault.
-func handle[Req, Resp any](mux *http.ServeMux, log *slog.Logger, path string, fn func(context.Context, Req) (Resp, error)) {
-	mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+// serve answers a POST of c: decode the request, run it on n (the checks
+// first, as for any caller), encode the result or the fault.
+func (c Control[Req, Res]) serve(n Network, log *slog.Logger) http.HandlerFunc {
+	path := c.path()
+	return func(w http.ResponseWriter, r *http.Request) {
 		var req Req
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 		dec.DisallowUnknownFields()
@@ -193,13 +80,13 @@ func handle[Req, Resp any](mux *http.ServeMux, log *slog.Logger, path string, fn
 			writeError(w, log, path, fault.New(fault.Invalid, "the request body is not the JSON object %s takes", path))
 			return
 		}
-		resp, err := fn(r.Context(), req)
+		res, err := c.do(r.Context(), n, req)
 		if err != nil {
 			writeError(w, log, path, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resp)
-	})
+		writeJSON(w, http.StatusOK, res)
+	}
 }
 
 // loopbackOnly refuses requests that a web page could have made: a Host

@@ -110,7 +110,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	}
 	defer r.Close()
 	srv.Close()
-	if _, err := r.Inbox(ctx, "491701234567"); fault.CodeOf(err) != fault.WhatsAppError {
+	if _, err := sandbox.Do(ctx, r, sandbox.Inbox{Phone: "491701234567"}); fault.CodeOf(err) != fault.WhatsAppError {
 		t.Errorf("inbox of a network that is gone: %v (%s), want %s", err, fault.CodeOf(err), fault.WhatsAppError)
 	}
 	if _, err := sandbox.Dial(ctx, srv.Listener.Addr().String(), nil); fault.CodeOf(err) != fault.WhatsAppError {

@@ -6,17 +6,20 @@
 // confirming, typing, the network's view of groups and accounts, a dropped
 // connection, a device removed by its phone.
 //
-// The same operations exist twice, with the same validation, results and
-// errors (fault codes and messages):
+// Each control is defined once, as a Control value that its request type
+// builds (LinkDevice, SendText, Inbox, …): its name, its checks and what it
+// does to a network. Do runs a control on a Network, one of two kinds,
+// with the same validation, results and errors (fault codes and messages):
 //
 //   - Local owns an in-process wafake.Network (tests; `wagraph serve
 //     --sandbox`, through OpenLocal, whose network keeps its world in
 //     <data-dir>/sandbox).
 //   - Remote talks to a network running as its own process (`wagraph
 //     sandbox-network`, RunNetwork) over that process's control API, which
-//     Handler serves: JSON over HTTP, one POST per operation, and two GETs that
-//     read: the network's address and root, and each linked device's
-//     connection counts (control.go, connections.go).
+//     Handler serves from the same table of controls: JSON over HTTP, one
+//     POST per control, and two GETs that read: the network's address and
+//     root, and each linked device's connection counts (control.go,
+//     connections.go).
 //
 // The control API has no authentication: it is a development tool that
 // listens on loopback only (Listen refuses anything else), and Handler

@@ -20,22 +20,10 @@ import (
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
-// backend is what the resolvers use of either kind of network.
+// backend is what the resolvers and tests use of either kind of network:
+// its controls (sandbox.Do), and what the clients connect through.
 type backend interface {
-	LinkDevice(ctx context.Context, qrCode, phone string) error
-	EnterPairingCode(ctx context.Context, phone, code string) error
-	Inbox(ctx context.Context, phone string) ([]sandbox.Message, error)
-	Media(ctx context.Context, phone, messageID string) ([]byte, error)
-	SendText(ctx context.Context, from, to, text string) (string, error)
-	SendImage(ctx context.Context, from, to string, data []byte, mimetype, caption string) (string, error)
-	SendBurst(ctx context.Context, from, to string, count int, prefix string) (int, error)
-	React(ctx context.Context, from, to, messageID, emoji string) error
-	Receipt(ctx context.Context, from, to, messageID, typ string) error
-	Presence(ctx context.Context, from, to, state string) error
-	Group(ctx context.Context, jid string) (*sandbox.Group, error)
-	Account(ctx context.Context, phone string) (*sandbox.Account, error)
-	DropConnection(ctx context.Context, device string) error
-	RemoveDevice(ctx context.Context, device string) error
+	sandbox.Network
 	Connections(ctx context.Context) (map[string]sandbox.DeviceConnections, error)
 	Point(cli *whatsmeow.Client)
 	Close() error

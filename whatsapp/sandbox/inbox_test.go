@@ -113,7 +113,7 @@ func inboxStep(t *testing.T, ctx context.Context, e *env) (any, error) {
 		w.ID, w.From, w.Chat = s.label, me, types.NewJID(me, types.DefaultUserServer).String()
 		want = append(want, w)
 	}
-	got, err := e.b.Inbox(ctx, contact)
+	got, err := sandbox.Do(ctx, e.b, sandbox.Inbox{Phone: contact})
 	if err != nil {
 		return nil, err
 	}

@@ -46,39 +46,6 @@ type Message struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
-// GroupParticipant is a member of a group and its role: member, admin or
-// superadmin.
-type GroupParticipant struct {
-	Phone string `json:"phone"`
-	Role  string `json:"role"`
-}
-
-// Group is the network's view of a group (SandboxGroup).
-type Group struct {
-	JID           string             `json:"jid"`
-	Subject       string             `json:"subject"`
-	Description   string             `json:"description"`
-	Announce      bool               `json:"announce"`
-	Locked        bool               `json:"locked"`
-	InviteCode    string             `json:"inviteCode"`
-	PictureSHA256 string             `json:"pictureSha256,omitempty"`
-	Participants  []GroupParticipant `json:"participants"`
-}
-
-// Account is the network's view of an account (SandboxAccount). Privacy is
-// keyed by the SandboxPrivacy field names (lastSeen, online,
-// profilePicture, status, readReceipts, groupsAdd, callAdd) and holds
-// WhatsApp's values (all, contacts, contact_blacklist, none,
-// match_last_seen, known).
-type Account struct {
-	Phone               string            `json:"phone"`
-	PushName            string            `json:"pushName"`
-	PictureSHA256       string            `json:"pictureSha256,omitempty"`
-	Privacy             map[string]string `json:"privacy"`
-	DisappearingSeconds int               `json:"disappearingSeconds"`
-	LinkedDevices       []string          `json:"linkedDevices"` // device JID strings
-}
-
 // inboxOf maps what the phone of phone decrypted. Copies of the account's
 // own messages (its linked devices send them to its phone too, wrapped as
 // DeviceSentMessage) are left out: the inbox is what the account received.
@@ -257,33 +224,3 @@ func captionOf(msg *waE2E.Message) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func groupOf(g wafake.GroupInfo) *Group {
-	out := &Group{
-		JID: g.JID.String(), Subject: g.Subject, Description: g.Description,
-		Announce: g.Announce, Locked: g.Locked, InviteCode: g.InviteCode, PictureSHA256: g.PictureSHA256,
-		Participants: make([]GroupParticipant, 0, len(g.Participants)),
-	}
-	for _, p := range g.Participants {
-		out.Participants = append(out.Participants, GroupParticipant{Phone: p.Phone, Role: p.Role})
-	}
-	return out
-}
-
-func accountOf(a wafake.AccountInfo) *Account {
-	p := a.Privacy
-	out := &Account{
-		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256,
-		DisappearingSeconds: int(a.DisappearingSeconds),
-		Privacy: map[string]string{
-			"lastSeen": string(p.LastSeen), "online": string(p.Online), "profilePicture": string(p.Profile),
-			"status": string(p.Status), "readReceipts": string(p.ReadReceipts), "groupsAdd": string(p.GroupAdd),
-			"callAdd": string(p.CallAdd),
-		},
-		LinkedDevices: make([]string, 0, len(a.LinkedDevices)),
-	}
-	for _, d := range a.LinkedDevices {
-		out.LinkedDevices = append(out.LinkedDevices, d.String())
-	}
-	return out
-}

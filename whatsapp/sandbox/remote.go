@@ -72,185 +72,20 @@ func (r *Remote) Close() error {
 	return nil
 }
 
-// LinkDevice is Local.LinkDevice on the remote network.
-func (r *Remote) LinkDevice(ctx context.Context, qrCode, phone string) error {
-	if err := checkAccount("phone", phone); err != nil {
-		return err
-	}
-	if err := checkQR(qrCode); err != nil {
-		return err
-	}
-	return r.call(ctx, pathLinkDevice, linkReq{QRCode: qrCode, Phone: phone}, nil)
-}
-
-// EnterPairingCode is Local.EnterPairingCode on the remote network.
-func (r *Remote) EnterPairingCode(ctx context.Context, phone, code string) error {
-	if err := checkAccount("phone", phone); err != nil {
-		return err
-	}
-	if err := checkPairingCode(code); err != nil {
-		return err
-	}
-	return r.call(ctx, pathEnterPairingCode, pairingCodeReq{Phone: phone, Code: code}, nil)
-}
-
-// Inbox is Local.Inbox on the remote network.
-func (r *Remote) Inbox(ctx context.Context, phone string) ([]Message, error) {
-	if err := checkAccount("phone", phone); err != nil {
-		return nil, err
-	}
-	var out []Message
-	if err := r.call(ctx, pathInbox, phoneReq{Phone: phone}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// Media is Local.Media on the remote network.
-func (r *Remote) Media(ctx context.Context, phone, messageID string) ([]byte, error) {
-	if err := checkAccount("phone", phone); err != nil {
-		return nil, err
-	}
-	if err := checkMessageID(messageID); err != nil {
-		return nil, err
-	}
-	var out []byte
-	if err := r.call(ctx, pathMedia, mediaReq{Phone: phone, MessageID: messageID}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// SendText is Local.SendText on the remote network.
-func (r *Remote) SendText(ctx context.Context, from, to, text string) (string, error) {
-	if err := checkSend(from, to); err != nil {
-		return "", err
-	}
-	if err := checkText(text); err != nil {
-		return "", err
-	}
-	var out idResp
-	err := r.call(ctx, pathSendText, sendTextReq{From: from, To: to, Text: text}, &out)
-	return out.ID, err
-}
-
-// SendImage is Local.SendImage on the remote network.
-func (r *Remote) SendImage(ctx context.Context, from, to string, data []byte, mimetype, caption string) (string, error) {
-	if err := checkSend(from, to); err != nil {
-		return "", err
-	}
-	if err := checkImage(data, mimetype); err != nil {
-		return "", err
-	}
-	var out idResp
-	err := r.call(ctx, pathSendImage, sendImageReq{From: from, To: to, Image: data, Mimetype: mimetype, Caption: caption}, &out)
-	return out.ID, err
-}
-
-// React is Local.React on the remote network.
-func (r *Remote) React(ctx context.Context, from, to, messageID, emoji string) error {
-	if err := checkSend(from, to); err != nil {
-		return err
-	}
-	if err := checkMessageID(messageID); err != nil {
-		return err
-	}
-	if err := checkEmoji(emoji); err != nil {
-		return err
-	}
-	return r.call(ctx, pathReact, reactReq{From: from, To: to, MessageID: messageID, Emoji: emoji}, nil)
-}
-
-// Receipt is Local.Receipt on the remote network.
-func (r *Remote) Receipt(ctx context.Context, from, to, messageID, typ string) error {
-	if err := checkSend(from, to); err != nil {
-		return err
-	}
-	if err := checkMessageID(messageID); err != nil {
-		return err
-	}
-	if err := checkReceiptType(typ); err != nil {
-		return err
-	}
-	return r.call(ctx, pathReceipt, receiptReq{From: from, To: to, MessageID: messageID, Type: typ}, nil)
-}
-
-// Presence is Local.Presence on the remote network.
-func (r *Remote) Presence(ctx context.Context, from, to, state string) error {
-	if err := checkSend(from, to); err != nil {
-		return err
-	}
-	if err := checkPresenceState(state); err != nil {
-		return err
-	}
-	return r.call(ctx, pathPresence, presenceReq{From: from, To: to, State: state}, nil)
-}
-
-// Group is Local.Group on the remote network.
-func (r *Remote) Group(ctx context.Context, jid string) (*Group, error) {
-	if _, err := parseGroup("jid", jid); err != nil {
-		return nil, err
-	}
-	var out *Group
-	if err := r.call(ctx, pathGroup, groupReq{JID: jid}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// Account is Local.Account on the remote network.
-func (r *Remote) Account(ctx context.Context, phone string) (*Account, error) {
-	if err := checkPhone("phone", phone); err != nil {
-		return nil, err
-	}
-	var out *Account
-	if err := r.call(ctx, pathAccount, phoneReq{Phone: phone}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// DropConnection is Local.DropConnection on the remote network.
-func (r *Remote) DropConnection(ctx context.Context, device string) error {
-	if _, err := parseDevice("device", device); err != nil {
-		return err
-	}
-	return r.call(ctx, pathDropConnection, deviceReq{Device: device}, nil)
-}
-
-// RemoveDevice is Local.RemoveDevice on the remote network.
-func (r *Remote) RemoveDevice(ctx context.Context, device string) error {
-	if _, err := parseDevice("device", device); err != nil {
-		return err
-	}
-	return r.call(ctx, pathRemoveDevice, deviceReq{Device: device}, nil)
-}
-
-// checkSend runs the checks of a simulated phone writing to a user, in the
-// order Local runs them.
-func checkSend(from, to string) error {
-	if err := checkAccount("from", from); err != nil {
-		return err
-	}
-	_, err := parseUser("to", to)
-	return err
-}
-
-// call POSTs one operation and decodes its result into out (nil: ignore).
-func (r *Remote) call(ctx context.Context, path string, in, out any) error {
-	body, err := json.Marshal(in)
+// call POSTs the request of c to the control API and decodes its result
+// into res.
+func (r *Remote) call(ctx context.Context, c op, req, res any) error {
+	path := c.path()
+	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("sandbox: encode %s: %w", path, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+path, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+path, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("sandbox: %s: %w", path, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if out == nil {
-		out = &done{}
-	}
-	return r.do(req, out)
+	hreq.Header.Set("Content-Type", "application/json")
+	return r.do(hreq, res)
 }
 
 // do sends req and decodes a 200 answer into out; an error answer becomes

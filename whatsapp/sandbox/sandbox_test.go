@@ -107,16 +107,16 @@ func TestLocalAndRemote(t *testing.T) {
 func steps() []step {
 	return []step{
 		{"link: the phone is not a number", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.LinkDevice(ctx, e.qr, "49170x234567")
+			return sandbox.Do(ctx, e.b, sandbox.LinkDevice{QRCode: e.qr, Phone: "49170x234567"})
 		}, invalid("phone", "7 to 15 digits")},
 		{"link: the number is not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.LinkDevice(ctx, e.qr, "4917012340000")
+			return sandbox.Do(ctx, e.b, sandbox.LinkDevice{QRCode: e.qr, Phone: "4917012340000"})
 		}, invalid("phone", "not on WhatsApp")},
 		{"link: not a QR code", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.LinkDevice(ctx, "nonsense", me)
+			return sandbox.Do(ctx, e.b, sandbox.LinkDevice{QRCode: "nonsense", Phone: me})
 		}, invalid("qrCode", "QR code")},
 		{"link by QR", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			if err := e.b.LinkDevice(ctx, e.qr, me); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.LinkDevice{QRCode: e.qr, Phone: me}); err != nil {
 				return nil, err
 			}
 			ps := next[*events.PairSuccess](t, e.rec, nil)
@@ -125,7 +125,7 @@ func steps() []step {
 			return ps.ID.String(), nil
 		}, nil},
 		{"link: the QR code is used up", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.LinkDevice(ctx, e.qr, me)
+			return sandbox.Do(ctx, e.b, sandbox.LinkDevice{QRCode: e.qr, Phone: me})
 		}, failsWith(fault.Conflict, "no session shows this QR code")},
 		{"connections of the linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			// The pairing connection never logged in: the login after
@@ -139,28 +139,29 @@ func steps() []step {
 		}, nil},
 
 		{"account of the linked phone", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			a, err := e.b.Account(ctx, me)
+			a, err := sandbox.Do(ctx, e.b, sandbox.Account{Phone: me})
 			if err == nil && (a == nil || len(a.LinkedDevices) != 1 || a.LinkedDevices[0] != e.dev.String() || a.Privacy["lastSeen"] != "all") {
 				t.Errorf("account %+v, want linked device %s and default privacy", a, e.dev)
 			}
 			return a, err
 		}, nil},
 		{"account: not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			a, err := e.b.Account(ctx, "4917012340000")
+			a, err := sandbox.Do(ctx, e.b, sandbox.Account{Phone: "4917012340000"})
 			if err == nil && a != nil {
 				t.Errorf("account %+v of a number not on WhatsApp", a)
 			}
 			return a, err
 		}, nil},
 		{"account: not a number", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.Account(ctx, "12ab")
+			return sandbox.Do(ctx, e.b, sandbox.Account{Phone: "12ab"})
 		}, invalid("phone", "7 to 15 digits")},
 
 		{"a contact writes", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			id, err := e.b.SendText(ctx, contact, jid(me), "hello from the sandbox")
+			sent, err := sandbox.Do(ctx, e.b, sandbox.SendText{From: contact, To: jid(me), Text: "hello from the sandbox"})
 			if err != nil {
 				return nil, err
 			}
+			id := sent.ID
 			m := next(t, e.rec, func(m *events.Message) bool { return !m.Info.IsFromMe })
 			if m.Info.ID != id || m.Message.GetConversation() != "hello from the sandbox" || m.Info.Sender.User != contact {
 				t.Errorf("client got %s %q from %s, want %s", m.Info.ID, m.Message.GetConversation(), m.Info.Sender, id)
@@ -170,10 +171,11 @@ func steps() []step {
 		}, nil},
 		{"a contact sends an image", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			e.image = content("image", 3000)
-			id, err := e.b.SendImage(ctx, contact, jid(me), e.image, "image/jpeg", "a picture")
+			sent, err := sandbox.Do(ctx, e.b, sandbox.SendImage{From: contact, To: jid(me), Image: e.image, Mimetype: "image/jpeg", Caption: "a picture"})
 			if err != nil {
 				return nil, err
 			}
+			id := sent.ID
 			m := next(t, e.rec, func(m *events.Message) bool { return !m.Info.IsFromMe })
 			img := m.Message.GetImageMessage()
 			if m.Info.ID != id || img.GetCaption() != "a picture" || img.GetMimetype() != "image/jpeg" {
@@ -186,7 +188,7 @@ func steps() []step {
 			return "received", nil
 		}, nil},
 		{"a contact sends a burst", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			n, err := e.b.SendBurst(ctx, contact, jid(me), 20, "burst-")
+			n, err := sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 20, Prefix: "burst-"})
 			if err != nil {
 				return nil, err
 			}
@@ -199,65 +201,65 @@ func steps() []step {
 			return n, nil
 		}, nil},
 		{"burst: none", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendBurst(ctx, contact, jid(me), 0, "x")
+			return sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 0, Prefix: "x"})
 		}, invalid("count", "from 1 to 10000")},
 		{"burst: too many", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendBurst(ctx, contact, jid(me), 10001, "x")
+			return sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 10001, Prefix: "x"})
 		}, invalid("count", "from 1 to 10000")},
 		{"burst: a prefix longer than a text", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendBurst(ctx, contact, jid(me), 1, strings.Repeat("x", 65536))
+			return sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 1, Prefix: strings.Repeat("x", 65536)})
 		}, invalid("prefix", "65536")},
 		{"burst: from a number not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendBurst(ctx, notOnWA, jid(me), 1, "x")
+			return sandbox.Do(ctx, e.b, sandbox.SendBurst{From: notOnWA, To: jid(me), Count: 1, Prefix: "x"})
 		}, invalid("from", "not on WhatsApp")},
 		{"burst: to an account without a linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendBurst(ctx, contact, jid(lonely), 3, "x")
+			return sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(lonely), Count: 3, Prefix: "x"})
 		}, failsWith(fault.Conflict, lonely+" has no linked device")},
 		{"send: empty text", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendText(ctx, contact, jid(me), "")
+			return sandbox.Do(ctx, e.b, sandbox.SendText{From: contact, To: jid(me), Text: ""})
 		}, invalid("text", "must not be empty")},
 		{"send: into a group", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendText(ctx, contact, "120363025246125888@g.us", "hi all")
+			return sandbox.Do(ctx, e.b, sandbox.SendText{From: contact, To: "120363025246125888@g.us", Text: "hi all"})
 		}, invalid("to", "is a group")},
 		{"send: to a bare number", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendText(ctx, contact, me, "hi")
+			return sandbox.Do(ctx, e.b, sandbox.SendText{From: contact, To: me, Text: "hi"})
 		}, invalid("to", "user JID")},
 		{"send: from a number not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendText(ctx, notOnWA, jid(me), "hi")
+			return sandbox.Do(ctx, e.b, sandbox.SendText{From: notOnWA, To: jid(me), Text: "hi"})
 		}, invalid("from", "not on WhatsApp")},
 		{"send: to an account without a linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendText(ctx, contact, jid(lonely), "anyone?")
+			return sandbox.Do(ctx, e.b, sandbox.SendText{From: contact, To: jid(lonely), Text: "anyone?"})
 		}, failsWith(fault.Conflict, lonely+" has no linked device")},
 		{"send image: without a linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendImage(ctx, contact, jid(lonely), e.image, "image/jpeg", "")
+			return sandbox.Do(ctx, e.b, sandbox.SendImage{From: contact, To: jid(lonely), Image: e.image, Mimetype: "image/jpeg"})
 		}, failsWith(fault.Conflict, lonely+" has no linked device")},
 		{"send image: not an image", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendImage(ctx, contact, jid(me), []byte("plain text"), "text/plain", "")
+			return sandbox.Do(ctx, e.b, sandbox.SendImage{From: contact, To: jid(me), Image: []byte("plain text"), Mimetype: "text/plain"})
 		}, invalid("mimetype", "image type")},
 		{"send image: too large", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.SendImage(ctx, contact, jid(me), make([]byte, 16<<20+1), "image/jpeg", "")
+			return sandbox.Do(ctx, e.b, sandbox.SendImage{From: contact, To: jid(me), Image: make([]byte, 16<<20+1), Mimetype: "image/jpeg"})
 		}, failsWith(fault.TooLarge, "up to 16 MiB")},
 
 		{"inbox: what the contact's phone decrypted", inboxStep, nil},
 		{"media of the image the contact received", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			data, err := e.b.Media(ctx, contact, e.label["client-image"])
+			data, err := sandbox.Do(ctx, e.b, sandbox.Media{Phone: contact, MessageID: e.label["client-image"]})
 			if err == nil && !bytes.Equal(data, content("client image", 5000)) {
 				t.Errorf("media of %d bytes differs from the image sent", len(data))
 			}
 			return len(data), err
 		}, nil},
 		{"media: a text has none", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.Media(ctx, contact, e.label["client-text"])
+			return sandbox.Do(ctx, e.b, sandbox.Media{Phone: contact, MessageID: e.label["client-text"]})
 		}, failsWith(fault.NotFound, "has no attachment")},
 		{"media: no such message", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.Media(ctx, contact, "3EB0NOSUCHMESSAGE")
+			return sandbox.Do(ctx, e.b, sandbox.Media{Phone: contact, MessageID: "3EB0NOSUCHMESSAGE"})
 		}, failsWith(fault.NotFound, "received no message")},
 		{"inbox: not on WhatsApp", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.Inbox(ctx, notOnWA)
+			return sandbox.Do(ctx, e.b, sandbox.Inbox{Phone: notOnWA})
 		}, invalid("phone", "not on WhatsApp")},
 
 		{"react", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			if err := e.b.React(ctx, contact, jid(me), e.label["client-text"], "👍"); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.React{From: contact, To: jid(me), MessageID: e.label["client-text"], Emoji: "👍"}); err != nil {
 				return nil, err
 			}
 			m := next(t, e.rec, func(m *events.Message) bool { return m.Message.GetReactionMessage() != nil })
@@ -268,13 +270,13 @@ func steps() []step {
 			return "reacted", nil
 		}, nil},
 		{"react: empty emoji", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.React(ctx, contact, jid(me), e.label["client-text"], "")
+			return sandbox.Do(ctx, e.b, sandbox.React{From: contact, To: jid(me), MessageID: e.label["client-text"], Emoji: ""})
 		}, invalid("emoji", "must not be empty")},
 		{"react: no message id", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.React(ctx, contact, jid(me), " ", "👍")
+			return sandbox.Do(ctx, e.b, sandbox.React{From: contact, To: jid(me), MessageID: " ", Emoji: "👍"})
 		}, invalid("messageId", "must not be empty")},
 		{"read receipt", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			if err := e.b.Receipt(ctx, contact, jid(me), e.label["client-text"], "read"); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.Receipt{From: contact, To: jid(me), MessageID: e.label["client-text"], Type: "read"}); err != nil {
 				return nil, err
 			}
 			r := next[*events.Receipt](t, e.rec, func(r *events.Receipt) bool { return r.Type == types.ReceiptTypeRead })
@@ -284,10 +286,10 @@ func steps() []step {
 			return "read", nil
 		}, nil},
 		{"receipt: unknown type", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.Receipt(ctx, contact, jid(me), e.label["client-text"], "seen")
+			return sandbox.Do(ctx, e.b, sandbox.Receipt{From: contact, To: jid(me), MessageID: e.label["client-text"], Type: "seen"})
 		}, invalid("type", "delivered, read or played")},
 		{"typing", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			if err := e.b.Presence(ctx, contact, jid(me), "composing"); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.Presence{From: contact, To: jid(me), State: "composing"}); err != nil {
 				return nil, err
 			}
 			p := next[*events.ChatPresence](t, e.rec, nil)
@@ -297,13 +299,13 @@ func steps() []step {
 			return string(p.State), nil
 		}, nil},
 		{"presence: available without a subscriber", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.Presence(ctx, contact, jid(me), "available")
+			return sandbox.Do(ctx, e.b, sandbox.Presence{From: contact, To: jid(me), State: "available"})
 		}, failsWith(fault.Conflict, "only to subscribers")},
 		{"presence: unknown state", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.Presence(ctx, contact, jid(me), "typing")
+			return sandbox.Do(ctx, e.b, sandbox.Presence{From: contact, To: jid(me), State: "typing"})
 		}, invalid("state", "available, unavailable, composing or paused")},
 		{"presence: to an account without a linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.Presence(ctx, contact, jid(lonely), "composing")
+			return sandbox.Do(ctx, e.b, sandbox.Presence{From: contact, To: jid(lonely), State: "composing"})
 		}, failsWith(fault.Conflict, "has no linked device")},
 
 		{"group the session created", func(t *testing.T, ctx context.Context, e *env) (any, error) {
@@ -312,7 +314,7 @@ func steps() []step {
 				t.Fatal(err)
 			}
 			e.group = info.JID
-			g, err := e.b.Group(ctx, info.JID.String())
+			g, err := sandbox.Do(ctx, e.b, sandbox.Group{JID: info.JID.String()})
 			if err != nil || g == nil {
 				return g, err
 			}
@@ -324,19 +326,19 @@ func steps() []step {
 			return g, nil
 		}, nil},
 		{"group: unknown", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			g, err := e.b.Group(ctx, "120363000000000001@g.us")
+			g, err := sandbox.Do(ctx, e.b, sandbox.Group{JID: "120363000000000001@g.us"})
 			if err == nil && g != nil {
 				t.Errorf("unknown group %+v", g)
 			}
 			return g, err
 		}, nil},
 		{"group: not a group JID", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return e.b.Group(ctx, jid(me))
+			return sandbox.Do(ctx, e.b, sandbox.Group{JID: jid(me)})
 		}, invalid("jid", "group JID")},
 
 		{"drop the connection", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			quiesce(e.net, e.dev)
-			if err := e.b.DropConnection(ctx, e.dev.String()); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.DropConnection{Device: e.dev.String()}); err != nil {
 				return nil, err
 			}
 			next[*events.Disconnected](t, e.rec, nil)
@@ -344,17 +346,17 @@ func steps() []step {
 			return "reconnected", nil
 		}, nil},
 		{"drop: not a device JID", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.DropConnection(ctx, jid(me))
+			return sandbox.Do(ctx, e.b, sandbox.DropConnection{Device: jid(me)})
 		}, invalid("device", "linked device")},
 		{"drop: no such linked device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.DropConnection(ctx, me+":9@s.whatsapp.net")
+			return sandbox.Do(ctx, e.b, sandbox.DropConnection{Device: me + ":9@s.whatsapp.net"})
 		}, failsWith(fault.NotFound, "is not a linked device")},
 
 		{"pairing code: no session waits", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.EnterPairingCode(ctx, coded, "ABCD-EFGH")
+			return sandbox.Do(ctx, e.b, sandbox.EnterPairingCode{Phone: coded, Code: "ABCD-EFGH"})
 		}, failsWith(fault.Conflict, "no session is waiting for a pairing code of "+coded)},
 		{"pairing code: malformed", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.EnterPairingCode(ctx, coded, "ABC")
+			return sandbox.Do(ctx, e.b, sandbox.EnterPairingCode{Phone: coded, Code: "ABC"})
 		}, invalid("code", "8-character")},
 		{"pairing code: wrong", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			e.cli2, e.rec2 = newClient(t, e, &e.dev2)
@@ -369,10 +371,10 @@ func steps() []step {
 			e.code = code
 			wrong := []byte(code)
 			wrong[0] = map[bool]byte{true: 'Z', false: 'A'}[wrong[0] != 'Z']
-			return nil, e.b.EnterPairingCode(ctx, coded, string(wrong))
+			return sandbox.Do(ctx, e.b, sandbox.EnterPairingCode{Phone: coded, Code: string(wrong)})
 		}, invalid("code", "is wrong")},
 		{"link by pairing code", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			if err := e.b.EnterPairingCode(ctx, coded, e.code); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.EnterPairingCode{Phone: coded, Code: e.code}); err != nil {
 				return nil, err
 			}
 			ps := next[*events.PairSuccess](t, e.rec2, nil)
@@ -382,7 +384,7 @@ func steps() []step {
 		}, nil},
 		{"remove the device", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			quiesce(e.net, e.dev2)
-			if err := e.b.RemoveDevice(ctx, e.dev2.String()); err != nil {
+			if _, err := sandbox.Do(ctx, e.b, sandbox.RemoveDevice{Device: e.dev2.String()}); err != nil {
 				return nil, err
 			}
 			lo := next[*events.LoggedOut](t, e.rec2, nil)
@@ -398,16 +400,16 @@ func steps() []step {
 			return fmt.Sprintf("logged out, on connect %v", lo.OnConnect), nil
 		}, nil},
 		{"remove: already removed", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			return nil, e.b.RemoveDevice(ctx, e.dev2.String())
+			return sandbox.Do(ctx, e.b, sandbox.RemoveDevice{Device: e.dev2.String()})
 		}, failsWith(fault.NotFound, "is not a linked device")},
 		{"drop: the device is offline", func(t *testing.T, ctx context.Context, e *env) (any, error) {
 			quiesce(e.net, e.dev)
 			e.cli.Disconnect()
 			testclient.Until(t, 10*time.Second, "the network sees the client leave", func() bool { return e.net.Idle(e.dev) >= 24*time.Hour })
-			return nil, e.b.DropConnection(ctx, e.dev.String())
+			return sandbox.Do(ctx, e.b, sandbox.DropConnection{Device: e.dev.String()})
 		}, failsWith(fault.NotConnected, "is not connected")},
 		{"burst to the offline device waits in the network's queue", func(t *testing.T, ctx context.Context, e *env) (any, error) {
-			n, err := e.b.SendBurst(ctx, contact, jid(me), 5, "later-")
+			n, err := sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 5, Prefix: "later-"})
 			if err == nil && e.net.Unacked(e.dev) != 5 {
 				t.Errorf("the network holds %d stanzas for the offline device, want the 5 texts", e.net.Unacked(e.dev))
 			}

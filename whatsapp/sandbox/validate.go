@@ -12,9 +12,10 @@ import (
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
-// Input checks. Local and Remote both run them, so a Remote refuses bad
-// input with the same fault as a Local before anything crosses the wire
-// (and the control API, which runs a Local, checks again).
+// Input checks, which the controls' checks are made of. Do runs them
+// whichever the network, so a Remote refuses bad input with the same fault
+// as a Local before anything crosses the wire (and the control API, which
+// runs a Local, checks again).
 
 // The simulated world's limits, WhatsApp's own.
 const (
@@ -42,39 +43,36 @@ func checkAccount(field, phone string) error {
 	return nil
 }
 
-// parseUser reads a user JID ("491701234567@s.whatsapp.net") of an account;
-// simulated phones only write 1:1 chats.
-func parseUser(field, s string) (types.JID, error) {
+// checkUser accepts a user JID ("491701234567@s.whatsapp.net") of an
+// account; simulated phones only write 1:1 chats.
+func checkUser(field, s string) error {
 	jid, err := types.ParseJID(s)
 	if err == nil && jid.Server == types.GroupServer {
-		return types.JID{}, fault.InvalidField(field, "%s %q is a group: simulated phones only write 1:1 chats so far; use a user JID such as 491701234567@s.whatsapp.net", field, fault.Clip(s, fault.QuoteLen))
+		return fault.InvalidField(field, "%s %q is a group: simulated phones only write 1:1 chats so far; use a user JID such as 491701234567@s.whatsapp.net", field, fault.Clip(s, fault.QuoteLen))
 	}
 	if err != nil || !strings.Contains(s, "@") || jid.Server != types.DefaultUserServer || jid.Device != 0 {
-		return types.JID{}, fault.InvalidField(field, "%s must be a user JID such as 491701234567@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
+		return fault.InvalidField(field, "%s must be a user JID such as 491701234567@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
-	if err := checkAccount(field, jid.User); err != nil {
-		return types.JID{}, err
-	}
-	return jid, nil
+	return checkAccount(field, jid.User)
 }
 
-// parseDevice reads the JID of a linked device, by phone number or LID
+// checkDevice accepts the JID of a linked device, by phone number or LID
 // ("491701234567:3@s.whatsapp.net", "200000000000001:3@lid").
-func parseDevice(field, s string) (types.JID, error) {
+func checkDevice(field, s string) error {
 	jid, err := types.ParseJID(s)
 	if err != nil || (jid.Server != types.DefaultUserServer && jid.Server != types.HiddenUserServer) || jid.Device == 0 {
-		return types.JID{}, fault.InvalidField(field, "%s must be the JID of a linked device such as 491701234567:3@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
+		return fault.InvalidField(field, "%s must be the JID of a linked device such as 491701234567:3@s.whatsapp.net (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
-	return jid, nil
+	return nil
 }
 
-// parseGroup reads a group JID.
-func parseGroup(field, s string) (types.JID, error) {
+// checkGroup accepts a group JID.
+func checkGroup(field, s string) error {
 	jid, err := types.ParseJID(s)
 	if err != nil || jid.Server != types.GroupServer || jid.User == "" {
-		return types.JID{}, fault.InvalidField(field, "%s must be a group JID such as 120363025246125888@g.us (got %q)", field, fault.Clip(s, fault.QuoteLen))
+		return fault.InvalidField(field, "%s must be a group JID such as 120363025246125888@g.us (got %q)", field, fault.Clip(s, fault.QuoteLen))
 	}
-	return jid, nil
+	return nil
 }
 
 // checkQR accepts what a pairing client shows as its QR code: a link

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"go.mau.fi/whatsmeow/store"
@@ -15,10 +16,29 @@ import (
 // learns the current WhatsApp Web version from the simulated network,
 // never from the internet.
 
-const pathRequireClientVersion = "/v1/require-client-version"
-
-type versionReq struct {
+// RequireClientVersion makes the network refuse clients announcing a
+// version below Minimum (405, client outdated), drop the connected ones
+// below it, and advertise Minimum as the current version on its page.
+type RequireClientVersion struct {
 	Minimum string `json:"minimum"`
+}
+
+func (RequireClientVersion) control() Control[RequireClientVersion, Done] {
+	return Control[RequireClientVersion, Done]{
+		name: "require-client-version",
+		check: func(q RequireClientVersion) error {
+			_, err := parseMinimum(q.Minimum)
+			return err
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q RequireClientVersion) (Done, error) {
+			v, err := parseMinimum(q.Minimum)
+			if err != nil {
+				return Done{}, err
+			}
+			n.RequireClientVersion(v)
+			return Done{}, nil
+		},
+	}
 }
 
 // parseMinimum reads a minimum version, 2.3000.N.
@@ -30,28 +50,8 @@ func parseMinimum(minimum string) (store.WAVersionContainer, error) {
 	return v, nil
 }
 
-// RequireClientVersion makes the network refuse clients announcing a
-// version below minimum (405, client outdated), drop the connected ones
-// below it, and advertise minimum as the current version on its page.
-func (l *Local) RequireClientVersion(ctx context.Context, minimum string) error {
-	v, err := parseMinimum(minimum)
-	if err != nil {
-		return err
-	}
-	l.net.RequireClientVersion(v)
-	return nil
-}
-
 // HTTPClient reaches the network's web pages, whatever host a URL names.
 func (l *Local) HTTPClient() *http.Client { return l.net.HTTPClient() }
-
-// RequireClientVersion is Local.RequireClientVersion on the remote network.
-func (r *Remote) RequireClientVersion(ctx context.Context, minimum string) error {
-	if _, err := parseMinimum(minimum); err != nil {
-		return err
-	}
-	return r.call(ctx, pathRequireClientVersion, versionReq{Minimum: minimum}, nil)
-}
 
 // HTTPClient reaches the remote network's web pages, whatever host a URL
 // names.

@@ -27,16 +27,13 @@ func TestRequireClientVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	type backend interface {
-		RequireClientVersion(ctx context.Context, minimum string) error
-	}
 	for _, tt := range []struct {
 		name string
-		b    backend
+		b    sandbox.Network
 		min  string
 	}{{"local", l, "2.3000.2000000001"}, {"remote", r, "2.3000.2000000002"}} {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.b.RequireClientVersion(t.Context(), tt.min); err != nil {
+			if _, err := sandbox.Do(t.Context(), tt.b, sandbox.RequireClientVersion{Minimum: tt.min}); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct {
@@ -56,7 +53,7 @@ func TestRequireClientVersion(t *testing.T) {
 					t.Errorf("%s advertises %s (%v); want %s", c.name, got, err, tt.min)
 				}
 			}
-			err := tt.b.RequireClientVersion(t.Context(), "soon")
+			_, err := sandbox.Do(t.Context(), tt.b, sandbox.RequireClientVersion{Minimum: "soon"})
 			if f := fault.From(err); f == nil || f.Code != fault.Invalid || f.Field != "minimum" {
 				t.Errorf("malformed minimum: %v; want BAD_USER_INPUT on minimum", err)
 			}

@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/wagraph/wagraph/whatsapp/wafake"
+)
+
+// The controls of a simulated contact: the phone of From writing to To, a
+// user JID (simulated phones only write 1:1 chats), reacting, confirming,
+// showing its presence.
+
+// SendText has the simulated phone of From send Text to To; every linked
+// device of that account gets it. It answers the message id.
+type SendText struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Text string `json:"text"`
+}
+
+func (SendText) control() Control[SendText, Sent] {
+	return Control[SendText, Sent]{
+		name: "send-text",
+		check: func(q SendText) error {
+			return first(checkContact(q.From, q.To), checkText(q.Text))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q SendText) (Sent, error) {
+			to := checked(q.To).User
+			id, err := n.SendText(q.From, to, q.Text)
+			return Sent{id}, refusal(err, to)
+		},
+	}
+}
+
+// SendImage has the simulated phone of From send an image: uploaded to the
+// network encrypted, as a phone would, then sent like SendText.
+type SendImage struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Image    []byte `json:"image"` // base64
+	Mimetype string `json:"mimetype"`
+	Caption  string `json:"caption,omitempty"`
+}
+
+func (SendImage) control() Control[SendImage, Sent] {
+	return Control[SendImage, Sent]{
+		name: "send-image",
+		check: func(q SendImage) error {
+			return first(checkContact(q.From, q.To), checkImage(q.Image, q.Mimetype))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q SendImage) (Sent, error) {
+			to := checked(q.To).User
+			// wafake uploads before it looks for a recipient's device: look
+			// first, so that a refused send leaves no orphan blob.
+			if len(n.LinkedDevices(to)) == 0 {
+				return Sent{}, noDevice(to)
+			}
+			id, err := n.SendImage(q.From, to, q.Image, q.Mimetype, q.Caption)
+			return Sent{id}, refusal(err, to)
+		},
+	}
+}
+
+// React has the simulated phone of From react with Emoji to message
+// MessageID of its chat with To.
+type React struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	MessageID string `json:"messageId"`
+	Emoji     string `json:"emoji"`
+}
+
+func (React) control() Control[React, Done] {
+	return Control[React, Done]{
+		name: "react",
+		check: func(q React) error {
+			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID), checkEmoji(q.Emoji))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q React) (Done, error) {
+			to := checked(q.To).User
+			_, err := n.SendReaction(q.From, to, q.MessageID, q.Emoji)
+			return Done{}, refusal(err, to)
+		},
+	}
+}
+
+// Receipt has the simulated phone of From confirm message MessageID, which
+// To sent it: Type is delivered, read or played.
+type Receipt struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	MessageID string `json:"messageId"`
+	Type      string `json:"type"`
+}
+
+func (Receipt) control() Control[Receipt, Done] {
+	return Control[Receipt, Done]{
+		name: "receipt",
+		check: func(q Receipt) error {
+			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID), checkReceiptType(q.Type))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Receipt) (Done, error) {
+			to := checked(q.To)
+			return Done{}, refusal(n.SendReceipt(q.From, to, []string{q.MessageID}, q.Type), to.User)
+		},
+	}
+}
+
+// Presence has From show State to To: available and unavailable reach the
+// linked devices that subscribed to From (else a Conflict, as WhatsApp
+// sends availability only to subscribers); composing and paused reach
+// every online linked device of To.
+type Presence struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	State string `json:"state"`
+}
+
+func (Presence) control() Control[Presence, Done] {
+	return Control[Presence, Done]{
+		name: "presence",
+		check: func(q Presence) error {
+			return first(checkContact(q.From, q.To), checkPresenceState(q.State))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Presence) (Done, error) {
+			to := checked(q.To)
+			return Done{}, refusal(n.SendPresence(q.From, to, q.State), to.User)
+		},
+	}
+}
+
+// checkContact accepts a simulated phone writing to a user: From an
+// account, To its user JID.
+func checkContact(from, to string) error {
+	return first(checkAccount("from", from), checkUser("to", to))
+}
