@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,10 +28,11 @@ import (
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/ingest"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
-	"github.com/wagraph/wagraph/internal/metrics"
+	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/revocation"
 	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
@@ -78,50 +78,21 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// App is one wagraph server.
+// App is one wagraph server: what serves it and what stops it. Every part
+// is built by New, and handed what it depends on there; the App keeps only
+// what its methods reach.
 type App struct {
-	cfg     config.Config
 	log     *slog.Logger
-	sqlDB   *sql.DB
-	db      *ent.Client
-	probe   writeProbe // /readyz's write to the database
 	handler http.Handler
+	// clusterCalls serves the calls the other processes of a cluster
+	// forward here, on --cluster-addr (Run); nil on SQLite.
+	clusterCalls http.Handler
+	bus          *events.Bus    // ended first at shutdown (endStreams); end-to-end tests read it
+	local        *sandbox.Local // the in-process network of --sandbox; nil otherwise
+	ready        *readiness     // /readyz, and Ready
 
-	waStore io.Closer         // the whatsmeow device store
-	manager *whatsapp.Manager // nil until built
-	// ops runs the WhatsApp operations of the API: the manager, or on
-	// PostgreSQL the router that runs each where its session runs.
-	ops      sessionOps
-	node     *cluster.Node   // this process in the cluster; nil on SQLite
-	router   *cluster.Router // nil on SQLite
-	network  io.Closer       // the simulated network in sandbox mode
-	sandbox  graph.SandboxNetwork
-	local    *sandbox.Local // the in-process network of --sandbox
-	messages *messaging.Service
-	// messageStore is the messages' record, which the sink writes and
-	// the messaging service reads: built before both, so neither waits
-	// for the other.
-	messageStore *messaging.Store
-	loader       *media.Loader
-	preparer     *media.Preparer    // its pools bound the media work of sends and pictures
-	versions     *whatsapp.Versions // the WhatsApp Web version the sessions announce
-	hooks        *webhooks          // the event log and the webhook dispatcher; nil until built
-	metrics      *metrics.Metrics   // what /metrics shows
-	debug        *debugServer       // /debug/pprof on --debug-addr; nil when unset
-	eventLog     *events.Log
-	bus          *events.Bus
-	eventBuf     int // Options.EventBuffer
-	sink         *ingest.Sink
-
-	eventListener *storage.Listener // PostgreSQL's notifications to bus; nil on SQLite
-	revocations   *storage.Listener // the other processes' revocations; nil on SQLite
-
-	// The background work: restoring the linked sessions, then the
-	// scheduler. Close cancels it and waits for it.
-	stopBackground  context.CancelFunc
-	background      sync.WaitGroup
-	restored        chan struct{} // closed when the restore has ended
-	sessionsStarted atomic.Bool   // the restore ran to its end
+	parts closers      // what Close stops, in its order
+	debug *debugServer // /debug/pprof on --debug-addr, served by Run; nil when unset
 
 	closeMu sync.Mutex
 	closed  bool
@@ -133,8 +104,13 @@ const ShutdownGrace = 30 * time.Second
 // New builds a server: it opens (and creates) the database, ensures the
 // bootstrap admin and wires the HTTP handlers, and returns without waiting
 // for the linked sessions: they are restored in the background (Ready).
-func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
+//
+// Each part is built once, from what it depends on, in the order of those
+// dependencies; a part that starts work of its own goes into parts at once,
+// so that a failure further down stops what was built before it.
+func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err error) {
 	opts = opts.withDefaults()
+	log := opts.Logger
 	now := func() time.Time { return opts.Now().UTC().Truncate(time.Millisecond) }
 	random := &lockedReader{r: opts.Rand}
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
@@ -143,62 +119,151 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqlDB, db := store.SQL, store.Ent
-	a := &App{cfg: cfg, log: opts.Logger, sqlDB: sqlDB, db: db, probe: storage.NewProbe(store), restored: make(chan struct{})}
-	a.eventBuf = opts.EventBuffer
+	db := store.Ent
+	parts := closers{log: log, db: db}
+	defer func() {
+		if err != nil {
+			parts.close()
+		}
+	}()
+	probe := storage.NewProbe(store) // /readyz's write to the database
 
 	var announceTo *sql.DB // on PostgreSQL, the other processes hear of revocations
 	if cfg.Clustered() {
-		announceTo = sqlDB
+		announceTo = store.SQL
 	}
 	authSvc := auth.NewService(db, random, now, newID, auth.Options{
-		Announcer: revocation.NewAnnouncer(announceTo, a.log), MaxSessionTokens: cfg.Quotas.TokensPerSession,
+		Announcer: revocation.NewAnnouncer(announceTo, log), MaxSessionTokens: cfg.Quotas.TokensPerSession,
 	})
-	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, a.log); err != nil {
-		a.Close()
+	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, log); err != nil {
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
 	}
-	a.metrics = newMetrics(db, a, a.log)
-	a.openEvents(now, random)
-	a.hooks = a.startWebhooks(now, random)
-	a.openSink()
-	if err := a.startWhatsApp(ctx); err != nil {
-		a.Close()
+
+	// What the parts below count as they work: each is handed the
+	// counters; /metrics, built once they all exist, shows them.
+	counters := newCounters()
+	// The events, then what delivers and records them: the dispatcher
+	// delivers from the event log, and the sink, which the sessions and
+	// the messaging service publish through, wakes it after each commit
+	// and records the messages in the store the messaging service reads.
+	stream := openEvents(cfg, db, log, now, random, opts.EventBuffer, counters)
+	parts.events = stream
+	hooks := startWebhooks(cfg, db, log, now, random, counters)
+	parts.hooks = hooks
+	messageStore := messaging.NewStore(db, cfg.Clustered())
+	sink := ingest.NewSink(ingest.SinkOptions{
+		Bus: stream.bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.dispatcher, Logger: log,
+	})
+
+	// The WhatsApp side: the device store, the cluster this process is a
+	// member of on PostgreSQL, the simulated network in sandbox mode, the
+	// version the sessions announce, and the session manager over them.
+	waStore, err := openDeviceStore(ctx, cfg, log)
+	if err != nil {
 		return nil, err
 	}
-	var leases sessions.Claimer // in a cluster, the creator holds a new session first
-	if a.node != nil {
-		leases = a.node
+	parts.waStore = waStore
+	var (
+		node     *cluster.Node        // nil on SQLite
+		statuses whatsapp.StatusStore = sessions.NewStatusStore(db)
+	)
+	if cfg.Clustered() {
+		// On PostgreSQL every process is a member of a cluster (maybe of
+		// one): it runs the sessions it leases, and saves their statuses
+		// only while it holds them.
+		node, err = cluster.New(cluster.Options{ID: cfg.NodeID, DB: store.SQL, Logger: log, Advertise: cfg.AdvertiseAddr, TTL: cfg.LeaseTTL})
+		if err != nil {
+			return nil, err
+		}
+		parts.node = node
+		statuses = cluster.NewFencedStatuses(sessions.NewStatusStore(db), node)
 	}
+	simulated, network, transport, err := openSandbox(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	parts.network = network
+	local, _ := network.(*sandbox.Local)
+	versions, err := newVersions(cfg, log, network)
+	if err != nil {
+		return nil, err
+	}
+	manager := whatsapp.NewManager(whatsapp.ManagerOptions{
+		Store: waStore, Logger: log, Publisher: sink, Statuses: statuses, Transport: transport,
+		Versions: versions, Observer: counters,
+		// A session taken down by a failure to store reconnects once the
+		// database takes writes again (the probe of /readyz).
+		Probe: probe,
+	})
+	parts.manager = manager
+	// ops runs the WhatsApp operations of the API: the manager, or in a
+	// cluster the router that runs each where its session runs.
+	var (
+		ops          sessionOps      = manager
+		leases       leaseHolder     // nil on SQLite
+		held         func() []string // the sessions this process runs; nil: all
+		clusterCalls http.Handler    // nil on SQLite
+	)
+	if node != nil {
+		if err := node.Join(ctx, manager); err != nil {
+			return nil, err
+		}
+		router := cluster.NewRouter(node, manager, sessions.NewStatusStore(db), clusterTLS(cfg), log)
+		ops, leases, held, clusterCalls = router, node, node.HeldIDs, callsHandler(cfg, router)
+	}
+	loader := media.NewLoader(media.LoaderOptions{AllowPrivate: cfg.AllowPrivateURLs, MaxBytes: cfg.MaxBody, Logger: log})
+	// One preparer, so one set of pools, for sends and for pictures.
+	preparer := media.NewPreparerWith(media.PreparerOptions{
+		FFmpeg: cfg.FFmpeg, Logger: log, ImageDecodes: cfg.MediaConcurrency.Images,
+		FFmpegRuns: cfg.MediaConcurrency.FFmpeg, Downloads: cfg.MediaConcurrency.Downloads,
+	})
+	messages := messaging.New(messaging.Options{
+		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
+		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
+		Publisher: sink, Store: messageStore, Logger: log, Observer: counters,
+		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
+	})
+
+	// The API.
 	sessionSvc := sessions.NewService(sessions.ServiceOptions{
-		DB: db, Tokens: authSvc, Unlinker: a.ops, Leases: leases, Ended: a.bus, Now: now, NewID: newID,
-		PerUser: cfg.Quotas.SessionsPerUser, Logger: a.log,
+		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.bus, Now: now, NewID: newID,
+		PerUser: cfg.Quotas.SessionsPerUser, Logger: log,
 	})
 	resolver := &graph.Resolver{
 		DB:         db,
 		Sessions:   sessionSvc,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
-		Deliveries: a.hooks.deliveries,
-		WhatsApp:   a.ops,
-		Account:    account.NewService(a.ops),
-		Messages:   a.messages,
-		Media:      a.loader,
-		Pictures:   a.preparer,
-		Sandbox:    a.sandbox,
+		Deliveries: hooks.deliveries,
+		WhatsApp:   ops,
+		Account:    account.NewService(ops),
+		Messages:   messages,
+		Media:      loader,
+		Pictures:   preparer,
+		Sandbox:    simulated,
 		Now:        now,
 		NewID:      newID,
-		Events:     a.bus,
+		Events:     stream.bus,
+		Leases:     leases,
 		NodeID:     cfg.NodeID,
 	}
-	if a.node != nil {
-		resolver.Leases = a.node
-	}
-	a.listenRevocations(authSvc, resolver)
-	limiter := auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...)
-	a.handler = a.routes(resolver, authSvc, limiter)
-	a.startBackground(ctx)
-	return a, nil
+	revocations := listenRevocations(cfg, log, authSvc, resolver)
+	parts.revocations = revocations
+	// Last, from the parts that hold what it reads at each scrape.
+	metrics := newMetrics(counters, db, manager, versions, log)
+	ready := newReadiness(probe, log)
+	handler := routes(cfg, log, api{
+		resolver: resolver, auth: authSvc, limiter: auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...),
+		counters: counters, metrics: metrics, clusterCalls: clusterCalls, ready: ready,
+	})
+	parts.background = startBackground(ctx, backgroundWork{
+		log: log, db: db, versions: versions, events: stream.log, retention: cfg.EventRetention,
+		node: node, manager: manager, scheduler: messages, ready: ready,
+	})
+	return &App{
+		log: log, handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready,
+		parts: parts,
+	}, nil
 }
 
 // Handler is the whole HTTP surface.
@@ -248,37 +313,7 @@ func (a *App) Close() error {
 		return nil
 	}
 	a.closed = true
-	if a.stopBackground != nil {
-		a.stopBackground()
-		a.background.Wait()
-	}
-	if a.manager != nil {
-		a.manager.Close()
-	}
-	if a.node != nil {
-		// After the manager: its sessions are stopped (and their statuses
-		// saved under the leases), so the others may start them at once.
-		lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := a.node.Leave(lctx); err != nil {
-			a.log.Warn("giving the session leases back failed: they expire by themselves", "err", err)
-		}
-		cancel()
-	}
-	if a.revocations != nil {
-		a.revocations.Close()
-	}
-	a.closeEvents()
-	var errs []error
-	if a.network != nil {
-		errs = append(errs, a.network.Close())
-	}
-	if a.hooks != nil {
-		a.hooks.close()
-	}
-	if a.waStore != nil {
-		errs = append(errs, a.waStore.Close())
-	}
-	errs = append(errs, a.db.Close()) // closes sqlDB too
+	errs := a.parts.close()
 	// Last: a shutdown that hangs can still be looked at.
 	if a.debug != nil {
 		errs = append(errs, a.debug.close())
@@ -286,115 +321,58 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// Run is the whole life of `wagraph serve`: listen, open the storage and
-// build the server, serve until ctx is done, stop in order. The port opens
-// first: while the storage opens /healthz answers and /readyz says what it
-// waits for, and the linked sessions reconnect after that, in the
-// background (/readyz is 503 until they have been started).
-func Run(ctx context.Context, cfg config.Config, opts Options) error {
-	opts = opts.withDefaults()
-	ln := opts.Listener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-			return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
-		}
-	}
-	debugLn, err := listenDebug(cfg, opts)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	clusterLn, err := listenCluster(cfg)
-	if err != nil {
-		ln.Close()
-		if debugLn != nil {
-			debugLn.Close()
-		}
-		return err
-	}
-	front := &frontDoor{}
-	front.set(http.HandlerFunc(serveStarting))
-	serveCtx, stopServing := context.WithCancel(ctx)
-	defer stopServing()
-	served := make(chan error, 1)
-	go func() { served <- serve(serveCtx, ln, front, opts.Logger) }()
-
-	if cfg.Clustered() && cfg.AdvertiseAddr == "" {
-		at := ln // where the calls of the other processes are served
-		if clusterLn != nil {
-			at = clusterLn
-		}
-		cfg.AdvertiseAddr = advertised(at.Addr())
-	}
-	a, err := New(ctx, cfg, opts)
-	if err != nil {
-		stopServing()
-		<-served
-		if debugLn != nil {
-			debugLn.Close()
-		}
-		if clusterLn != nil {
-			clusterLn.Close()
-		}
-		return err
-	}
-	defer a.Close()
-	var clusterServed <-chan error // nil (never ready) without a listener of its own
-	if clusterLn != nil {
-		clusterServed = a.serveCluster(serveCtx, clusterLn)
-	}
-	if debugLn != nil {
-		a.debug = serveDebug(debugLn, a.log)
-	}
-	defer context.AfterFunc(ctx, a.endStreams)()
-	front.set(a.handler)
-	a.log.Info("wagraph listening", "addr", ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "data_dir", cfg.DataDir)
-	// Both listeners stop together, before a.Close: the calls under way
-	// finish while the manager still runs.
-	select {
-	case err := <-served:
-		if clusterServed != nil {
-			stopServing()
-			if cerr := <-clusterServed; cerr != nil {
-				a.log.Error("serving the calls between the processes failed", "err", cerr)
-			}
-		}
-		return err
-	case err := <-clusterServed:
-		// Without its cluster listener the process cannot take the calls
-		// for its sessions: it stops, as when --addr fails.
-		stopServing()
-		if serr := <-served; err == nil { // ctx is done: both stopped
-			return serr
-		}
-		return fmt.Errorf("--cluster-addr: %w", err)
-	}
+// closers are the parts that run until they are stopped, in the order
+// Close stops them, which is not the reverse of the order New builds them
+// in (the sessions stop before the cluster lease they ran under is given
+// back, the event log before the webhook dispatcher). A part New has not
+// built, or that the settings leave out, is nil.
+type closers struct {
+	log         *slog.Logger
+	background  *background // restoring the sessions, then the scheduler
+	manager     *whatsapp.Manager
+	node        *cluster.Node     // nil on SQLite
+	revocations *storage.Listener // nil on SQLite
+	events      *eventStream
+	network     io.Closer // the simulated network in sandbox mode
+	hooks       *webhooks
+	waStore     io.Closer // the whatsmeow device store
+	db          *ent.Client
 }
 
-// frontDoor serves the handler of the moment: the starting answers while
-// the storage opens, then the server's.
-type frontDoor struct{ h atomic.Pointer[http.Handler] }
-
-func (f *frontDoor) set(h http.Handler) { f.h.Store(&h) }
-
-func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*f.h.Load()).ServeHTTP(w, r) }
-
-// serveStarting answers while the storage opens: the process is alive, not
-// ready, and nothing else can be served yet.
-func serveStarting(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	switch r.URL.Path {
-	case "/healthz":
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	case "/readyz":
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"starting","storage":"opening"}` + "\n"))
-	default:
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"failed","message":"wagraph is starting: retry in a moment"}` + "\n"))
+// close stops the parts in order and returns what failed.
+func (c closers) close() []error {
+	if c.background != nil {
+		c.background.close()
 	}
+	if c.manager != nil {
+		c.manager.Close()
+	}
+	if c.node != nil {
+		// After the manager: its sessions are stopped (and their statuses
+		// saved under the leases), so the others may start them at once.
+		lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := c.node.Leave(lctx); err != nil {
+			c.log.Warn("giving the session leases back failed: they expire by themselves", "err", err)
+		}
+		cancel()
+	}
+	if c.revocations != nil {
+		c.revocations.Close()
+	}
+	if c.events != nil {
+		c.events.close()
+	}
+	var errs []error
+	if c.network != nil {
+		errs = append(errs, c.network.Close())
+	}
+	if c.hooks != nil {
+		c.hooks.close()
+	}
+	if c.waStore != nil {
+		errs = append(errs, c.waStore.Close())
+	}
+	return append(errs, c.db.Close()) // closes the *sql.DB too
 }
 
 // lockedReader lets one random source serve concurrent requests.
@@ -416,18 +394,9 @@ type sessionOps interface {
 	sessions.Unlinker
 }
 
-// advertised is the address the other processes of a cluster reach this
-// one at when --advertise-addr is unset: the listening address, with the
-// machine's name when it listens on every interface.
-func advertised(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return addr.String()
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		if name, err := os.Hostname(); err == nil {
-			host = name
-		}
-	}
-	return net.JoinHostPort(host, port)
+// leaseHolder knows which process of a cluster runs each session, and
+// leases a new one to its creator first: the cluster's node.
+type leaseHolder interface {
+	graph.Leases
+	sessions.Claimer
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 
@@ -27,11 +28,12 @@ func clusterTLS(cfg config.Config) *cluster.TLS {
 	return &cluster.TLS{Cert: cfg.ClusterTLS.Cert, CAs: cfg.ClusterTLS.CAs}
 }
 
-// clusterHandler serves the calls the other processes forward here: signed
+// callsHandler serves the calls the other processes forward here: signed
 // with this process's key, each taken once; a send's media travel inside
-// (base64).
-func (a *App) clusterHandler() http.Handler {
-	return a.router.Handler(a.cfg.MaxBody/3*4 + 1<<20)
+// (base64). It is served on --cluster-addr (serveCluster), else on the
+// API's listener (routes).
+func callsHandler(cfg config.Config, router *cluster.Router) http.Handler {
+	return router.Handler(cfg.MaxBody/3*4 + 1<<20)
 }
 
 // listenCluster opens --cluster-addr; nil when the calls are served on the
@@ -47,16 +49,16 @@ func listenCluster(cfg config.Config) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveCluster serves the calls on ln (with the cluster's TLS when set)
-// until ctx is done, letting those under way finish; the error, or nil,
-// arrives on the channel returned.
-func (a *App) serveCluster(ctx context.Context, ln net.Listener) <-chan error {
-	t := clusterTLS(a.cfg)
+// serveCluster serves the calls (h) on ln (with the cluster's TLS when
+// set) until ctx is done, letting those under way finish; the error, or
+// nil, arrives on the channel returned.
+func serveCluster(ctx context.Context, cfg config.Config, ln net.Listener, h http.Handler, log *slog.Logger) <-chan error {
+	t := clusterTLS(cfg)
 	if t != nil {
 		ln = t.Listener(ln)
 	}
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, a.clusterHandler(), a.log) }()
-	a.log.Info("serving the calls between the processes of the cluster", "addr", ln.Addr().String(), "tls", t != nil, "advertise", a.cfg.AdvertiseAddr)
+	go func() { done <- serve(ctx, ln, h, log) }()
+	log.Info("serving the calls between the processes of the cluster", "addr", ln.Addr().String(), "tls", t != nil, "advertise", cfg.AdvertiseAddr)
 	return done
 }

@@ -14,44 +14,39 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// newMetrics builds what /metrics shows: sessions and the version are read
-// from the manager and the version keeper at each scrape; the label values
-// of the counted families are shown at 0 from the start.
-// They are built first, before what they observe (the event log, the
-// dispatcher and the sessions report to them), so the sources are read
-// through the App.
-func newMetrics(db *ent.Client, a *App, log *slog.Logger) *metrics.Metrics {
+// newCounters builds what the parts count as they work, before them: the
+// event log, the dispatcher, the sessions and the sends are handed it. The
+// label values of the counted families are shown at 0 from the start.
+func newCounters() *metrics.Counters {
 	kinds := []string{string(events.WebhookTest)}
 	for _, k := range events.Selectable() {
 		kinds = append(kinds, string(k))
 	}
-	return metrics.New(metrics.Options{
-		Sessions:         sessionCounts{db: db, app: a},
-		Version:          versionInUse{a},
+	return metrics.NewCounters(metrics.Labels{
 		EventKinds:       kinds,
 		DeliveryOutcomes: webhook.Outcomes(),
 		SendKinds:        messaging.Kinds(),
 		SendOutcomes:     []string{messaging.OutcomeSent},
-		Logger:           log,
+	})
+}
+
+// newMetrics builds what /metrics shows, once what it reads exists: the
+// counters, and the sessions by status and the version in use, read from
+// the manager and the version keeper at each scrape.
+func newMetrics(counters *metrics.Counters, db *ent.Client, manager *whatsapp.Manager, versions *whatsapp.Versions, log *slog.Logger) *metrics.Metrics {
+	return metrics.New(metrics.Options{
+		Counters: counters,
+		Sessions: sessionCounts{db: db, manager: manager},
+		Version:  versions,
+		Logger:   log,
 	})
 }
 
 // sessionCounts counts every session of the table by the status the
 // manager answers for it.
 type sessionCounts struct {
-	db  *ent.Client
-	app *App // its manager, built after the metrics
-}
-
-// versionInUse is the version the sessions announce, once the keeper of
-// the version is built.
-type versionInUse struct{ app *App }
-
-func (v versionInUse) String() string {
-	if v.app.versions == nil {
-		return ""
-	}
-	return v.app.versions.String()
+	db      *ent.Client
+	manager *whatsapp.Manager
 }
 
 func (s sessionCounts) SessionsByStatus(ctx context.Context) (map[string]int, error) {
@@ -63,7 +58,7 @@ func (s sessionCounts) SessionsByStatus(ctx context.Context) (map[string]int, er
 	for _, r := range rows {
 		stored[r.ID] = whatsapp.Status(r.Status)
 	}
-	counts := s.app.manager.CountByStatus(stored)
+	counts := s.manager.CountByStatus(stored)
 	out := make(map[string]int, len(counts))
 	for st, n := range counts {
 		out[string(st)] = n

@@ -1,6 +1,6 @@
 package app
 
-// An internal test: it reaches the server's write probe (a.probe) to fill
+// An internal test: it reaches the server's write probe (a.ready.probe) to fill
 // the disk under it and to count its writes, which no client can.
 
 import (
@@ -70,7 +70,7 @@ func TestReadyzFull(t *testing.T) {
 	if !dbtest.Postgres(t) {
 		// The filesystem of the SQLite database filled up, the probe's
 		// shared result expired.
-		p := a.probe.(*storage.Probe)
+		p := a.ready.probe.(*storage.Probe)
 		p.FreeSpace = func(string) (uint64, error) { return 64 << 10, nil }
 		p.Every = 0
 		if code, body := getReadyz(a); code != http.StatusServiceUnavailable || body != `{"status":"unavailable","database":"full"}`+"\n" {
@@ -78,7 +78,7 @@ func TestReadyzFull(t *testing.T) {
 		}
 	}
 	for _, kind := range []storage.ProbeKind{storage.ProbeFull, storage.ProbeUnreachable, storage.ProbeReadOnly, storage.ProbeTimeout, storage.ProbeFailed} {
-		a.probe = stubProbe{&storage.ProbeError{Kind: kind, Err: syscall.EIO}}
+		a.ready.probe = stubProbe{&storage.ProbeError{Kind: kind, Err: syscall.EIO}}
 		want := fmt.Sprintf(`{"status":"unavailable","database":%q}`+"\n", kind)
 		if code, body := getReadyz(a); code != http.StatusServiceUnavailable || body != want {
 			t.Errorf("/readyz with the probe saying %s: %d %s; want 503 %s", kind, code, body, want)
@@ -91,7 +91,7 @@ func TestReadyzFull(t *testing.T) {
 // 90 ms, make one write or two.
 func TestReadyzFlood(t *testing.T) {
 	a := newReadyzApp(t)
-	p := a.probe.(*storage.Probe)
+	p := a.ready.probe.(*storage.Probe)
 	ctx := context.Background()
 	before, err := p.Writes(ctx)
 	if err != nil {

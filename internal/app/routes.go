@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/cluster"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/middleware"
 	"github.com/wagraph/wagraph/internal/requestid"
@@ -19,37 +22,52 @@ import (
 // and media travel as URLs or through REST (--max-body).
 const MaxGraphQLBody = 1 << 20
 
-func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *auth.Limiter) http.Handler {
+// api is what the HTTP surface serves.
+type api struct {
+	resolver *graph.Resolver
+	auth     *auth.Service
+	limiter  *auth.Limiter
+	counters *metrics.Counters // count every request
+	metrics  *metrics.Metrics  // GET /metrics
+	// clusterCalls are the calls of the other processes of a cluster;
+	// nil on SQLite.
+	clusterCalls http.Handler
+	ready        http.Handler // GET /readyz
+}
+
+// routes is the whole HTTP surface of the API's listener.
+func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
+	resolver, authSvc, limiter := p.resolver, p.auth, p.limiter
 	mux := http.NewServeMux()
 	limits := graph.DefaultDocumentLimits
-	limits.Depth = a.cfg.GraphQLDepth
-	gql := graph.NewServer(resolver, a.log, graph.ServerOptions{
-		ComplexityLimit: a.cfg.GraphQLComplexity,
-		MaxAnswer:       a.cfg.GraphQLMaxAnswer,
+	limits.Depth = cfg.GraphQLDepth
+	gql := graph.NewServer(resolver, log, graph.ServerOptions{
+		ComplexityLimit: cfg.GraphQLComplexity,
+		MaxAnswer:       cfg.GraphQLMaxAnswer,
 		Document:        limits,
 		Introspection:   true,
 		RequestID:       requestid.From,
 		Charger:         limiter,
 		Connections:     limiter,
 	})
-	rest := restcompat.New(resolver, a.log)
+	rest := restcompat.New(resolver, log)
 	// The token is checked before anything reads a body, and the body is
 	// bounded in size and in time once it is read.
-	refuseGQL := graph.RequestRefuser(a.log, requestid.From)
-	mux.Handle("/graphql", authSvc.Middleware(limiter, a.log, refuseGQL)(middleware.BodyLimits(MaxGraphQLBody, a.cfg.BodyTimeout, refuseGQL, gql)))
+	refuseGQL := graph.RequestRefuser(log, requestid.From)
+	mux.Handle("/graphql", authSvc.Middleware(limiter, log, refuseGQL)(middleware.BodyLimits(MaxGraphQLBody, cfg.BodyTimeout, refuseGQL, gql)))
 	// The contract's description is public: a client reads it before it
 	// has a token.
 	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())
 	mux.Handle(restcompat.Prefix+"/", http.StripPrefix(restcompat.Prefix,
-		authSvc.Middleware(limiter, a.log, rest.Refuse)(middleware.BodyLimits(a.cfg.MaxBody, a.cfg.BodyTimeout, rest.Refuse, metrics.Nested(restcompat.Prefix, rest)))))
+		authSvc.Middleware(limiter, log, rest.Refuse)(middleware.BodyLimits(cfg.MaxBody, cfg.BodyTimeout, rest.Refuse, metrics.Nested(restcompat.Prefix, rest)))))
 	// The metrics tell how busy every session is: an admin token reads
 	// them (Prometheus sends it as bearer credentials). Refusals are the
 	// REST envelope.
-	mux.Handle("GET /metrics", authSvc.Middleware(limiter, a.log, rest.Refuse)(middleware.AdminOnly("read /metrics", rest.Refuse, a.metrics.Handler())))
-	if a.router != nil && a.cfg.ClusterAddr == "" {
+	mux.Handle("GET /metrics", authSvc.Middleware(limiter, log, rest.Refuse)(middleware.AdminOnly("read /metrics", rest.Refuse, p.metrics.Handler())))
+	if p.clusterCalls != nil && cfg.ClusterAddr == "" {
 		// Calls forwarded by the other processes of the cluster, here
 		// unless --cluster-addr has a listener for them (cluster.go).
-		mux.Handle("POST "+cluster.CallPath, a.clusterHandler())
+		mux.Handle("POST "+cluster.CallPath, p.clusterCalls)
 	}
 	// GraphiQL, every file of it embedded: it works without internet.
 	graphiql := webui.GraphiQL()
@@ -69,10 +87,10 @@ func (a *App) routes(resolver *graph.Resolver, authSvc *auth.Service, limiter *a
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
-	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.Handle("GET /readyz", p.ready)
 	// The metrics' middleware wraps the mux itself: it reads the pattern
 	// the mux matched from the request it hands it.
-	return requestid.Middleware(middleware.Recover(a.log, middleware.AccessLog(a.log, a.metrics.Middleware(mux))))
+	return requestid.Middleware(middleware.Recover(log, middleware.AccessLog(log, p.counters.Middleware(mux))))
 }
 
 // writeProbe tells whether the database takes writes (storage.Probe:
@@ -82,20 +100,33 @@ type writeProbe interface {
 	Check(ctx context.Context) error
 }
 
-// readyz answers 200 when the database takes a write and the linked
+// readiness is /readyz: whether the database takes writes, and whether
+// the linked sessions have been started (the background work tells).
+type readiness struct {
+	probe    writeProbe
+	log      *slog.Logger
+	started  atomic.Bool   // the restore ran to its end
+	restored chan struct{} // closed when the restore has ended
+}
+
+func newReadiness(probe writeProbe, log *slog.Logger) *readiness {
+	return &readiness{probe: probe, log: log, restored: make(chan struct{})}
+}
+
+// ServeHTTP answers 200 when the database takes a write and the linked
 // sessions have been started; else 503 naming what is missing: the
 // database's state (storage.ProbeKind: full, unreachable, read-only,
 // timeout, failed) or the sessions still restoring.
-func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
+func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	if err := a.probe.Check(r.Context()); err != nil {
+	if err := rd.probe.Check(r.Context()); err != nil {
 		kind := storage.KindOf(err)
-		a.log.ErrorContext(r.Context(), "readyz: the database takes no writes", "database", string(kind), "err", err)
+		rd.log.ErrorContext(r.Context(), "readyz: the database takes no writes", "database", string(kind), "err", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"status":"unavailable","database":"` + string(kind) + `"}` + "\n"))
 		return
 	}
-	if !a.sessionsStarted.Load() {
+	if !rd.started.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"status":"starting","sessions":"restoring"}` + "\n"))
 		return

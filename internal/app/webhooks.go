@@ -3,14 +3,17 @@ package app
 import (
 	"context"
 	"io"
+	"log/slog"
 	"time"
 
+	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
 
-// webhooks is the event log and the webhook outbox's dispatcher, which
-// runs in a goroutine the App owns from New until Close.
+// webhooks is the webhook outbox's dispatcher, which runs in a goroutine
+// the App owns from New until Close, and the log of its deliveries.
 type webhooks struct {
 	deliveries *webhook.DeliveryLog
 	dispatcher *webhook.Dispatcher
@@ -19,16 +22,17 @@ type webhooks struct {
 	done       chan struct{} // closed when the dispatcher's Run has returned
 }
 
-// startWebhooks builds the dispatcher over the event log and starts it.
-// Deliveries due from before a restart go out at once.
-func (a *App) startWebhooks(now func() time.Time, random io.Reader) *webhooks {
-	sender := webhook.NewSender(netguard.New(netguard.Options{AllowPrivate: a.cfg.AllowPrivateURLs}), a.cfg.WebhookTimeout, a.log)
+// startWebhooks builds the dispatcher over the event log and starts it,
+// telling observer of each attempt. Deliveries due from before a restart
+// go out at once.
+func startWebhooks(cfg config.Config, db *ent.Client, log *slog.Logger, now func() time.Time, random io.Reader, observer webhook.Observer) *webhooks {
+	sender := webhook.NewSender(netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), cfg.WebhookTimeout, log)
 	d := webhook.NewDispatcher(webhook.DispatcherOptions{
-		DB: a.db, Sender: sender, Schedule: a.cfg.WebhookRetry, Now: now, Logger: a.log, Observer: a.metrics,
+		DB: db, Sender: sender, Schedule: cfg.WebhookRetry, Now: now, Logger: log, Observer: observer,
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	w := &webhooks{
-		deliveries: webhook.NewDeliveryLog(a.db, now, random, d),
+		deliveries: webhook.NewDeliveryLog(db, now, random, d),
 		dispatcher: d, sender: sender, stop: stop, done: make(chan struct{}),
 	}
 	go func() {

@@ -19,7 +19,7 @@ const Unmatched = "unmatched"
 // pattern the mux matched, read from the request it set it on, never the
 // raw path, so the series stay as few as the routes. A nested mux reports
 // its own finer pattern through Nested.
-func (m *Metrics) Middleware(next http.Handler) http.Handler {
+func (c *Counters) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		slot := &routeSlot{}
@@ -40,8 +40,8 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 			if route == "" {
 				route = patternOf(r)
 			}
-			m.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-			m.httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+			c.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+			c.httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r)
 		finished = true

@@ -93,52 +93,52 @@ func labelsOf(fams map[string]*dto.MetricFamily, name string) []string {
 func TestHooks(t *testing.T) {
 	tests := []struct {
 		name   string
-		call   func(m *metrics.Metrics)
+		call   func(c *metrics.Counters)
 		family string
 		labels map[string]string
 		want   float64
 		sum    float64 // a histogram's sum of seconds, when it is one
 	}{
-		{"event stored", func(m *metrics.Metrics) {
+		{"event stored", func(m *metrics.Counters) {
 			m.EventStored("messages.update")
 			m.EventStored("messages.update")
 			m.EventStored("call")
 		}, "wagraph_events_stored_total", map[string]string{"kind": "messages.update"}, 2, 0},
-		{"delivery attempted: count", func(m *metrics.Metrics) {
+		{"delivery attempted: count", func(m *metrics.Counters) {
 			m.DeliveryAttempted("retry", 300*time.Millisecond)
 			m.DeliveryAttempted("delivered", 20*time.Millisecond)
 			m.DeliveryAttempted("retry", 700*time.Millisecond)
 		}, "wagraph_webhook_deliveries_total", map[string]string{"outcome": "retry"}, 2, 0},
-		{"delivery attempted: latency", func(m *metrics.Metrics) {
+		{"delivery attempted: latency", func(m *metrics.Counters) {
 			m.DeliveryAttempted("retry", 300*time.Millisecond)
 			m.DeliveryAttempted("delivered", 20*time.Millisecond)
 			m.DeliveryAttempted("retry", 700*time.Millisecond)
 		}, "wagraph_webhook_delivery_duration_seconds", map[string]string{"outcome": "retry"}, 2, 1.0},
-		{"subscribers", func(m *metrics.Metrics) {
+		{"subscribers", func(m *metrics.Counters) {
 			m.SubscriberStarted()
 			m.SubscriberStarted()
 			m.SubscriberStarted()
 			m.SubscriberEnded()
 		}, "wagraph_subscribers", map[string]string{}, 2, 0},
-		{"sent", func(m *metrics.Metrics) {
+		{"sent", func(m *metrics.Counters) {
 			m.Sent("text", "sent")
 			m.Sent("image", "not_connected")
 			m.Sent("image", "not_connected")
 			m.Sent("image", "sent")
 		}, "wagraph_sends_total", map[string]string{"kind": "image", "outcome": "not_connected"}, 2, 0},
-		{"store failed", func(m *metrics.Metrics) {
+		{"store failed", func(m *metrics.Counters) {
 			m.StoreFailed()
 			m.StoreFailed()
 		}, "wagraph_store_failures_total", map[string]string{}, 2, 0},
-		{"undecryptable", func(m *metrics.Metrics) {
+		{"undecryptable", func(m *metrics.Counters) {
 			m.Undecryptable()
 		}, "wagraph_undecryptable_messages_total", map[string]string{}, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := metrics.New(metrics.Options{})
-			tt.call(m)
-			fams := scrape(t, m.Handler())
+			c := metrics.NewCounters(metrics.Labels{})
+			tt.call(c)
+			fams := scrape(t, metrics.New(metrics.Options{Counters: c}).Handler())
 			s := series(fams, tt.family, tt.labels)
 			if s == nil {
 				t.Fatalf("no series %s%v; the family has %v", tt.family, tt.labels, labelsOf(fams, tt.family))
@@ -161,13 +161,13 @@ func TestHooks(t *testing.T) {
 // TestPreinitialized: the label values given at construction are series
 // at 0 from the first scrape on, and the families are there with them.
 func TestPreinitialized(t *testing.T) {
-	m := metrics.New(metrics.Options{
+	c := metrics.NewCounters(metrics.Labels{
 		EventKinds:       []string{"call", "messages.update"},
 		DeliveryOutcomes: []string{"delivered", "retry", "gone"},
 		SendKinds:        []string{"text", "image"},
 		SendOutcomes:     []string{"sent", "internal"},
 	})
-	fams := scrape(t, m.Handler())
+	fams := scrape(t, metrics.New(metrics.Options{Counters: c}).Handler())
 	want := map[string][]string{
 		"wagraph_events_stored_total":               {"kind=call", "kind=messages.update"},
 		"wagraph_webhook_deliveries_total":          {"outcome=delivered", "outcome=gone", "outcome=retry"},
@@ -200,10 +200,11 @@ func TestRuntimeFamilies(t *testing.T) {
 	}
 }
 
-// TestOwnRegistry: two Metrics count apart; nothing is shared.
+// TestOwnRegistry: two servers' metrics count apart; nothing is shared.
 func TestOwnRegistry(t *testing.T) {
-	a, b := metrics.New(metrics.Options{}), metrics.New(metrics.Options{})
-	a.Sent("text", "sent")
+	ca, cb := metrics.NewCounters(metrics.Labels{}), metrics.NewCounters(metrics.Labels{})
+	a, b := metrics.New(metrics.Options{Counters: ca}), metrics.New(metrics.Options{Counters: cb})
+	ca.Sent("text", "sent")
 	if s := series(scrape(t, a.Handler()), "wagraph_sends_total", map[string]string{"kind": "text", "outcome": "sent"}); s == nil || value(s) != 1 {
 		t.Fatalf("a: sends_total{text,sent} = %v, want 1", s)
 	}
@@ -284,7 +285,8 @@ func TestStateReadAtScrape(t *testing.T) {
 // their status, never the raw path; a nested mux reports its own pattern;
 // a panic counts as 500; a hijacked connection as 101.
 func TestMiddleware(t *testing.T) {
-	m := metrics.New(metrics.Options{})
+	c := metrics.NewCounters(metrics.Labels{})
+	m := metrics.New(metrics.Options{Counters: c})
 	inner := http.NewServeMux()
 	inner.HandleFunc("POST /things/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
 	mux := http.NewServeMux()
@@ -322,7 +324,7 @@ func TestMiddleware(t *testing.T) {
 				w.WriteHeader(http.StatusInternalServerError)
 			}
 		}()
-		m.Middleware(mux).ServeHTTP(w, r)
+		c.Middleware(mux).ServeHTTP(w, r)
 	})
 	srv := httptest.NewServer(recovered)
 	defer srv.Close()
