@@ -50,13 +50,7 @@ func groupData(ctx context.Context, cli *whatsmeow.Client, g *types.GroupInfo, r
 			continue
 		}
 		m := personData(personOf(ctx, cli, p.JID, p.PhoneNumber, p.LID))
-		role := RoleMember
-		switch {
-		case p.IsSuperAdmin:
-			role = RoleSuperAdmin
-		case p.IsAdmin:
-			role = RoleAdmin
-		}
+		role := roleOf(p)
 		d.Participants = append(d.Participants, payload.GroupMember{JID: m.JID, Phone: m.Phone, LID: m.LID, Role: role})
 	}
 	return d

@@ -286,13 +286,7 @@ func groupOf(ctx context.Context, cli *whatsmeow.Client, info *types.GroupInfo) 
 		if p.Error != 0 {
 			continue
 		}
-		role := RoleMember
-		switch {
-		case p.IsSuperAdmin:
-			role = RoleSuperAdmin
-		case p.IsAdmin:
-			role = RoleAdmin
-		}
+		role := roleOf(p)
 		g.Participants = append(g.Participants, Participant{JID: p.JID, Phone: phoneOf(ctx, cli, p), Role: role})
 	}
 	return g
@@ -332,4 +326,15 @@ func groupFault(id string, jid types.JID, action string, err error) error {
 		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not an admin of group %s", id, action, jid)
 	}
 	return classify(id, action, err)
+}
+
+// roleOf is a participant's role in its group.
+func roleOf(p types.GroupParticipant) string {
+	switch {
+	case p.IsSuperAdmin:
+		return RoleSuperAdmin
+	case p.IsAdmin:
+		return RoleAdmin
+	}
+	return RoleMember
 }
