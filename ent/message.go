@@ -40,6 +40,8 @@ type Message struct {
 	Timestamp time.Time `json:"timestamp,omitempty"`
 	// Media holds the value of the "media" field.
 	Media []byte `json:"media,omitempty"`
+	// ReadAt holds the value of the "read_at" field.
+	ReadAt *time.Time `json:"read_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -79,7 +81,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case message.FieldSessionID, message.FieldMessageID, message.FieldChat, message.FieldSender, message.FieldType, message.FieldText, message.FieldCaption, message.FieldStatus:
 			values[i] = new(sql.NullString)
-		case message.FieldTimestamp:
+		case message.FieldTimestamp, message.FieldReadAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -168,6 +170,13 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.Media = *value
 			}
+		case message.FieldReadAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field read_at", values[i])
+			} else if value.Valid {
+				_m.ReadAt = new(time.Time)
+				*_m.ReadAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -241,6 +250,11 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("media=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Media))
+	builder.WriteString(", ")
+	if v := _m.ReadAt; v != nil {
+		builder.WriteString("read_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -105,6 +105,20 @@ func (_c *MessageCreate) SetMedia(v []byte) *MessageCreate {
 	return _c
 }
 
+// SetReadAt sets the "read_at" field.
+func (_c *MessageCreate) SetReadAt(v time.Time) *MessageCreate {
+	_c.mutation.SetReadAt(v)
+	return _c
+}
+
+// SetNillableReadAt sets the "read_at" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableReadAt(v *time.Time) *MessageCreate {
+	if v != nil {
+		_c.SetReadAt(*v)
+	}
+	return _c
+}
+
 // SetSession sets the "session" edge to the Session entity.
 func (_c *MessageCreate) SetSession(v *Session) *MessageCreate {
 	return _c.SetSessionID(v.ID)
@@ -247,6 +261,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Media(); ok {
 		_spec.SetField(message.FieldMedia, field.TypeBytes, value)
 		_node.Media = value
+	}
+	if value, ok := _c.mutation.ReadAt(); ok {
+		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
+		_node.ReadAt = &value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -443,6 +461,24 @@ func (u *MessageUpsert) ClearMedia() *MessageUpsert {
 	return u
 }
 
+// SetReadAt sets the "read_at" field.
+func (u *MessageUpsert) SetReadAt(v time.Time) *MessageUpsert {
+	u.Set(message.FieldReadAt, v)
+	return u
+}
+
+// UpdateReadAt sets the "read_at" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateReadAt() *MessageUpsert {
+	u.SetExcluded(message.FieldReadAt)
+	return u
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (u *MessageUpsert) ClearReadAt() *MessageUpsert {
+	u.SetNull(message.FieldReadAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -635,6 +671,27 @@ func (u *MessageUpsertOne) UpdateMedia() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearMedia() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMedia()
+	})
+}
+
+// SetReadAt sets the "read_at" field.
+func (u *MessageUpsertOne) SetReadAt(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReadAt(v)
+	})
+}
+
+// UpdateReadAt sets the "read_at" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateReadAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReadAt()
+	})
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (u *MessageUpsertOne) ClearReadAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReadAt()
 	})
 }
 
@@ -995,6 +1052,27 @@ func (u *MessageUpsertBulk) UpdateMedia() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearMedia() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMedia()
+	})
+}
+
+// SetReadAt sets the "read_at" field.
+func (u *MessageUpsertBulk) SetReadAt(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReadAt(v)
+	})
+}
+
+// UpdateReadAt sets the "read_at" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateReadAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReadAt()
+	})
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (u *MessageUpsertBulk) ClearReadAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReadAt()
 	})
 }
 

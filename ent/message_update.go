@@ -164,6 +164,26 @@ func (_u *MessageUpdate) ClearMedia() *MessageUpdate {
 	return _u
 }
 
+// SetReadAt sets the "read_at" field.
+func (_u *MessageUpdate) SetReadAt(v time.Time) *MessageUpdate {
+	_u.mutation.SetReadAt(v)
+	return _u
+}
+
+// SetNillableReadAt sets the "read_at" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableReadAt(v *time.Time) *MessageUpdate {
+	if v != nil {
+		_u.SetReadAt(*v)
+	}
+	return _u
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (_u *MessageUpdate) ClearReadAt() *MessageUpdate {
+	_u.mutation.ClearReadAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -256,6 +276,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.MediaCleared() {
 		_spec.ClearField(message.FieldMedia, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.ReadAt(); ok {
+		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReadAtCleared() {
+		_spec.ClearField(message.FieldReadAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -413,6 +439,26 @@ func (_u *MessageUpdateOne) ClearMedia() *MessageUpdateOne {
 	return _u
 }
 
+// SetReadAt sets the "read_at" field.
+func (_u *MessageUpdateOne) SetReadAt(v time.Time) *MessageUpdateOne {
+	_u.mutation.SetReadAt(v)
+	return _u
+}
+
+// SetNillableReadAt sets the "read_at" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableReadAt(v *time.Time) *MessageUpdateOne {
+	if v != nil {
+		_u.SetReadAt(*v)
+	}
+	return _u
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (_u *MessageUpdateOne) ClearReadAt() *MessageUpdateOne {
+	_u.mutation.ClearReadAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -535,6 +581,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.MediaCleared() {
 		_spec.ClearField(message.FieldMedia, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.ReadAt(); ok {
+		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReadAtCleared() {
+		_spec.ClearField(message.FieldReadAt, field.TypeTime)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -3309,6 +3309,7 @@ type MessageMutation struct {
 	status         *message.Status
 	timestamp      *time.Time
 	media          *[]byte
+	read_at        *time.Time
 	clearedFields  map[string]struct{}
 	session        *string
 	clearedsession bool
@@ -3850,6 +3851,55 @@ func (m *MessageMutation) ResetMedia() {
 	delete(m.clearedFields, message.FieldMedia)
 }
 
+// SetReadAt sets the "read_at" field.
+func (m *MessageMutation) SetReadAt(t time.Time) {
+	m.read_at = &t
+}
+
+// ReadAt returns the value of the "read_at" field in the mutation.
+func (m *MessageMutation) ReadAt() (r time.Time, exists bool) {
+	v := m.read_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReadAt returns the old "read_at" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldReadAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReadAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReadAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReadAt: %w", err)
+	}
+	return oldValue.ReadAt, nil
+}
+
+// ClearReadAt clears the value of the "read_at" field.
+func (m *MessageMutation) ClearReadAt() {
+	m.read_at = nil
+	m.clearedFields[message.FieldReadAt] = struct{}{}
+}
+
+// ReadAtCleared returns if the "read_at" field was cleared in this mutation.
+func (m *MessageMutation) ReadAtCleared() bool {
+	_, ok := m.clearedFields[message.FieldReadAt]
+	return ok
+}
+
+// ResetReadAt resets all changes to the "read_at" field.
+func (m *MessageMutation) ResetReadAt() {
+	m.read_at = nil
+	delete(m.clearedFields, message.FieldReadAt)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -3911,7 +3961,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -3945,6 +3995,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.media != nil {
 		fields = append(fields, message.FieldMedia)
 	}
+	if m.read_at != nil {
+		fields = append(fields, message.FieldReadAt)
+	}
 	return fields
 }
 
@@ -3975,6 +4028,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Timestamp()
 	case message.FieldMedia:
 		return m.Media()
+	case message.FieldReadAt:
+		return m.ReadAt()
 	}
 	return nil, false
 }
@@ -4006,6 +4061,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTimestamp(ctx)
 	case message.FieldMedia:
 		return m.OldMedia(ctx)
+	case message.FieldReadAt:
+		return m.OldReadAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -4092,6 +4149,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMedia(v)
 		return nil
+	case message.FieldReadAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReadAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -4131,6 +4195,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldMedia) {
 		fields = append(fields, message.FieldMedia)
 	}
+	if m.FieldCleared(message.FieldReadAt) {
+		fields = append(fields, message.FieldReadAt)
+	}
 	return fields
 }
 
@@ -4153,6 +4220,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldMedia:
 		m.ClearMedia()
+		return nil
+	case message.FieldReadAt:
+		m.ClearReadAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -4194,6 +4264,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldMedia:
 		m.ResetMedia()
+		return nil
+	case message.FieldReadAt:
+		m.ResetReadAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)

@@ -145,6 +145,7 @@ type ComplexityRoot struct {
 		DemoteGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
 		DisconnectSession           func(childComplexity int, id string) int
 		Logout                      func(childComplexity int, sessionID string) int
+		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
 		PairPhone                   func(childComplexity int, sessionID string, number string) int
 		Redeliver                   func(childComplexity int, sessionID string, deliveryID string) int
 		RevokeToken                 func(childComplexity int, token string) int
@@ -165,12 +166,14 @@ type ComplexityRoot struct {
 		SendGroupInvite             func(childComplexity int, sessionID string, jid string, number string, message string) int
 		SendImage                   func(childComplexity int, sessionID string, input model.SendImageInput) int
 		SendLocation                func(childComplexity int, sessionID string, input model.SendLocationInput) int
+		SendPresence                func(childComplexity int, sessionID string, state model.PresenceState, chat *string) int
 		SendText                    func(childComplexity int, sessionID string, input model.SendTextInput) int
 		SendVideo                   func(childComplexity int, sessionID string, input model.SendVideoInput) int
 		SetDefaultDisappearingMode  func(childComplexity int, sessionID string, mode string) int
 		SetGroupsAddPrivacy         func(childComplexity int, sessionID string, privacy string) int
 		SetReadReceiptsPrivacy      func(childComplexity int, sessionID string, privacy string) int
 		SetStatusPrivacy            func(childComplexity int, sessionID string, privacy string) int
+		SubscribePresence           func(childComplexity int, sessionID string, chat string) int
 		TestWebhook                 func(childComplexity int, sessionID string, id string) int
 		UpdateDisplayPicture        func(childComplexity int, sessionID string, identifier string, source string) int
 		UpdateGroup                 func(childComplexity int, sessionID string, jid string, input model.UpdateGroupInput) int
@@ -224,12 +227,22 @@ type ComplexityRoot struct {
 	}
 
 	SandboxAccount struct {
+		About               func(childComplexity int) int
+		ChatStates          func(childComplexity int) int
 		DisappearingSeconds func(childComplexity int) int
 		LinkedDevices       func(childComplexity int) int
 		Phone               func(childComplexity int) int
 		PictureSha256       func(childComplexity int) int
+		Presence            func(childComplexity int) int
 		Privacy             func(childComplexity int) int
 		PushName            func(childComplexity int) int
+		ReadReceipts        func(childComplexity int) int
+	}
+
+	SandboxChatState struct {
+		At    func(childComplexity int) int
+		From  func(childComplexity int) int
+		State func(childComplexity int) int
 	}
 
 	SandboxGroup struct {
@@ -282,6 +295,12 @@ type ComplexityRoot struct {
 		ProfilePicture func(childComplexity int) int
 		ReadReceipts   func(childComplexity int) int
 		Status         func(childComplexity int) int
+	}
+
+	SandboxReadReceipt struct {
+		At        func(childComplexity int) int
+		From      func(childComplexity int) int
+		MessageID func(childComplexity int) int
 	}
 
 	SendResult struct {
@@ -371,6 +390,9 @@ type MutationResolver interface {
 	SetReadReceiptsPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error)
 	SetGroupsAddPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error)
 	SetStatusPrivacy(ctx context.Context, sessionID string, privacy string) (*model.PrivacySettings, error)
+	MarkRead(ctx context.Context, sessionID string, chat string, messageIds []string) (bool, error)
+	SendPresence(ctx context.Context, sessionID string, state model.PresenceState, chat *string) (bool, error)
+	SubscribePresence(ctx context.Context, sessionID string, chat string) (bool, error)
 	CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error)
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error)
@@ -913,6 +935,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Logout(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.markRead":
+		if e.ComplexityRoot.Mutation.MarkRead == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markRead_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkRead(childComplexity, args["sessionId"].(string), args["chat"].(string), args["messageIds"].([]string)), true
 	case "Mutation.pairPhone":
 		if e.ComplexityRoot.Mutation.PairPhone == nil {
 			break
@@ -1133,6 +1166,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendLocation(childComplexity, args["sessionId"].(string), args["input"].(model.SendLocationInput)), true
+	case "Mutation.sendPresence":
+		if e.ComplexityRoot.Mutation.SendPresence == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendPresence_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendPresence(childComplexity, args["sessionId"].(string), args["state"].(model.PresenceState), args["chat"].(*string)), true
 	case "Mutation.sendText":
 		if e.ComplexityRoot.Mutation.SendText == nil {
 			break
@@ -1199,6 +1243,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetStatusPrivacy(childComplexity, args["sessionId"].(string), args["privacy"].(string)), true
+	case "Mutation.subscribePresence":
+		if e.ComplexityRoot.Mutation.SubscribePresence == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_subscribePresence_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubscribePresence(childComplexity, args["sessionId"].(string), args["chat"].(string)), true
 	case "Mutation.testWebhook":
 		if e.ComplexityRoot.Mutation.TestWebhook == nil {
 			break
@@ -1496,6 +1551,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity, args["sessionId"].(string), args["page"].(*int), args["pageSize"].(*int)), true
 
+	case "SandboxAccount.about":
+		if e.ComplexityRoot.SandboxAccount.About == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.About(childComplexity), true
+	case "SandboxAccount.chatStates":
+		if e.ComplexityRoot.SandboxAccount.ChatStates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.ChatStates(childComplexity), true
 	case "SandboxAccount.disappearingSeconds":
 		if e.ComplexityRoot.SandboxAccount.DisappearingSeconds == nil {
 			break
@@ -1520,6 +1587,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxAccount.PictureSha256(childComplexity), true
+	case "SandboxAccount.presence":
+		if e.ComplexityRoot.SandboxAccount.Presence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.Presence(childComplexity), true
 	case "SandboxAccount.privacy":
 		if e.ComplexityRoot.SandboxAccount.Privacy == nil {
 			break
@@ -1532,6 +1605,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxAccount.PushName(childComplexity), true
+	case "SandboxAccount.readReceipts":
+		if e.ComplexityRoot.SandboxAccount.ReadReceipts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.ReadReceipts(childComplexity), true
+
+	case "SandboxChatState.at":
+		if e.ComplexityRoot.SandboxChatState.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxChatState.At(childComplexity), true
+	case "SandboxChatState.from":
+		if e.ComplexityRoot.SandboxChatState.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxChatState.From(childComplexity), true
+	case "SandboxChatState.state":
+		if e.ComplexityRoot.SandboxChatState.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxChatState.State(childComplexity), true
 
 	case "SandboxGroup.announce":
 		if e.ComplexityRoot.SandboxGroup.Announce == nil {
@@ -1776,6 +1874,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxPrivacy.Status(childComplexity), true
+
+	case "SandboxReadReceipt.at":
+		if e.ComplexityRoot.SandboxReadReceipt.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxReadReceipt.At(childComplexity), true
+	case "SandboxReadReceipt.from":
+		if e.ComplexityRoot.SandboxReadReceipt.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxReadReceipt.From(childComplexity), true
+	case "SandboxReadReceipt.messageId":
+		if e.ComplexityRoot.SandboxReadReceipt.MessageID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxReadReceipt.MessageID(childComplexity), true
 
 	case "SendResult.messageId":
 		if e.ComplexityRoot.SendResult.MessageID == nil {
@@ -2177,7 +2294,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "event.graphqls" "group.graphqls" "message.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "message.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2191,6 +2308,7 @@ func sourceData(filename string) string {
 var sources = []*ast.Source{
 	{Name: "access.graphqls", Input: sourceData("access.graphqls"), BuiltIn: false},
 	{Name: "account.graphqls", Input: sourceData("account.graphqls"), BuiltIn: false},
+	{Name: "conversation.graphqls", Input: sourceData("conversation.graphqls"), BuiltIn: false},
 	{Name: "event.graphqls", Input: sourceData("event.graphqls"), BuiltIn: false},
 	{Name: "group.graphqls", Input: sourceData("group.graphqls"), BuiltIn: false},
 	{Name: "message.graphqls", Input: sourceData("message.graphqls"), BuiltIn: false},
@@ -2459,8 +2577,28 @@ func (ec *executionContext) childFields_SandboxAccount(ctx context.Context, fiel
 		return ec.fieldContext_SandboxAccount_disappearingSeconds(ctx, field)
 	case "linkedDevices":
 		return ec.fieldContext_SandboxAccount_linkedDevices(ctx, field)
+	case "about":
+		return ec.fieldContext_SandboxAccount_about(ctx, field)
+	case "presence":
+		return ec.fieldContext_SandboxAccount_presence(ctx, field)
+	case "readReceipts":
+		return ec.fieldContext_SandboxAccount_readReceipts(ctx, field)
+	case "chatStates":
+		return ec.fieldContext_SandboxAccount_chatStates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_SandboxChatState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_SandboxChatState_from(ctx, field)
+	case "state":
+		return ec.fieldContext_SandboxChatState_state(ctx, field)
+	case "at":
+		return ec.fieldContext_SandboxChatState_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SandboxChatState", field.Name)
 }
 
 func (ec *executionContext) childFields_SandboxGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2565,6 +2703,18 @@ func (ec *executionContext) childFields_SandboxPrivacy(ctx context.Context, fiel
 		return ec.fieldContext_SandboxPrivacy_callAdd(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxPrivacy", field.Name)
+}
+
+func (ec *executionContext) childFields_SandboxReadReceipt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_SandboxReadReceipt_from(ctx, field)
+	case "messageId":
+		return ec.fieldContext_SandboxReadReceipt_messageId(ctx, field)
+	case "at":
+		return ec.fieldContext_SandboxReadReceipt_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SandboxReadReceipt", field.Name)
 }
 
 func (ec *executionContext) childFields_SendResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3036,6 +3186,36 @@ func (ec *executionContext) field_Mutation_logout_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["sessionId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_markRead_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "messageIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageIds"] = arg2
 	return args, nil
 }
 
@@ -3559,6 +3739,36 @@ func (ec *executionContext) field_Mutation_sendLocation_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_sendPresence_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "state",
+		func(ctx context.Context, v any) (model.PresenceState, error) {
+			return ec.unmarshalNPresenceState2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPresenceState(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["state"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendText_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3688,6 +3898,28 @@ func (ec *executionContext) field_Mutation_setStatusPrivacy_args(ctx context.Con
 		return nil, err
 	}
 	args["privacy"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_subscribePresence_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg1
 	return args, nil
 }
 
@@ -5885,6 +6117,138 @@ func (ec *executionContext) fieldContext_Mutation_setStatusPrivacy(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setStatusPrivacy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_markRead(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkRead(ctx, fc.Args["sessionId"].(string), fc.Args["chat"].(string), fc.Args["messageIds"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markRead(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markRead_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendPresence(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendPresence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendPresence(ctx, fc.Args["sessionId"].(string), fc.Args["state"].(model.PresenceState), fc.Args["chat"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendPresence(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendPresence_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_subscribePresence(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_subscribePresence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubscribePresence(ctx, fc.Args["sessionId"].(string), fc.Args["chat"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_subscribePresence(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_subscribePresence_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8549,6 +8913,185 @@ func (ec *executionContext) fieldContext_SandboxAccount_linkedDevices(_ context.
 	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SandboxAccount_about(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_about(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.About, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_about(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxAccount_presence(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_presence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Presence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_presence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxAccount_readReceipts(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_readReceipts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadReceipts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SandboxReadReceipt) graphql.Marshaler {
+			return ec.marshalNSandboxReadReceipt2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReadReceiptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_readReceipts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SandboxAccount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SandboxReadReceipt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SandboxAccount_chatStates(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_chatStates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChatStates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SandboxChatState) graphql.Marshaler {
+			return ec.marshalNSandboxChatState2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxChatStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_chatStates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SandboxAccount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SandboxChatState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SandboxChatState_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxChatState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxChatState_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxChatState_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxChatState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxChatState_state(ctx context.Context, field graphql.CollectedField, obj *model.SandboxChatState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxChatState_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxChatState_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxChatState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxChatState_at(ctx context.Context, field graphql.CollectedField, obj *model.SandboxChatState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxChatState_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxChatState_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxChatState", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _SandboxGroup_jid(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9476,6 +10019,75 @@ func (ec *executionContext) _SandboxPrivacy_callAdd(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_SandboxPrivacy_callAdd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SandboxPrivacy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxReadReceipt_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReadReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxReadReceipt_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxReadReceipt_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxReadReceipt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxReadReceipt_messageId(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReadReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxReadReceipt_messageId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxReadReceipt_messageId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxReadReceipt", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxReadReceipt_at(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReadReceipt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxReadReceipt_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxReadReceipt_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxReadReceipt", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _SendResult_messageId(ctx context.Context, field graphql.CollectedField, obj *model.SendResult) (ret graphql.Marshaler) {
@@ -13151,6 +13763,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "markRead":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markRead(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendPresence":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendPresence(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subscribePresence":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_subscribePresence(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createGroup":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createGroup(ctx, field)
@@ -14027,6 +14660,74 @@ func (ec *executionContext) _SandboxAccount(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "about":
+			out.Values[i] = ec._SandboxAccount_about(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "presence":
+			out.Values[i] = ec._SandboxAccount_presence(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "readReceipts":
+			out.Values[i] = ec._SandboxAccount_readReceipts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chatStates":
+			out.Values[i] = ec._SandboxAccount_chatStates(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sandboxChatStateImplementors = []string{"SandboxChatState"}
+
+func (ec *executionContext) _SandboxChatState(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxChatState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sandboxChatStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SandboxChatState")
+		case "from":
+			out.Values[i] = ec._SandboxChatState_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._SandboxChatState_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._SandboxChatState_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14356,6 +15057,54 @@ func (ec *executionContext) _SandboxPrivacy(ctx context.Context, sel ast.Selecti
 			}
 		case "callAdd":
 			out.Values[i] = ec._SandboxPrivacy_callAdd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sandboxReadReceiptImplementors = []string{"SandboxReadReceipt"}
+
+func (ec *executionContext) _SandboxReadReceipt(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxReadReceipt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sandboxReadReceiptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SandboxReadReceipt")
+		case "from":
+			out.Values[i] = ec._SandboxReadReceipt_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messageId":
+			out.Values[i] = ec._SandboxReadReceipt_messageId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._SandboxReadReceipt_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15727,6 +16476,16 @@ func (ec *executionContext) marshalNParticipantResult2ᚖgithubᚗcomᚋwagraph�
 	return ec._ParticipantResult(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPresenceState2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPresenceState(ctx context.Context, v any) (model.PresenceState, error) {
+	var res model.PresenceState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPresenceState2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPresenceState(ctx context.Context, sel ast.SelectionSet, v model.PresenceState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPrivacySettings2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPrivacySettings(ctx context.Context, sel ast.SelectionSet, v *model.PrivacySettings) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15735,6 +16494,32 @@ func (ec *executionContext) marshalNPrivacySettings2ᚖgithubᚗcomᚋwagraphᚋ
 		return graphql.Null
 	}
 	return ec._PrivacySettings(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSandboxChatState2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxChatStateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxChatState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSandboxChatState2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxChatState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSandboxChatState2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxChatState(ctx context.Context, sel ast.SelectionSet, v *model.SandboxChatState) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SandboxChatState(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSandboxMessage2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxMessage) graphql.Marshaler {
@@ -15797,6 +16582,32 @@ func (ec *executionContext) marshalNSandboxPrivacy2ᚖgithubᚗcomᚋwagraphᚋw
 		return graphql.Null
 	}
 	return ec._SandboxPrivacy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSandboxReadReceipt2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReadReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxReadReceipt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSandboxReadReceipt2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReadReceipt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSandboxReadReceipt2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReadReceipt(ctx context.Context, sel ast.SelectionSet, v *model.SandboxReadReceipt) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SandboxReadReceipt(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSendAudioInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendAudioInput(ctx context.Context, v any) (model.SendAudioInput, error) {
@@ -16255,6 +17066,41 @@ func (ec *executionContext) unmarshalOHeaderInput2ᚕᚖgithubᚗcomᚋwagraph�
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -129,3 +129,7 @@ func checkName(field, name string, required bool) error {
 	}
 	return nil
 }
+
+// done is the Boolean! answer of a mutation that returns nothing else:
+// true, or its error.
+func done(err error) (bool, error) { return err == nil, err }

@@ -217,7 +217,7 @@ func toSandboxAccount(a *sandbox.AccountInfo) *model.SandboxAccount {
 		return nil
 	}
 	p := a.Privacy
-	return &model.SandboxAccount{
+	out := &model.SandboxAccount{
 		Phone: a.Phone, PushName: a.PushName, PictureSha256: optional(a.PictureSHA256),
 		Privacy: &model.SandboxPrivacy{
 			LastSeen: p["lastSeen"], Online: p["online"], ProfilePicture: p["profilePicture"], Status: p["status"],
@@ -225,5 +225,15 @@ func toSandboxAccount(a *sandbox.AccountInfo) *model.SandboxAccount {
 		},
 		DisappearingSeconds: a.DisappearingSeconds,
 		LinkedDevices:       append([]string{}, a.LinkedDevices...),
+		About:               a.About, Presence: optional(a.Presence),
+		ReadReceipts: make([]*model.SandboxReadReceipt, len(a.ReadReceipts)),
+		ChatStates:   make([]*model.SandboxChatState, len(a.ChatStates)),
 	}
+	for i, rr := range a.ReadReceipts {
+		out.ReadReceipts[i] = &model.SandboxReadReceipt{From: rr.From, MessageID: rr.MessageID, At: rr.At}
+	}
+	for i, c := range a.ChatStates {
+		out.ChatStates[i] = &model.SandboxChatState{From: c.From, State: c.State, At: c.At}
+	}
+	return out
 }

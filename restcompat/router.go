@@ -74,6 +74,9 @@ func (h *Handler) routes() []route {
 		{"GET /session/{sessionId}/message/{messageId}", h.getMessage},
 		{"GET /session/{sessionId}/message/{messageId}/media", h.getMessageMedia},
 		{"DELETE /session/{sessionId}/message/{messageId}", h.deleteMessage},
+		{"POST /session/{sessionId}/chat/{chat}/read", doneHandler(h, true, h.markRead)},
+		{"POST /session/{sessionId}/presence", doneHandler(h, false, h.sendPresence)},
+		{"POST /session/{sessionId}/presence/subscribe", doneHandler(h, false, h.subscribePresence)},
 
 		{"POST /session/{sessionId}/group", h.createGroup},
 		{"PUT /session/{sessionId}/group/{jid}", h.updateGroup},

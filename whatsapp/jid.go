@@ -25,6 +25,9 @@ import (
 // packages above this one never import whatsmeow.
 type JID = types.JID
 
+// GroupServer is the server of group JIDs (…@g.us).
+const GroupServer = types.GroupServer
+
 // ParseJID reads a stored JID string (one this package produced).
 func ParseJID(s string) (JID, error) { return types.ParseJID(s) }
 

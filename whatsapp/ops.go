@@ -82,6 +82,7 @@ func Operations() []Operation {
 		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
+		OpMarkRead(), OpSendPresence(), OpSubscribePresence(),
 	}
 }
 
@@ -232,4 +233,16 @@ func OpDownload() Op[MediaRef, []byte] { return op("download", (*Manager).Downlo
 // OpRequestMediaRetry asks the phone to upload a message's media again.
 func OpRequestMediaRetry() Op[Message, None] {
 	return op("requestMediaRetry", noResult((*Manager).RequestMediaRetry))
+}
+
+// OpMarkRead sends read receipts for messages of a chat.
+func OpMarkRead() Op[Read, None] { return op("markRead", noResult((*Manager).MarkRead)) }
+
+// OpSendPresence shows the account available, unavailable, or typing,
+// recording or paused in a chat.
+func OpSendPresence() Op[Presence, None] { return op("sendPresence", noResult((*Manager).SendPresence)) }
+
+// OpSubscribePresence asks WhatsApp for a contact's availability.
+func OpSubscribePresence() Op[types.JID, None] {
+	return op("subscribePresence", noResult((*Manager).SubscribePresence))
 }

@@ -12,7 +12,6 @@ import (
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/wagraph/wagraph/internal/events/payload"
-	"github.com/wagraph/wagraph/internal/fault"
 )
 
 // KindPresenceUpdate is a contact's availability or chat state:
@@ -24,9 +23,6 @@ const KindPresenceUpdate = "presence.update"
 // The subscription lasts as long as the session's current connection (a
 // reconnect ends it, as in WhatsApp's own clients).
 func (m *Manager) SubscribePresence(ctx context.Context, sessionID string, jid types.JID) error {
-	if jid.Server != types.DefaultUserServer && jid.Server != types.HiddenUserServer {
-		return fault.InvalidField("number", "number must be a user, not %s", jid.Server)
-	}
 	cli, err := m.client(sessionID)
 	if err != nil {
 		return err

@@ -36,6 +36,8 @@ const (
 	FieldTimestamp = "timestamp"
 	// FieldMedia holds the string denoting the media field in the database.
 	FieldMedia = "media"
+	// FieldReadAt holds the string denoting the read_at field in the database.
+	FieldReadAt = "read_at"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldStatus,
 	FieldTimestamp,
 	FieldMedia,
+	FieldReadAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -162,6 +165,11 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByTimestamp orders the results by the timestamp field.
 func ByTimestamp(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTimestamp, opts...).ToFunc()
+}
+
+// ByReadAt orders the results by the read_at field.
+func ByReadAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReadAt, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

@@ -105,6 +105,11 @@ func Media(v []byte) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldMedia, v))
 }
 
+// ReadAt applies equality check predicate on the "read_at" field. It's identical to ReadAtEQ.
+func ReadAt(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldReadAt, v))
+}
+
 // SessionIDEQ applies the EQ predicate on the "session_id" field.
 func SessionIDEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldSessionID, v))
@@ -698,6 +703,56 @@ func MediaIsNil() predicate.Message {
 // MediaNotNil applies the NotNil predicate on the "media" field.
 func MediaNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldMedia))
+}
+
+// ReadAtEQ applies the EQ predicate on the "read_at" field.
+func ReadAtEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldReadAt, v))
+}
+
+// ReadAtNEQ applies the NEQ predicate on the "read_at" field.
+func ReadAtNEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldReadAt, v))
+}
+
+// ReadAtIn applies the In predicate on the "read_at" field.
+func ReadAtIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldReadAt, vs...))
+}
+
+// ReadAtNotIn applies the NotIn predicate on the "read_at" field.
+func ReadAtNotIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldReadAt, vs...))
+}
+
+// ReadAtGT applies the GT predicate on the "read_at" field.
+func ReadAtGT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldReadAt, v))
+}
+
+// ReadAtGTE applies the GTE predicate on the "read_at" field.
+func ReadAtGTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldReadAt, v))
+}
+
+// ReadAtLT applies the LT predicate on the "read_at" field.
+func ReadAtLT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldReadAt, v))
+}
+
+// ReadAtLTE applies the LTE predicate on the "read_at" field.
+func ReadAtLTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldReadAt, v))
+}
+
+// ReadAtIsNil applies the IsNil predicate on the "read_at" field.
+func ReadAtIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldReadAt))
+}
+
+// ReadAtNotNil applies the NotNil predicate on the "read_at" field.
+func ReadAtNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldReadAt))
 }
 
 // HasSession applies the HasEdge predicate on the "session" edge.

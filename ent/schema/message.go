@@ -30,6 +30,9 @@ func (Message) Fields() []ent.Field {
 		// It is the adapter's whatsapp.MediaRef as JSON, kept opaque here so
 		// storage does not depend on the WhatsApp adapter.
 		field.Bytes("media").Optional(), // empty: no media
+		// read_at is when a received message was marked read (markRead, or
+		// the chat read on another device); null: unread.
+		field.Time("read_at").Optional().Nillable(),
 	}
 }
 

@@ -180,6 +180,21 @@ type SandboxAccount struct {
 	DisappearingSeconds int             `json:"disappearingSeconds"`
 	// The JIDs of the account's linked devices.
 	LinkedDevices []string `json:"linkedDevices"`
+	// The account's about text.
+	About string `json:"about"`
+	// The availability the account last showed its contacts (available, unavailable); null when it never did.
+	Presence *string `json:"presence,omitempty"`
+	// The read receipts the account got for its messages, one per message, oldest first.
+	ReadReceipts []*SandboxReadReceipt `json:"readReceipts"`
+	// The chat states shown to the account (composing, recording, paused), oldest first; the newest 256.
+	ChatStates []*SandboxChatState `json:"chatStates"`
+}
+
+// A chat state shown to an account by the account of phone from.
+type SandboxChatState struct {
+	From  string    `json:"from"`
+	State string    `json:"state"`
+	At    time.Time `json:"at"`
 }
 
 type SandboxGroup struct {
@@ -235,6 +250,13 @@ type SandboxPrivacy struct {
 	ReadReceipts   string `json:"readReceipts"`
 	GroupsAdd      string `json:"groupsAdd"`
 	CallAdd        string `json:"callAdd"`
+}
+
+// A read receipt an account got: the account of phone from read messageId.
+type SandboxReadReceipt struct {
+	From      string    `json:"from"`
+	MessageID string    `json:"messageId"`
+	At        time.Time `json:"at"`
 }
 
 type SendAudioInput struct {
@@ -598,6 +620,70 @@ func (e *EventKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e EventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What the account shows: AVAILABLE and UNAVAILABLE to the contacts that
+// subscribed to its presence; COMPOSING (typing), RECORDING (a voice note) and
+// PAUSED in one chat.
+type PresenceState string
+
+const (
+	PresenceStateAvailable   PresenceState = "AVAILABLE"
+	PresenceStateUnavailable PresenceState = "UNAVAILABLE"
+	PresenceStateComposing   PresenceState = "COMPOSING"
+	PresenceStateRecording   PresenceState = "RECORDING"
+	PresenceStatePaused      PresenceState = "PAUSED"
+)
+
+var AllPresenceState = []PresenceState{
+	PresenceStateAvailable,
+	PresenceStateUnavailable,
+	PresenceStateComposing,
+	PresenceStateRecording,
+	PresenceStatePaused,
+}
+
+func (e PresenceState) IsValid() bool {
+	switch e {
+	case PresenceStateAvailable, PresenceStateUnavailable, PresenceStateComposing, PresenceStateRecording, PresenceStatePaused:
+		return true
+	}
+	return false
+}
+
+func (e PresenceState) String() string {
+	return string(e)
+}
+
+func (e *PresenceState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PresenceState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PresenceState", str)
+	}
+	return nil
+}
+
+func (e PresenceState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PresenceState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PresenceState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

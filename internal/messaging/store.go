@@ -60,6 +60,9 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
+	if d, ok := ev.Data.(*payload.ChatUpdate); ok && ev.Kind == whatsapp.KindChatsUpdate && d.Read != nil && *d.Read {
+		return s.markChatRead(ctx, sessionID, d.ID)
+	}
 	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.MessageID != "" &&
 		(d.Status == "revoked" || d.Status == "edited") {
 		return s.judge(ctx, sessionID, d)

@@ -3,6 +3,9 @@ package sandbox
 import (
 	"context"
 	"log/slog"
+	"time"
+
+	"go.mau.fi/whatsmeow/types"
 
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -92,7 +95,7 @@ func (Account) control() Control[Account, *AccountInfo] {
 			if !ok {
 				return nil, nil
 			}
-			return accountOf(info), nil
+			return accountOf(info, n.ReceiptsFor(q.Phone), n.ChatStatesFor(q.Phone)), nil
 		},
 	}
 }
@@ -128,6 +131,31 @@ type AccountInfo struct {
 	Privacy             map[string]string `json:"privacy"`
 	DisappearingSeconds int               `json:"disappearingSeconds"`
 	LinkedDevices       []string          `json:"linkedDevices"` // device JID strings
+	About               string            `json:"about"`
+	// Presence is the availability the account last showed its contacts:
+	// available, unavailable, or "" when it never did.
+	Presence string `json:"presence,omitempty"`
+	// ReadReceipts are the read receipts the account got for its messages,
+	// one per message, oldest first.
+	ReadReceipts []ReadReceipt `json:"readReceipts"`
+	// ChatStates are the chat states shown to the account, oldest first.
+	ChatStates []ChatState `json:"chatStates"`
+}
+
+// ReadReceipt is a read receipt an account got: From (a phone) read
+// MessageID.
+type ReadReceipt struct {
+	From      string    `json:"from"`
+	MessageID string    `json:"messageId"`
+	At        time.Time `json:"at"`
+}
+
+// ChatState is a chat state shown to an account: From (a phone) typing
+// (composing), recording a voice note, or paused.
+type ChatState struct {
+	From  string    `json:"from"`
+	State string    `json:"state"`
+	At    time.Time `json:"at"`
 }
 
 func groupOf(g wafake.GroupInfo) *GroupInfo {
@@ -142,10 +170,10 @@ func groupOf(g wafake.GroupInfo) *GroupInfo {
 	return out
 }
 
-func accountOf(a wafake.AccountInfo) *AccountInfo {
+func accountOf(a wafake.AccountInfo, receipts []wafake.ReceiptInfo, states []wafake.ChatStateInfo) *AccountInfo {
 	p := a.Privacy
 	out := &AccountInfo{
-		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256,
+		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256, About: a.Status,
 		DisappearingSeconds: int(a.DisappearingSeconds),
 		Privacy: map[string]string{
 			"lastSeen": string(p.LastSeen), "online": string(p.Online), "profilePicture": string(p.Profile),
@@ -156,6 +184,26 @@ func accountOf(a wafake.AccountInfo) *AccountInfo {
 	}
 	for _, d := range a.LinkedDevices {
 		out.LinkedDevices = append(out.LinkedDevices, d.String())
+	}
+	switch {
+	case a.Presence == nil:
+	case *a.Presence:
+		out.Presence = "available"
+	default:
+		out.Presence = "unavailable"
+	}
+	out.ReadReceipts = []ReadReceipt{}
+	for _, r := range receipts {
+		if r.Type != types.ReceiptTypeRead {
+			continue
+		}
+		for _, id := range r.MessageIDs {
+			out.ReadReceipts = append(out.ReadReceipts, ReadReceipt{From: r.From.User, MessageID: id, At: r.Timestamp.UTC()})
+		}
+	}
+	out.ChatStates = make([]ChatState, 0, len(states))
+	for _, c := range states {
+		out.ChatStates = append(out.ChatStates, ChatState{From: c.From, State: c.State, At: c.At.UTC()})
 	}
 	return out
 }

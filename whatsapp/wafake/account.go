@@ -57,6 +57,10 @@ type AccountInfo struct {
 	Status              string // the "about" text
 	Blocked             []types.JID
 	LinkedDevices       []types.JID
+	// Presence is the availability the account last showed its contacts
+	// (nil: never); PresenceAt when.
+	Presence   *bool
+	PresenceAt time.Time
 }
 
 // privacyAllowed reports whether a category accepts value (types/user.go).
@@ -120,6 +124,10 @@ func (n *Network) Account(phone string) (AccountInfo, bool) {
 		info.PushName = a.pushName // app state is the phone's own record of it
 	}
 	info.Blocked = slices.Clone(s.blocked)
+	if p := s.presence; p != nil {
+		available := p.available
+		info.Presence, info.PresenceAt = &available, p.last
+	}
 	if s.picture != nil {
 		sum := sha256.Sum256(s.picture)
 		info.PictureID, info.PictureSHA256 = s.pictureID, hex.EncodeToString(sum[:])

@@ -87,10 +87,11 @@ func (n *Network) recordReceipt(c *conn, node *waBinary.Node) {
 		}
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if a := n.accounts[owner.User]; a != nil && a != c.dev.acct {
 		a.state.receipts = append(a.state.receipts, r)
 	}
+	n.mu.Unlock()
+	n.relayReceipt(c, node, chat, owner, ids)
 }
 
 // targetsLocked returns the linked devices of to (a user JID: all of them; a

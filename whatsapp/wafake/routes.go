@@ -80,6 +80,8 @@ func (n *Network) stanzaHandler(tag string) func(*conn, *waBinary.Node) {
 		return n.handleReceipt
 	case "presence":
 		return n.handlePresence
+	case "chatstate":
+		return n.handleChatState
 	}
 	return nil
 }

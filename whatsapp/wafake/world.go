@@ -25,6 +25,9 @@ type account struct {
 	state    accountState      // settings, blocklist, presence, receipts (account.go)
 	appState *appState         // encrypted app state patches (appstate.go)
 	pushName string            // as set through app state
+	// chatStates are the chat states clients showed the account
+	// (chatstate.go); not kept across a restart, as they pass.
+	chatStates []ChatStateInfo
 }
 
 // companion is a linked device, as the server knows it: its keys and the
