@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/session"
 )
 
@@ -42,6 +44,8 @@ type Message struct {
 	Media []byte `json:"media,omitempty"`
 	// ReadAt holds the value of the "read_at" field.
 	ReadAt *time.Time `json:"read_at,omitempty"`
+	// Reactions holds the value of the "reactions" field.
+	Reactions []schema.Reaction `json:"reactions,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -73,7 +77,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case message.FieldMedia:
+		case message.FieldMedia, message.FieldReactions:
 			values[i] = new([]byte)
 		case message.FieldFromMe:
 			values[i] = new(sql.NullBool)
@@ -177,6 +181,14 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				_m.ReadAt = new(time.Time)
 				*_m.ReadAt = value.Time
 			}
+		case message.FieldReactions:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field reactions", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Reactions); err != nil {
+					return fmt.Errorf("unmarshal field reactions: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -255,6 +267,9 @@ func (_m *Message) String() string {
 		builder.WriteString("read_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("reactions=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Reactions))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/session"
 )
 
@@ -116,6 +117,12 @@ func (_c *MessageCreate) SetNillableReadAt(v *time.Time) *MessageCreate {
 	if v != nil {
 		_c.SetReadAt(*v)
 	}
+	return _c
+}
+
+// SetReactions sets the "reactions" field.
+func (_c *MessageCreate) SetReactions(v []schema.Reaction) *MessageCreate {
+	_c.mutation.SetReactions(v)
 	return _c
 }
 
@@ -265,6 +272,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ReadAt(); ok {
 		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
 		_node.ReadAt = &value
+	}
+	if value, ok := _c.mutation.Reactions(); ok {
+		_spec.SetField(message.FieldReactions, field.TypeJSON, value)
+		_node.Reactions = value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -476,6 +487,24 @@ func (u *MessageUpsert) UpdateReadAt() *MessageUpsert {
 // ClearReadAt clears the value of the "read_at" field.
 func (u *MessageUpsert) ClearReadAt() *MessageUpsert {
 	u.SetNull(message.FieldReadAt)
+	return u
+}
+
+// SetReactions sets the "reactions" field.
+func (u *MessageUpsert) SetReactions(v []schema.Reaction) *MessageUpsert {
+	u.Set(message.FieldReactions, v)
+	return u
+}
+
+// UpdateReactions sets the "reactions" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateReactions() *MessageUpsert {
+	u.SetExcluded(message.FieldReactions)
+	return u
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (u *MessageUpsert) ClearReactions() *MessageUpsert {
+	u.SetNull(message.FieldReactions)
 	return u
 }
 
@@ -692,6 +721,27 @@ func (u *MessageUpsertOne) UpdateReadAt() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearReadAt() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReadAt()
+	})
+}
+
+// SetReactions sets the "reactions" field.
+func (u *MessageUpsertOne) SetReactions(v []schema.Reaction) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReactions(v)
+	})
+}
+
+// UpdateReactions sets the "reactions" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateReactions() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReactions()
+	})
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (u *MessageUpsertOne) ClearReactions() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReactions()
 	})
 }
 
@@ -1073,6 +1123,27 @@ func (u *MessageUpsertBulk) UpdateReadAt() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearReadAt() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReadAt()
+	})
+}
+
+// SetReactions sets the "reactions" field.
+func (u *MessageUpsertBulk) SetReactions(v []schema.Reaction) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReactions(v)
+	})
+}
+
+// UpdateReactions sets the "reactions" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateReactions() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReactions()
+	})
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (u *MessageUpsertBulk) ClearReactions() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReactions()
 	})
 }
 

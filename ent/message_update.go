@@ -10,9 +10,11 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
+	"github.com/wagraph/wagraph/ent/schema"
 )
 
 // MessageUpdate is the builder for updating Message entities.
@@ -184,6 +186,24 @@ func (_u *MessageUpdate) ClearReadAt() *MessageUpdate {
 	return _u
 }
 
+// SetReactions sets the "reactions" field.
+func (_u *MessageUpdate) SetReactions(v []schema.Reaction) *MessageUpdate {
+	_u.mutation.SetReactions(v)
+	return _u
+}
+
+// AppendReactions appends value to the "reactions" field.
+func (_u *MessageUpdate) AppendReactions(v []schema.Reaction) *MessageUpdate {
+	_u.mutation.AppendReactions(v)
+	return _u
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (_u *MessageUpdate) ClearReactions() *MessageUpdate {
+	_u.mutation.ClearReactions()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -282,6 +302,17 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReadAtCleared() {
 		_spec.ClearField(message.FieldReadAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Reactions(); ok {
+		_spec.SetField(message.FieldReactions, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedReactions(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldReactions, value)
+		})
+	}
+	if _u.mutation.ReactionsCleared() {
+		_spec.ClearField(message.FieldReactions, field.TypeJSON)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -459,6 +490,24 @@ func (_u *MessageUpdateOne) ClearReadAt() *MessageUpdateOne {
 	return _u
 }
 
+// SetReactions sets the "reactions" field.
+func (_u *MessageUpdateOne) SetReactions(v []schema.Reaction) *MessageUpdateOne {
+	_u.mutation.SetReactions(v)
+	return _u
+}
+
+// AppendReactions appends value to the "reactions" field.
+func (_u *MessageUpdateOne) AppendReactions(v []schema.Reaction) *MessageUpdateOne {
+	_u.mutation.AppendReactions(v)
+	return _u
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (_u *MessageUpdateOne) ClearReactions() *MessageUpdateOne {
+	_u.mutation.ClearReactions()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -587,6 +636,17 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ReadAtCleared() {
 		_spec.ClearField(message.FieldReadAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Reactions(); ok {
+		_spec.SetField(message.FieldReactions, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedReactions(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldReactions, value)
+		})
+	}
+	if _u.mutation.ReactionsCleared() {
+		_spec.ClearField(message.FieldReactions, field.TypeJSON)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

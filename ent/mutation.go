@@ -19,6 +19,7 @@ import (
 	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -3296,26 +3297,28 @@ func (m *LeaseMutation) ResetEdge(name string) error {
 // MessageMutation represents an operation that mutates the Message nodes in the graph.
 type MessageMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int
-	message_id     *string
-	chat           *string
-	sender         *string
-	from_me        *bool
-	_type          *string
-	text           *string
-	caption        *string
-	status         *message.Status
-	timestamp      *time.Time
-	media          *[]byte
-	read_at        *time.Time
-	clearedFields  map[string]struct{}
-	session        *string
-	clearedsession bool
-	done           bool
-	oldValue       func(context.Context) (*Message, error)
-	predicates     []predicate.Message
+	op              Op
+	typ             string
+	id              *int
+	message_id      *string
+	chat            *string
+	sender          *string
+	from_me         *bool
+	_type           *string
+	text            *string
+	caption         *string
+	status          *message.Status
+	timestamp       *time.Time
+	media           *[]byte
+	read_at         *time.Time
+	reactions       *[]schema.Reaction
+	appendreactions []schema.Reaction
+	clearedFields   map[string]struct{}
+	session         *string
+	clearedsession  bool
+	done            bool
+	oldValue        func(context.Context) (*Message, error)
+	predicates      []predicate.Message
 }
 
 var _ ent.Mutation = (*MessageMutation)(nil)
@@ -3900,6 +3903,71 @@ func (m *MessageMutation) ResetReadAt() {
 	delete(m.clearedFields, message.FieldReadAt)
 }
 
+// SetReactions sets the "reactions" field.
+func (m *MessageMutation) SetReactions(s []schema.Reaction) {
+	m.reactions = &s
+	m.appendreactions = nil
+}
+
+// Reactions returns the value of the "reactions" field in the mutation.
+func (m *MessageMutation) Reactions() (r []schema.Reaction, exists bool) {
+	v := m.reactions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReactions returns the old "reactions" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldReactions(ctx context.Context) (v []schema.Reaction, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReactions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReactions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReactions: %w", err)
+	}
+	return oldValue.Reactions, nil
+}
+
+// AppendReactions adds s to the "reactions" field.
+func (m *MessageMutation) AppendReactions(s []schema.Reaction) {
+	m.appendreactions = append(m.appendreactions, s...)
+}
+
+// AppendedReactions returns the list of values that were appended to the "reactions" field in this mutation.
+func (m *MessageMutation) AppendedReactions() ([]schema.Reaction, bool) {
+	if len(m.appendreactions) == 0 {
+		return nil, false
+	}
+	return m.appendreactions, true
+}
+
+// ClearReactions clears the value of the "reactions" field.
+func (m *MessageMutation) ClearReactions() {
+	m.reactions = nil
+	m.appendreactions = nil
+	m.clearedFields[message.FieldReactions] = struct{}{}
+}
+
+// ReactionsCleared returns if the "reactions" field was cleared in this mutation.
+func (m *MessageMutation) ReactionsCleared() bool {
+	_, ok := m.clearedFields[message.FieldReactions]
+	return ok
+}
+
+// ResetReactions resets all changes to the "reactions" field.
+func (m *MessageMutation) ResetReactions() {
+	m.reactions = nil
+	m.appendreactions = nil
+	delete(m.clearedFields, message.FieldReactions)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -3961,7 +4029,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -3998,6 +4066,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.read_at != nil {
 		fields = append(fields, message.FieldReadAt)
 	}
+	if m.reactions != nil {
+		fields = append(fields, message.FieldReactions)
+	}
 	return fields
 }
 
@@ -4030,6 +4101,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Media()
 	case message.FieldReadAt:
 		return m.ReadAt()
+	case message.FieldReactions:
+		return m.Reactions()
 	}
 	return nil, false
 }
@@ -4063,6 +4136,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMedia(ctx)
 	case message.FieldReadAt:
 		return m.OldReadAt(ctx)
+	case message.FieldReactions:
+		return m.OldReactions(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -4156,6 +4231,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReadAt(v)
 		return nil
+	case message.FieldReactions:
+		v, ok := value.([]schema.Reaction)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReactions(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -4198,6 +4280,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldReadAt) {
 		fields = append(fields, message.FieldReadAt)
 	}
+	if m.FieldCleared(message.FieldReactions) {
+		fields = append(fields, message.FieldReactions)
+	}
 	return fields
 }
 
@@ -4223,6 +4308,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldReadAt:
 		m.ClearReadAt()
+		return nil
+	case message.FieldReactions:
+		m.ClearReactions()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -4267,6 +4355,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldReadAt:
 		m.ResetReadAt()
+		return nil
+	case message.FieldReactions:
+		m.ResetReactions()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)

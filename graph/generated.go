@@ -125,6 +125,7 @@ type ComplexityRoot struct {
 		FromMe    func(childComplexity int) int
 		ID        func(childComplexity int) int
 		MediaURL  func(childComplexity int) int
+		Reactions func(childComplexity int) int
 		Sender    func(childComplexity int) int
 		Status    func(childComplexity int) int
 		Text      func(childComplexity int) int
@@ -144,6 +145,7 @@ type ComplexityRoot struct {
 		DeleteWebhook               func(childComplexity int, sessionID string, id string) int
 		DemoteGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
 		DisconnectSession           func(childComplexity int, id string) int
+		EditMessage                 func(childComplexity int, sessionID string, messageID string, text string) int
 		Logout                      func(childComplexity int, sessionID string) int
 		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
 		PairPhone                   func(childComplexity int, sessionID string, number string) int
@@ -167,6 +169,7 @@ type ComplexityRoot struct {
 		SendImage                   func(childComplexity int, sessionID string, input model.SendImageInput) int
 		SendLocation                func(childComplexity int, sessionID string, input model.SendLocationInput) int
 		SendPresence                func(childComplexity int, sessionID string, state model.PresenceState, chat *string) int
+		SendReaction                func(childComplexity int, sessionID string, messageID string, emoji string) int
 		SendText                    func(childComplexity int, sessionID string, input model.SendTextInput) int
 		SendVideo                   func(childComplexity int, sessionID string, input model.SendVideoInput) int
 		SetDefaultDisappearingMode  func(childComplexity int, sessionID string, mode string) int
@@ -226,6 +229,12 @@ type ComplexityRoot struct {
 		Webhooks       func(childComplexity int, sessionID string, page *int, pageSize *int) int
 	}
 
+	Reaction struct {
+		Emoji  func(childComplexity int) int
+		FromMe func(childComplexity int) int
+		Sender func(childComplexity int) int
+	}
+
 	SandboxAccount struct {
 		About               func(childComplexity int) int
 		ChatStates          func(childComplexity int) int
@@ -260,6 +269,7 @@ type ComplexityRoot struct {
 		Address     func(childComplexity int) int
 		Caption     func(childComplexity int) int
 		Chat        func(childComplexity int) int
+		Edited      func(childComplexity int) int
 		FileName    func(childComplexity int) int
 		From        func(childComplexity int) int
 		GifPlayback func(childComplexity int) int
@@ -272,6 +282,7 @@ type ComplexityRoot struct {
 		Mimetype    func(childComplexity int) int
 		Name        func(childComplexity int) int
 		QuotedID    func(childComplexity int) int
+		Reactions   func(childComplexity int) int
 		Revoked     func(childComplexity int) int
 		Seconds     func(childComplexity int) int
 		Text        func(childComplexity int) int
@@ -295,6 +306,11 @@ type ComplexityRoot struct {
 		ProfilePicture func(childComplexity int) int
 		ReadReceipts   func(childComplexity int) int
 		Status         func(childComplexity int) int
+	}
+
+	SandboxReaction struct {
+		Emoji func(childComplexity int) int
+		From  func(childComplexity int) int
 	}
 
 	SandboxReadReceipt struct {
@@ -393,6 +409,8 @@ type MutationResolver interface {
 	MarkRead(ctx context.Context, sessionID string, chat string, messageIds []string) (bool, error)
 	SendPresence(ctx context.Context, sessionID string, state model.PresenceState, chat *string) (bool, error)
 	SubscribePresence(ctx context.Context, sessionID string, chat string) (bool, error)
+	SendReaction(ctx context.Context, sessionID string, messageID string, emoji string) (*model.SendResult, error)
+	EditMessage(ctx context.Context, sessionID string, messageID string, text string) (*model.SendResult, error)
 	CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error)
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error)
@@ -772,6 +790,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.MediaURL(childComplexity), true
+	case "Message.reactions":
+		if e.ComplexityRoot.Message.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Reactions(childComplexity), true
 	case "Message.sender":
 		if e.ComplexityRoot.Message.Sender == nil {
 			break
@@ -924,6 +948,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DisconnectSession(childComplexity, args["id"].(string)), true
+	case "Mutation.editMessage":
+		if e.ComplexityRoot.Mutation.EditMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_editMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EditMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["text"].(string)), true
 	case "Mutation.logout":
 		if e.ComplexityRoot.Mutation.Logout == nil {
 			break
@@ -1177,6 +1212,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendPresence(childComplexity, args["sessionId"].(string), args["state"].(model.PresenceState), args["chat"].(*string)), true
+	case "Mutation.sendReaction":
+		if e.ComplexityRoot.Mutation.SendReaction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendReaction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendReaction(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["emoji"].(string)), true
 	case "Mutation.sendText":
 		if e.ComplexityRoot.Mutation.SendText == nil {
 			break
@@ -1551,6 +1597,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity, args["sessionId"].(string), args["page"].(*int), args["pageSize"].(*int)), true
 
+	case "Reaction.emoji":
+		if e.ComplexityRoot.Reaction.Emoji == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Reaction.Emoji(childComplexity), true
+	case "Reaction.fromMe":
+		if e.ComplexityRoot.Reaction.FromMe == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Reaction.FromMe(childComplexity), true
+	case "Reaction.sender":
+		if e.ComplexityRoot.Reaction.Sender == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Reaction.Sender(childComplexity), true
+
 	case "SandboxAccount.about":
 		if e.ComplexityRoot.SandboxAccount.About == nil {
 			break
@@ -1698,6 +1763,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Chat(childComplexity), true
+	case "SandboxMessage.edited":
+		if e.ComplexityRoot.SandboxMessage.Edited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.Edited(childComplexity), true
 	case "SandboxMessage.fileName":
 		if e.ComplexityRoot.SandboxMessage.FileName == nil {
 			break
@@ -1770,6 +1841,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.QuotedID(childComplexity), true
+	case "SandboxMessage.reactions":
+		if e.ComplexityRoot.SandboxMessage.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.Reactions(childComplexity), true
 	case "SandboxMessage.revoked":
 		if e.ComplexityRoot.SandboxMessage.Revoked == nil {
 			break
@@ -1874,6 +1951,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxPrivacy.Status(childComplexity), true
+
+	case "SandboxReaction.emoji":
+		if e.ComplexityRoot.SandboxReaction.Emoji == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxReaction.Emoji(childComplexity), true
+	case "SandboxReaction.from":
+		if e.ComplexityRoot.SandboxReaction.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxReaction.From(childComplexity), true
 
 	case "SandboxReadReceipt.at":
 		if e.ComplexityRoot.SandboxReadReceipt.At == nil {
@@ -2503,6 +2593,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_timestamp(ctx, field)
 	case "mediaUrl":
 		return ec.fieldContext_Message_mediaUrl(ctx, field)
+	case "reactions":
+		return ec.fieldContext_Message_reactions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -2561,6 +2653,18 @@ func (ec *executionContext) childFields_PrivacySettings(ctx context.Context, fie
 		return ec.fieldContext_PrivacySettings_callAdd(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PrivacySettings", field.Name)
+}
+
+func (ec *executionContext) childFields_Reaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "emoji":
+		return ec.fieldContext_Reaction_emoji(ctx, field)
+	case "sender":
+		return ec.fieldContext_Reaction_sender(ctx, field)
+	case "fromMe":
+		return ec.fieldContext_Reaction_fromMe(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Reaction", field.Name)
 }
 
 func (ec *executionContext) childFields_SandboxAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2669,6 +2773,10 @@ func (ec *executionContext) childFields_SandboxMessage(ctx context.Context, fiel
 		return ec.fieldContext_SandboxMessage_quotedId(ctx, field)
 	case "revoked":
 		return ec.fieldContext_SandboxMessage_revoked(ctx, field)
+	case "reactions":
+		return ec.fieldContext_SandboxMessage_reactions(ctx, field)
+	case "edited":
+		return ec.fieldContext_SandboxMessage_edited(ctx, field)
 	case "timestamp":
 		return ec.fieldContext_SandboxMessage_timestamp(ctx, field)
 	}
@@ -2703,6 +2811,16 @@ func (ec *executionContext) childFields_SandboxPrivacy(ctx context.Context, fiel
 		return ec.fieldContext_SandboxPrivacy_callAdd(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxPrivacy", field.Name)
+}
+
+func (ec *executionContext) childFields_SandboxReaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "emoji":
+		return ec.fieldContext_SandboxReaction_emoji(ctx, field)
+	case "from":
+		return ec.fieldContext_SandboxReaction_from(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SandboxReaction", field.Name)
 }
 
 func (ec *executionContext) childFields_SandboxReadReceipt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3172,6 +3290,36 @@ func (ec *executionContext) field_Mutation_disconnectSession_args(ctx context.Co
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_editMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "text",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["text"] = arg2
 	return args, nil
 }
 
@@ -3766,6 +3914,36 @@ func (ec *executionContext) field_Mutation_sendPresence_args(ctx context.Context
 		return nil, err
 	}
 	args["chat"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendReaction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "emoji",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["emoji"] = arg2
 	return args, nil
 }
 
@@ -5727,6 +5905,38 @@ func (ec *executionContext) fieldContext_Message_mediaUrl(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Message_reactions(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reactions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Reaction) graphql.Marshaler {
+			return ec.marshalNReaction2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐReactionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Message",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Reaction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6249,6 +6459,94 @@ func (ec *executionContext) fieldContext_Mutation_subscribePresence(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_subscribePresence_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendReaction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendReaction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendReaction(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["emoji"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendReaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendReaction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_editMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_editMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EditMessage(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_editMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_editMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8766,6 +9064,75 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Reaction_emoji(ctx context.Context, field graphql.CollectedField, obj *model.Reaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Reaction_emoji(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Emoji, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Reaction_emoji(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Reaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Reaction_sender(ctx context.Context, field graphql.CollectedField, obj *model.Reaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Reaction_sender(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sender, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Reaction_sender(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Reaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Reaction_fromMe(ctx context.Context, field graphql.CollectedField, obj *model.Reaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Reaction_fromMe(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromMe, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Reaction_fromMe(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Reaction", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SandboxAccount_phone(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9791,6 +10158,61 @@ func (ec *executionContext) fieldContext_SandboxMessage_revoked(_ context.Contex
 	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _SandboxMessage_reactions(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reactions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SandboxReaction) graphql.Marshaler {
+			return ec.marshalNSandboxReaction2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReactionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SandboxMessage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SandboxReaction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SandboxMessage_edited(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_edited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_edited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SandboxMessage_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10019,6 +10441,52 @@ func (ec *executionContext) _SandboxPrivacy_callAdd(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_SandboxPrivacy_callAdd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SandboxPrivacy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxReaction_emoji(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxReaction_emoji(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Emoji, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxReaction_emoji(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxReaction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxReaction_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReaction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxReaction_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxReaction_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxReaction", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SandboxReadReceipt_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxReadReceipt) (ret graphql.Marshaler) {
@@ -13659,6 +14127,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "reactions":
+			out.Values[i] = ec._Message_reactions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13780,6 +14253,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "subscribePresence":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_subscribePresence(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendReaction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendReaction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "editMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_editMessage(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14618,6 +15105,54 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var reactionImplementors = []string{"Reaction"}
+
+func (ec *executionContext) _Reaction(ctx context.Context, sel ast.SelectionSet, obj *model.Reaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Reaction")
+		case "emoji":
+			out.Values[i] = ec._Reaction_emoji(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sender":
+			out.Values[i] = ec._Reaction_sender(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromMe":
+			out.Values[i] = ec._Reaction_fromMe(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var sandboxAccountImplementors = []string{"SandboxAccount"}
 
 func (ec *executionContext) _SandboxAccount(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxAccount) graphql.Marshaler {
@@ -14944,6 +15479,16 @@ func (ec *executionContext) _SandboxMessage(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "reactions":
+			out.Values[i] = ec._SandboxMessage_reactions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edited":
+			out.Values[i] = ec._SandboxMessage_edited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "timestamp":
 			out.Values[i] = ec._SandboxMessage_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -15057,6 +15602,49 @@ func (ec *executionContext) _SandboxPrivacy(ctx context.Context, sel ast.Selecti
 			}
 		case "callAdd":
 			out.Values[i] = ec._SandboxPrivacy_callAdd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sandboxReactionImplementors = []string{"SandboxReaction"}
+
+func (ec *executionContext) _SandboxReaction(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxReaction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sandboxReactionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SandboxReaction")
+		case "emoji":
+			out.Values[i] = ec._SandboxReaction_emoji(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._SandboxReaction_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16496,6 +17084,32 @@ func (ec *executionContext) marshalNPrivacySettings2ᚖgithubᚗcomᚋwagraphᚋ
 	return ec._PrivacySettings(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReaction2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐReactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Reaction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReaction2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐReaction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReaction2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐReaction(ctx context.Context, sel ast.SelectionSet, v *model.Reaction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Reaction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSandboxChatState2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxChatStateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxChatState) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -16582,6 +17196,32 @@ func (ec *executionContext) marshalNSandboxPrivacy2ᚖgithubᚗcomᚋwagraphᚋw
 		return graphql.Null
 	}
 	return ec._SandboxPrivacy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSandboxReaction2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxReaction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSandboxReaction2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReaction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSandboxReaction2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReaction(ctx context.Context, sel ast.SelectionSet, v *model.SandboxReaction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SandboxReaction(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSandboxReadReceipt2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxReadReceiptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SandboxReadReceipt) graphql.Marshaler {

@@ -18,6 +18,14 @@ func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Req
 	if err != nil {
 		return nil, inArgument("input", err)
 	}
+	return toSendResult(res, nil)
+}
+
+// toSendResult is a send's outcome, or its error.
+func toSendResult(res messaging.Result, err error) (*model.SendResult, error) {
+	if err != nil {
+		return nil, err
+	}
 	return &model.SendResult{MessageID: res.MessageID, Timestamp: res.Timestamp, ScheduledAt: res.ScheduledAt}, nil
 }
 
@@ -29,6 +37,10 @@ func toMessage(m *ent.Message) *model.Message {
 	if len(m.Media) > 0 {
 		u := MediaPath(m.SessionID, m.MessageID)
 		out.MediaURL = &u
+	}
+	out.Reactions = make([]*model.Reaction, len(m.Reactions))
+	for i, r := range m.Reactions {
+		out.Reactions[i] = &model.Reaction{Emoji: r.Emoji, Sender: r.Sender, FromMe: r.FromMe}
 	}
 	return out
 }

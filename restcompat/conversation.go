@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/fault"
 )
 
 // The bodies of the conversation routes (surface.md, section 1): named as
@@ -50,4 +51,42 @@ func (h *Handler) sendPresence(ctx context.Context, r *http.Request, in presence
 
 func (h *Handler) subscribePresence(ctx context.Context, r *http.Request, in chatBody) (bool, error) {
 	return h.m.SubscribePresence(ctx, r.PathValue("sessionId"), in.Chat)
+}
+
+type (
+	reactionBody struct {
+		Emoji *string `json:"emoji"`
+	}
+	editBody struct {
+		Text string `json:"text"`
+	}
+)
+
+// messageAction decodes a body of type In and calls a mutation on the
+// message of the path that answers a send's result.
+func messageAction[In any](h *Handler, call func(ctx context.Context, sessionID, messageID string, in In) (*model.SendResult, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		if err := decodeBody(r, &in, false); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		res, err := call(r.Context(), r.PathValue("sessionId"), r.PathValue("messageId"), in)
+		if err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		ok(w, http.StatusOK, toSendJSON(res))
+	}
+}
+
+func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string, in reactionBody) (*model.SendResult, error) {
+	if in.Emoji == nil {
+		return nil, fault.InvalidField("emoji", "emoji is required: one emoji, or \"\" to take the reaction back")
+	}
+	return h.m.SendReaction(ctx, sessionID, messageID, *in.Emoji)
+}
+
+func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editBody) (*model.SendResult, error) {
+	return h.m.EditMessage(ctx, sessionID, messageID, in.Text)
 }

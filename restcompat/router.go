@@ -74,6 +74,8 @@ func (h *Handler) routes() []route {
 		{"GET /session/{sessionId}/message/{messageId}", h.getMessage},
 		{"GET /session/{sessionId}/message/{messageId}/media", h.getMessageMedia},
 		{"DELETE /session/{sessionId}/message/{messageId}", h.deleteMessage},
+		{"PUT /session/{sessionId}/message/{messageId}", messageAction(h, h.editMessage)},
+		{"POST /session/{sessionId}/message/{messageId}/reaction", messageAction(h, h.sendReaction)},
 		{"POST /session/{sessionId}/chat/{chat}/read", doneHandler(h, true, h.markRead)},
 		{"POST /session/{sessionId}/presence", doneHandler(h, false, h.sendPresence)},
 		{"POST /session/{sessionId}/presence/subscribe", doneHandler(h, false, h.subscribePresence)},

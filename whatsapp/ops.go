@@ -82,7 +82,7 @@ func Operations() []Operation {
 		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
-		OpMarkRead(), OpSendPresence(), OpSubscribePresence(),
+		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(),
 	}
 }
 
@@ -246,3 +246,9 @@ func OpSendPresence() Op[Presence, None] { return op("sendPresence", noResult((*
 func OpSubscribePresence() Op[types.JID, None] {
 	return op("subscribePresence", noResult((*Manager).SubscribePresence))
 }
+
+// OpReact reacts to a message, or takes the reaction back.
+func OpReact() Op[Reaction, Sent] { return op("react", (*Manager).React) }
+
+// OpEditMessage edits a text or caption the account sent.
+func OpEditMessage() Op[Edit, Sent] { return op("editMessage", (*Manager).EditMessage) }

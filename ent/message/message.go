@@ -38,6 +38,8 @@ const (
 	FieldMedia = "media"
 	// FieldReadAt holds the string denoting the read_at field in the database.
 	FieldReadAt = "read_at"
+	// FieldReactions holds the string denoting the reactions field in the database.
+	FieldReactions = "reactions"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -66,6 +68,7 @@ var Columns = []string{
 	FieldTimestamp,
 	FieldMedia,
 	FieldReadAt,
+	FieldReactions,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -755,6 +755,16 @@ func ReadAtNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldReadAt))
 }
 
+// ReactionsIsNil applies the IsNil predicate on the "reactions" field.
+func ReactionsIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldReactions))
+}
+
+// ReactionsNotNil applies the NotNil predicate on the "reactions" field.
+func ReactionsNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldReactions))
+}
+
 // HasSession applies the HasEdge predicate on the "session" edge.
 func HasSession() predicate.Message {
 	return predicate.Message(func(s *sql.Selector) {

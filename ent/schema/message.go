@@ -33,7 +33,17 @@ func (Message) Fields() []ent.Field {
 		// read_at is when a received message was marked read (markRead, or
 		// the chat read on another device); null: unread.
 		field.Time("read_at").Optional().Nillable(),
+		// reactions are the message's current reactions, one per person
+		// (a new one replaces theirs, an empty one takes it back).
+		field.JSON("reactions", []Reaction{}).Optional(),
 	}
+}
+
+// Reaction is an emoji on a stored message, and who put it there.
+type Reaction struct {
+	Emoji  string `json:"emoji"`
+	Sender string `json:"sender"` // the reacting account's JID
+	FromMe bool   `json:"fromMe"`
 }
 
 func (Message) Edges() []ent.Edge {

@@ -130,6 +130,8 @@ type Message struct {
 	// WhatsApp on demand): the REST path /api/v1/session/{sessionId}/message/{id}/media,
 	// relative to this service. Null for a message without media.
 	MediaURL *string `json:"mediaUrl,omitempty"`
+	// The message's current reactions: one per person.
+	Reactions []*Reaction `json:"reactions"`
 }
 
 type Mutation struct {
@@ -170,6 +172,13 @@ type PrivacySettings struct {
 }
 
 type Query struct {
+}
+
+// An emoji on a message: who put it there (a JID), and whether it was this account.
+type Reaction struct {
+	Emoji  string `json:"emoji"`
+	Sender string `json:"sender"`
+	FromMe bool   `json:"fromMe"`
 }
 
 type SandboxAccount struct {
@@ -229,11 +238,15 @@ type SandboxMessage struct {
 	GifPlayback bool     `json:"gifPlayback"`
 	VoiceNote   bool     `json:"voiceNote"`
 	// Voice notes: 64 loudness values 0-100.
-	Waveform  []int     `json:"waveform,omitempty"`
-	Seconds   *int      `json:"seconds,omitempty"`
-	Mentions  []string  `json:"mentions"`
-	QuotedID  *string   `json:"quotedId,omitempty"`
-	Revoked   bool      `json:"revoked"`
+	Waveform []int    `json:"waveform,omitempty"`
+	Seconds  *int     `json:"seconds,omitempty"`
+	Mentions []string `json:"mentions"`
+	QuotedID *string  `json:"quotedId,omitempty"`
+	Revoked  bool     `json:"revoked"`
+	// The reactions on this message, one per account: the emoji and who (a phone).
+	Reactions []*SandboxReaction `json:"reactions"`
+	// Its sender edited it (within 15 minutes of sending, as the phone applies edits); text or caption is the new one.
+	Edited    bool      `json:"edited"`
 	Timestamp time.Time `json:"timestamp"`
 }
 
@@ -250,6 +263,12 @@ type SandboxPrivacy struct {
 	ReadReceipts   string `json:"readReceipts"`
 	GroupsAdd      string `json:"groupsAdd"`
 	CallAdd        string `json:"callAdd"`
+}
+
+// A reaction on a message a phone received.
+type SandboxReaction struct {
+	Emoji string `json:"emoji"`
+	From  string `json:"from"`
 }
 
 // A read receipt an account got: the account of phone from read messageId.

@@ -34,6 +34,10 @@ var validBodies = map[string]string{
 	"PUT /session/{sessionId}/privacy/groups-add":                `{"privacy":"all"}`,
 	"PUT /session/{sessionId}/privacy/status":                    `{"privacy":"all"}`,
 	"POST /session/{sessionId}/webhook":                          `{"url":"https://example.com/h"}`,
+	"PUT /session/{sessionId}/message/{messageId}":               `{"text":"t"}`,
+	"POST /session/{sessionId}/message/{messageId}/reaction":     `{"emoji":"👍"}`,
+	"POST /session/{sessionId}/presence":                         `{"state":"AVAILABLE"}`,
+	"POST /session/{sessionId}/presence/subscribe":               `{"chat":"4915550012002"}`,
 	"PUT /session/{sessionId}/webhook/{webhookId}":               `{"enabled":true}`,
 }
 

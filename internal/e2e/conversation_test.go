@@ -218,9 +218,12 @@ func TestPresence(t *testing.T) {
 	if res.Status != http.StatusOK {
 		t.Fatalf("subscribe: %d %s", res.Status, res.Body)
 	}
-	var shown struct{ SandboxPresence bool }
-	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!) { sandboxPresence(sessionId: $s, from: $f, state: "available") }`,
-		map[string]any{"s": sess.ID, "f": contact}, &shown)
+	// The subscription reaches the network a moment after the answer.
+	testclient.Until(t, 5*time.Second, "the contact shows itself available to a subscriber", func() bool {
+		r := s.GraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!) { sandboxPresence(sessionId: $s, from: $f, state: "available") }`,
+			map[string]any{"s": sess.ID, "f": contact})
+		return len(r.Errors) == 0
+	})
 	testclient.Until(t, 5*time.Second, "presence.update of the contact", func() bool {
 		for _, d := range eventData(t, s, sess.ID, "PRESENCE_UPDATE") {
 			if d["participantPhone"] == contact && d["presence"] == "available" {

@@ -116,11 +116,21 @@ type inboxMessage struct {
 	Mentions    []string
 	QuotedID    *string
 	Revoked     bool
+	Edited      bool
+	Reactions   []struct{ Emoji, From string }
 }
 
 const inboxQuery = `query($phone: String!) { sandboxInbox(phone: $phone) {
 	id from chat type text caption fileName mimetype mediaSha256 mediaSize latitude longitude name address
-	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked timestamp } }`
+	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked edited reactions { emoji from } timestamp } }`
+
+// inbox is everything the phone of phone received, as it decrypted it.
+func inbox(t testing.TB, s *apptest.Server, phone string) []inboxMessage {
+	t.Helper()
+	var out struct{ SandboxInbox []inboxMessage }
+	s.MustGraphQL(t, apptest.AdminToken, inboxQuery, map[string]any{"phone": phone}, &out)
+	return out.SandboxInbox
+}
 
 // received waits until the phone's inbox holds message id and returns it.
 func received(t testing.TB, s *apptest.Server, phone, id string) inboxMessage {

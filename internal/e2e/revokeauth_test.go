@@ -105,9 +105,9 @@ func TestRevokeAndEditNeedTheSender(t *testing.T) {
 		{"A revokes its direct message from the group", func() string { return inGroup1(a, revokeOf(userJID(me), "", direct)) },
 			direct, g, "revoke-refused", userJID(a), "von A, direkt", "received"},
 		{"A edits its own direct message", func() string { return direct1(a, editOf(userJID(me), "", direct, "von A, korrigiert")) },
-			direct, userJID(a), "edited", userJID(a), "von A, direkt", "received"},
+			direct, userJID(a), "edited", userJID(a), "von A, korrigiert", "received"}, // its sender's edit is applied
 		{"A revokes its own direct message", func() string { return direct1(a, revokeOf(userJID(me), "", direct)) },
-			direct, userJID(a), "revoked", userJID(a), "von A, direkt", "revoked"},
+			direct, userJID(a), "revoked", userJID(a), "von A, korrigiert", "revoked"},
 		{"A revokes the account's message in their chat", func() string { return direct1(a, revokeOf(userJID(me), "", mine)) },
 			mine, userJID(a), "revoke-refused", userJID(a), "von mir", "sent"},
 		{"A edits the account's message in their chat", func() string { return direct1(a, editOf(userJID(me), "", mine, "gefälscht")) },

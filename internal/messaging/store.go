@@ -54,6 +54,9 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 		s.recordMu.Lock()
 		defer s.recordMu.Unlock()
 	}
+	if d, ok := ev.Data.(*payload.Reaction); ok && ev.Kind == whatsapp.KindMessagesReaction {
+		return s.react(ctx, sessionID, d)
+	}
 	if m := ev.Message; m != nil && ev.Kind == whatsapp.KindMediaUpdate {
 		return s.replaceMedia(ctx, sessionID, m)
 	}
@@ -99,7 +102,7 @@ func (s *Store) judge(ctx context.Context, sessionID string, d *payload.MessageS
 		return nil
 	}
 	if !revoke {
-		return nil // the store keeps a message as first sent; the event carries the edit
+		return s.applyEdit(ctx, m, d)
 	}
 	return s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
 }

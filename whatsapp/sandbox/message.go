@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,21 @@ type Message struct {
 	QuotedID  string    `json:"quotedId,omitempty"`
 	Revoked   bool      `json:"revoked"` // its sender deleted it for everyone since
 	Timestamp time.Time `json:"timestamp"`
+	// Reactions are the reactions on it, one per account, as the phone
+	// shows them; Edited says its sender edited it (Text or Caption is then
+	// the new one).
+	Reactions []Reaction `json:"reactions"`
+	Edited    bool       `json:"edited"`
 }
+
+// Reaction is an emoji an account (From, a phone) put on a message.
+type Reaction struct {
+	Emoji string `json:"emoji"`
+	From  string `json:"from"`
+}
+
+// editWindow is how long after sending a phone applies an edit.
+const editWindow = 15 * time.Minute
 
 // inboxOf maps what the phone of phone decrypted. Copies of the account's
 // own messages (its linked devices send them to its phone too, wrapped as
@@ -58,10 +73,26 @@ func inboxOf(n *wafake.Network, log *slog.Logger, phone string, received []wafak
 			continue
 		}
 		m := messageOf(n, log, r)
-		if m.Type == "revoke" {
+		i, target := byID[m.QuotedID]
+		target = target && out[i].Chat == m.Chat
+		switch {
+		case !target:
+		case m.Type == "revoke" && out[i].From == m.From:
 			// Only the sender revokes its message, in the same chat.
-			if i, ok := byID[m.QuotedID]; ok && out[i].From == m.From && out[i].Chat == m.Chat {
-				out[i].Revoked = true
+			out[i].Revoked = true
+		case m.Type == "edit" && out[i].From == m.From && m.Timestamp.Sub(out[i].Timestamp) <= editWindow:
+			// Only the sender edits, within the window (the phone ignores
+			// a later edit, as WhatsApp's apps do).
+			out[i].Edited = true
+			if out[i].Type == "text" {
+				out[i].Text = m.Text
+			} else {
+				out[i].Caption = m.Caption
+			}
+		case m.Type == "reaction":
+			out[i].Reactions = slices.DeleteFunc(out[i].Reactions, func(r Reaction) bool { return r.From == m.From })
+			if m.Text != "" {
+				out[i].Reactions = append(out[i].Reactions, Reaction{Emoji: m.Text, From: m.From})
 			}
 		}
 		byID[m.ID] = len(out)

@@ -1,0 +1,56 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/wagraph/wagraph/ent"
+	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/schema"
+	"github.com/wagraph/wagraph/internal/events/payload"
+)
+
+// react applies a reaction to the stored message it names: each person has
+// one reaction on a message, a new one replacing theirs and an empty one
+// taking it back. A reaction that names a message of another chat is not
+// that message's (ids are unique per sender, not across chats).
+func (s *Store) react(ctx context.Context, sessionID string, d *payload.Reaction) error {
+	m, err := s.db.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.MessageID(d.ID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up message %s: %w", d.ID, err)
+	}
+	if m.Chat != d.Chat {
+		return nil
+	}
+	rs := slices.DeleteFunc(slices.Clone(m.Reactions), func(r schema.Reaction) bool {
+		return r.Sender == d.Sender || (d.FromMe && r.FromMe)
+	})
+	if d.Reaction.Text != "" {
+		rs = append(rs, schema.Reaction{Emoji: d.Reaction.Text, Sender: d.Sender, FromMe: d.FromMe})
+	}
+	if err := m.Update().SetReactions(rs).Exec(ctx); err != nil {
+		return fmt.Errorf("store a reaction to message %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// applyEdit keeps an edit its sender made: the new text, or caption.
+func (s *Store) applyEdit(ctx context.Context, m *ent.Message, d *payload.MessageStatus) error {
+	u := m.Update()
+	switch {
+	case d.Text != "":
+		u.SetText(string(d.Text))
+	case d.Caption != "":
+		u.SetCaption(string(d.Caption))
+	default:
+		return nil
+	}
+	if err := u.Exec(ctx); err != nil {
+		return fmt.Errorf("store an edit of message %s: %w", m.MessageID, err)
+	}
+	return nil
+}
