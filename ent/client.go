@@ -22,6 +22,7 @@ import (
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -49,6 +50,8 @@ type Client struct {
 	Node *NodeClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
 	ScheduledSend *ScheduledSendClient
+	// SendKey is the client for interacting with the SendKey builders.
+	SendKey *SendKeyClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// Token is the client for interacting with the Token builders.
@@ -75,6 +78,7 @@ func (c *Client) init() {
 	c.Message = NewMessageClient(c.config)
 	c.Node = NewNodeClient(c.config)
 	c.ScheduledSend = NewScheduledSendClient(c.config)
+	c.SendKey = NewSendKeyClient(c.config)
 	c.Session = NewSessionClient(c.config)
 	c.Token = NewTokenClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -178,6 +182,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Message:       NewMessageClient(cfg),
 		Node:          NewNodeClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
+		SendKey:       NewSendKeyClient(cfg),
 		Session:       NewSessionClient(cfg),
 		Token:         NewTokenClient(cfg),
 		User:          NewUserClient(cfg),
@@ -208,6 +213,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Message:       NewMessageClient(cfg),
 		Node:          NewNodeClient(cfg),
 		ScheduledSend: NewScheduledSendClient(cfg),
+		SendKey:       NewSendKeyClient(cfg),
 		Session:       NewSessionClient(cfg),
 		Token:         NewTokenClient(cfg),
 		User:          NewUserClient(cfg),
@@ -242,7 +248,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Attempt, c.Delivery, c.Event, c.Lease, c.Message, c.Node, c.ScheduledSend,
-		c.Session, c.Token, c.User, c.Webhook,
+		c.SendKey, c.Session, c.Token, c.User, c.Webhook,
 	} {
 		n.Use(hooks...)
 	}
@@ -253,7 +259,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Attempt, c.Delivery, c.Event, c.Lease, c.Message, c.Node, c.ScheduledSend,
-		c.Session, c.Token, c.User, c.Webhook,
+		c.SendKey, c.Session, c.Token, c.User, c.Webhook,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -276,6 +282,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Node.mutate(ctx, m)
 	case *ScheduledSendMutation:
 		return c.ScheduledSend.mutate(ctx, m)
+	case *SendKeyMutation:
+		return c.SendKey.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
 	case *TokenMutation:
@@ -1348,6 +1356,155 @@ func (c *ScheduledSendClient) mutate(ctx context.Context, m *ScheduledSendMutati
 	}
 }
 
+// SendKeyClient is a client for the SendKey schema.
+type SendKeyClient struct {
+	config
+}
+
+// NewSendKeyClient returns a client for the SendKey from the given config.
+func NewSendKeyClient(c config) *SendKeyClient {
+	return &SendKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sendkey.Hooks(f(g(h())))`.
+func (c *SendKeyClient) Use(hooks ...Hook) {
+	c.hooks.SendKey = append(c.hooks.SendKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sendkey.Intercept(f(g(h())))`.
+func (c *SendKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SendKey = append(c.inters.SendKey, interceptors...)
+}
+
+// Create returns a builder for creating a SendKey entity.
+func (c *SendKeyClient) Create() *SendKeyCreate {
+	mutation := newSendKeyMutation(c.config, OpCreate)
+	return &SendKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SendKey entities.
+func (c *SendKeyClient) CreateBulk(builders ...*SendKeyCreate) *SendKeyCreateBulk {
+	return &SendKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SendKeyClient) MapCreateBulk(slice any, setFunc func(*SendKeyCreate, int)) *SendKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SendKeyCreateBulk{err: fmt.Errorf("calling to SendKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SendKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SendKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SendKey.
+func (c *SendKeyClient) Update() *SendKeyUpdate {
+	mutation := newSendKeyMutation(c.config, OpUpdate)
+	return &SendKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SendKeyClient) UpdateOne(_m *SendKey) *SendKeyUpdateOne {
+	mutation := newSendKeyMutation(c.config, OpUpdateOne, withSendKey(_m))
+	return &SendKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SendKeyClient) UpdateOneID(id int) *SendKeyUpdateOne {
+	mutation := newSendKeyMutation(c.config, OpUpdateOne, withSendKeyID(id))
+	return &SendKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SendKey.
+func (c *SendKeyClient) Delete() *SendKeyDelete {
+	mutation := newSendKeyMutation(c.config, OpDelete)
+	return &SendKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SendKeyClient) DeleteOne(_m *SendKey) *SendKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SendKeyClient) DeleteOneID(id int) *SendKeyDeleteOne {
+	builder := c.Delete().Where(sendkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SendKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SendKey.
+func (c *SendKeyClient) Query() *SendKeyQuery {
+	return &SendKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSendKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SendKey entity by its id.
+func (c *SendKeyClient) Get(ctx context.Context, id int) (*SendKey, error) {
+	return c.Query().Where(sendkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SendKeyClient) GetX(ctx context.Context, id int) *SendKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a SendKey.
+func (c *SendKeyClient) QuerySession(_m *SendKey) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(sendkey.Table, sendkey.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, sendkey.SessionTable, sendkey.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SendKeyClient) Hooks() []Hook {
+	return c.hooks.SendKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *SendKeyClient) Interceptors() []Interceptor {
+	return c.inters.SendKey
+}
+
+func (c *SendKeyClient) mutate(ctx context.Context, m *SendKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SendKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SendKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SendKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SendKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SendKey mutation op: %q", m.Op())
+	}
+}
+
 // SessionClient is a client for the Session schema.
 type SessionClient struct {
 	config
@@ -1529,6 +1686,22 @@ func (c *SessionClient) QueryScheduledSends(_m *Session) *ScheduledSendQuery {
 			sqlgraph.From(session.Table, session.FieldID, id),
 			sqlgraph.To(scheduledsend.Table, scheduledsend.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.ScheduledSendsTable, session.ScheduledSendsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QuerySendKeys queries the send_keys edge of a Session.
+func (c *SessionClient) QuerySendKeys(_m *Session) *SendKeyQuery {
+	query := (&SendKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(sendkey.Table, sendkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.SendKeysTable, session.SendKeysColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2075,12 +2248,12 @@ func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, Session, Token,
-		User, Webhook []ent.Hook
+		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, SendKey, Session,
+		Token, User, Webhook []ent.Hook
 	}
 	inters struct {
-		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, Session, Token,
-		User, Webhook []ent.Interceptor
+		Attempt, Delivery, Event, Lease, Message, Node, ScheduledSend, SendKey, Session,
+		Token, User, Webhook []ent.Interceptor
 	}
 )
 

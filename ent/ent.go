@@ -19,6 +19,7 @@ import (
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -90,6 +91,7 @@ func checkColumn(t, c string) error {
 			message.Table:       message.ValidColumn,
 			node.Table:          node.ValidColumn,
 			scheduledsend.Table: scheduledsend.ValidColumn,
+			sendkey.Table:       sendkey.ValidColumn,
 			session.Table:       session.ValidColumn,
 			token.Table:         token.ValidColumn,
 			user.Table:          user.ValidColumn,

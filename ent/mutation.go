@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/schema"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -42,6 +43,7 @@ const (
 	TypeMessage       = "Message"
 	TypeNode          = "Node"
 	TypeScheduledSend = "ScheduledSend"
+	TypeSendKey       = "SendKey"
 	TypeSession       = "Session"
 	TypeToken         = "Token"
 	TypeUser          = "User"
@@ -5826,6 +5828,913 @@ func (m *ScheduledSendMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ScheduledSend edge %s", name)
 }
 
+// SendKeyMutation represents an operation that mutates the SendKey nodes in the graph.
+type SendKeyMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	key            *string
+	fingerprint    *string
+	message_id     *string
+	state          *sendkey.State
+	owner          *string
+	claimed_at     *time.Time
+	created_at     *time.Time
+	timestamp      *time.Time
+	scheduled_at   *time.Time
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*SendKey, error)
+	predicates     []predicate.SendKey
+}
+
+var _ ent.Mutation = (*SendKeyMutation)(nil)
+
+// sendkeyOption allows management of the mutation configuration using functional options.
+type sendkeyOption func(*SendKeyMutation)
+
+// newSendKeyMutation creates new mutation for the SendKey entity.
+func newSendKeyMutation(c config, op Op, opts ...sendkeyOption) *SendKeyMutation {
+	m := &SendKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSendKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSendKeyID sets the ID field of the mutation.
+func withSendKeyID(id int) sendkeyOption {
+	return func(m *SendKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SendKey
+		)
+		m.oldValue = func(ctx context.Context) (*SendKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SendKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSendKey sets the old SendKey of the mutation.
+func withSendKey(node *SendKey) sendkeyOption {
+	return func(m *SendKeyMutation) {
+		m.oldValue = func(context.Context) (*SendKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SendKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SendKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SendKeyMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SendKeyMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SendKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *SendKeyMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *SendKeyMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *SendKeyMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetKey sets the "key" field.
+func (m *SendKeyMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *SendKeyMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *SendKeyMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetFingerprint sets the "fingerprint" field.
+func (m *SendKeyMutation) SetFingerprint(s string) {
+	m.fingerprint = &s
+}
+
+// Fingerprint returns the value of the "fingerprint" field in the mutation.
+func (m *SendKeyMutation) Fingerprint() (r string, exists bool) {
+	v := m.fingerprint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFingerprint returns the old "fingerprint" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldFingerprint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFingerprint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFingerprint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFingerprint: %w", err)
+	}
+	return oldValue.Fingerprint, nil
+}
+
+// ResetFingerprint resets all changes to the "fingerprint" field.
+func (m *SendKeyMutation) ResetFingerprint() {
+	m.fingerprint = nil
+}
+
+// SetMessageID sets the "message_id" field.
+func (m *SendKeyMutation) SetMessageID(s string) {
+	m.message_id = &s
+}
+
+// MessageID returns the value of the "message_id" field in the mutation.
+func (m *SendKeyMutation) MessageID() (r string, exists bool) {
+	v := m.message_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMessageID returns the old "message_id" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldMessageID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMessageID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMessageID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMessageID: %w", err)
+	}
+	return oldValue.MessageID, nil
+}
+
+// ResetMessageID resets all changes to the "message_id" field.
+func (m *SendKeyMutation) ResetMessageID() {
+	m.message_id = nil
+}
+
+// SetState sets the "state" field.
+func (m *SendKeyMutation) SetState(s sendkey.State) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *SendKeyMutation) State() (r sendkey.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldState(ctx context.Context) (v sendkey.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *SendKeyMutation) ResetState() {
+	m.state = nil
+}
+
+// SetOwner sets the "owner" field.
+func (m *SendKeyMutation) SetOwner(s string) {
+	m.owner = &s
+}
+
+// Owner returns the value of the "owner" field in the mutation.
+func (m *SendKeyMutation) Owner() (r string, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwner returns the old "owner" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldOwner(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwner: %w", err)
+	}
+	return oldValue.Owner, nil
+}
+
+// ResetOwner resets all changes to the "owner" field.
+func (m *SendKeyMutation) ResetOwner() {
+	m.owner = nil
+}
+
+// SetClaimedAt sets the "claimed_at" field.
+func (m *SendKeyMutation) SetClaimedAt(t time.Time) {
+	m.claimed_at = &t
+}
+
+// ClaimedAt returns the value of the "claimed_at" field in the mutation.
+func (m *SendKeyMutation) ClaimedAt() (r time.Time, exists bool) {
+	v := m.claimed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimedAt returns the old "claimed_at" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldClaimedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimedAt: %w", err)
+	}
+	return oldValue.ClaimedAt, nil
+}
+
+// ResetClaimedAt resets all changes to the "claimed_at" field.
+func (m *SendKeyMutation) ResetClaimedAt() {
+	m.claimed_at = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SendKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SendKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SendKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTimestamp sets the "timestamp" field.
+func (m *SendKeyMutation) SetTimestamp(t time.Time) {
+	m.timestamp = &t
+}
+
+// Timestamp returns the value of the "timestamp" field in the mutation.
+func (m *SendKeyMutation) Timestamp() (r time.Time, exists bool) {
+	v := m.timestamp
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimestamp returns the old "timestamp" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldTimestamp(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimestamp is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimestamp requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimestamp: %w", err)
+	}
+	return oldValue.Timestamp, nil
+}
+
+// ClearTimestamp clears the value of the "timestamp" field.
+func (m *SendKeyMutation) ClearTimestamp() {
+	m.timestamp = nil
+	m.clearedFields[sendkey.FieldTimestamp] = struct{}{}
+}
+
+// TimestampCleared returns if the "timestamp" field was cleared in this mutation.
+func (m *SendKeyMutation) TimestampCleared() bool {
+	_, ok := m.clearedFields[sendkey.FieldTimestamp]
+	return ok
+}
+
+// ResetTimestamp resets all changes to the "timestamp" field.
+func (m *SendKeyMutation) ResetTimestamp() {
+	m.timestamp = nil
+	delete(m.clearedFields, sendkey.FieldTimestamp)
+}
+
+// SetScheduledAt sets the "scheduled_at" field.
+func (m *SendKeyMutation) SetScheduledAt(t time.Time) {
+	m.scheduled_at = &t
+}
+
+// ScheduledAt returns the value of the "scheduled_at" field in the mutation.
+func (m *SendKeyMutation) ScheduledAt() (r time.Time, exists bool) {
+	v := m.scheduled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScheduledAt returns the old "scheduled_at" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldScheduledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScheduledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScheduledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScheduledAt: %w", err)
+	}
+	return oldValue.ScheduledAt, nil
+}
+
+// ClearScheduledAt clears the value of the "scheduled_at" field.
+func (m *SendKeyMutation) ClearScheduledAt() {
+	m.scheduled_at = nil
+	m.clearedFields[sendkey.FieldScheduledAt] = struct{}{}
+}
+
+// ScheduledAtCleared returns if the "scheduled_at" field was cleared in this mutation.
+func (m *SendKeyMutation) ScheduledAtCleared() bool {
+	_, ok := m.clearedFields[sendkey.FieldScheduledAt]
+	return ok
+}
+
+// ResetScheduledAt resets all changes to the "scheduled_at" field.
+func (m *SendKeyMutation) ResetScheduledAt() {
+	m.scheduled_at = nil
+	delete(m.clearedFields, sendkey.FieldScheduledAt)
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *SendKeyMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[sendkey.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *SendKeyMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *SendKeyMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *SendKeyMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the SendKeyMutation builder.
+func (m *SendKeyMutation) Where(ps ...predicate.SendKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SendKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SendKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SendKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SendKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SendKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SendKey).
+func (m *SendKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SendKeyMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.session != nil {
+		fields = append(fields, sendkey.FieldSessionID)
+	}
+	if m.key != nil {
+		fields = append(fields, sendkey.FieldKey)
+	}
+	if m.fingerprint != nil {
+		fields = append(fields, sendkey.FieldFingerprint)
+	}
+	if m.message_id != nil {
+		fields = append(fields, sendkey.FieldMessageID)
+	}
+	if m.state != nil {
+		fields = append(fields, sendkey.FieldState)
+	}
+	if m.owner != nil {
+		fields = append(fields, sendkey.FieldOwner)
+	}
+	if m.claimed_at != nil {
+		fields = append(fields, sendkey.FieldClaimedAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sendkey.FieldCreatedAt)
+	}
+	if m.timestamp != nil {
+		fields = append(fields, sendkey.FieldTimestamp)
+	}
+	if m.scheduled_at != nil {
+		fields = append(fields, sendkey.FieldScheduledAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SendKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sendkey.FieldSessionID:
+		return m.SessionID()
+	case sendkey.FieldKey:
+		return m.Key()
+	case sendkey.FieldFingerprint:
+		return m.Fingerprint()
+	case sendkey.FieldMessageID:
+		return m.MessageID()
+	case sendkey.FieldState:
+		return m.State()
+	case sendkey.FieldOwner:
+		return m.Owner()
+	case sendkey.FieldClaimedAt:
+		return m.ClaimedAt()
+	case sendkey.FieldCreatedAt:
+		return m.CreatedAt()
+	case sendkey.FieldTimestamp:
+		return m.Timestamp()
+	case sendkey.FieldScheduledAt:
+		return m.ScheduledAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SendKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sendkey.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case sendkey.FieldKey:
+		return m.OldKey(ctx)
+	case sendkey.FieldFingerprint:
+		return m.OldFingerprint(ctx)
+	case sendkey.FieldMessageID:
+		return m.OldMessageID(ctx)
+	case sendkey.FieldState:
+		return m.OldState(ctx)
+	case sendkey.FieldOwner:
+		return m.OldOwner(ctx)
+	case sendkey.FieldClaimedAt:
+		return m.OldClaimedAt(ctx)
+	case sendkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sendkey.FieldTimestamp:
+		return m.OldTimestamp(ctx)
+	case sendkey.FieldScheduledAt:
+		return m.OldScheduledAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SendKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SendKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sendkey.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case sendkey.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case sendkey.FieldFingerprint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFingerprint(v)
+		return nil
+	case sendkey.FieldMessageID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMessageID(v)
+		return nil
+	case sendkey.FieldState:
+		v, ok := value.(sendkey.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case sendkey.FieldOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwner(v)
+		return nil
+	case sendkey.FieldClaimedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimedAt(v)
+		return nil
+	case sendkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sendkey.FieldTimestamp:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimestamp(v)
+		return nil
+	case sendkey.FieldScheduledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScheduledAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SendKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SendKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SendKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SendKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SendKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SendKeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sendkey.FieldTimestamp) {
+		fields = append(fields, sendkey.FieldTimestamp)
+	}
+	if m.FieldCleared(sendkey.FieldScheduledAt) {
+		fields = append(fields, sendkey.FieldScheduledAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SendKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SendKeyMutation) ClearField(name string) error {
+	switch name {
+	case sendkey.FieldTimestamp:
+		m.ClearTimestamp()
+		return nil
+	case sendkey.FieldScheduledAt:
+		m.ClearScheduledAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SendKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SendKeyMutation) ResetField(name string) error {
+	switch name {
+	case sendkey.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case sendkey.FieldKey:
+		m.ResetKey()
+		return nil
+	case sendkey.FieldFingerprint:
+		m.ResetFingerprint()
+		return nil
+	case sendkey.FieldMessageID:
+		m.ResetMessageID()
+		return nil
+	case sendkey.FieldState:
+		m.ResetState()
+		return nil
+	case sendkey.FieldOwner:
+		m.ResetOwner()
+		return nil
+	case sendkey.FieldClaimedAt:
+		m.ResetClaimedAt()
+		return nil
+	case sendkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sendkey.FieldTimestamp:
+		m.ResetTimestamp()
+		return nil
+	case sendkey.FieldScheduledAt:
+		m.ResetScheduledAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SendKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SendKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, sendkey.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SendKeyMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case sendkey.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SendKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SendKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SendKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, sendkey.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SendKeyMutation) EdgeCleared(name string) bool {
+	switch name {
+	case sendkey.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SendKeyMutation) ClearEdge(name string) error {
+	switch name {
+	case sendkey.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown SendKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SendKeyMutation) ResetEdge(name string) error {
+	switch name {
+	case sendkey.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown SendKey edge %s", name)
+}
+
 // SessionMutation represents an operation that mutates the Session nodes in the graph.
 type SessionMutation struct {
 	config
@@ -5853,6 +6762,9 @@ type SessionMutation struct {
 	scheduled_sends        map[string]struct{}
 	removedscheduled_sends map[string]struct{}
 	clearedscheduled_sends bool
+	send_keys              map[int]struct{}
+	removedsend_keys       map[int]struct{}
+	clearedsend_keys       bool
 	events                 map[string]struct{}
 	removedevents          map[string]struct{}
 	clearedevents          bool
@@ -6499,6 +7411,60 @@ func (m *SessionMutation) ResetScheduledSends() {
 	m.removedscheduled_sends = nil
 }
 
+// AddSendKeyIDs adds the "send_keys" edge to the SendKey entity by ids.
+func (m *SessionMutation) AddSendKeyIDs(ids ...int) {
+	if m.send_keys == nil {
+		m.send_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.send_keys[ids[i]] = struct{}{}
+	}
+}
+
+// ClearSendKeys clears the "send_keys" edge to the SendKey entity.
+func (m *SessionMutation) ClearSendKeys() {
+	m.clearedsend_keys = true
+}
+
+// SendKeysCleared reports if the "send_keys" edge to the SendKey entity was cleared.
+func (m *SessionMutation) SendKeysCleared() bool {
+	return m.clearedsend_keys
+}
+
+// RemoveSendKeyIDs removes the "send_keys" edge to the SendKey entity by IDs.
+func (m *SessionMutation) RemoveSendKeyIDs(ids ...int) {
+	if m.removedsend_keys == nil {
+		m.removedsend_keys = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.send_keys, ids[i])
+		m.removedsend_keys[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedSendKeys returns the removed IDs of the "send_keys" edge to the SendKey entity.
+func (m *SessionMutation) RemovedSendKeysIDs() (ids []int) {
+	for id := range m.removedsend_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SendKeysIDs returns the "send_keys" edge IDs in the mutation.
+func (m *SessionMutation) SendKeysIDs() (ids []int) {
+	for id := range m.send_keys {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetSendKeys resets all changes to the "send_keys" edge.
+func (m *SessionMutation) ResetSendKeys() {
+	m.send_keys = nil
+	m.clearedsend_keys = false
+	m.removedsend_keys = nil
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by ids.
 func (m *SessionMutation) AddEventIDs(ids ...string) {
 	if m.events == nil {
@@ -6809,7 +7775,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.owner != nil {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -6824,6 +7790,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.scheduled_sends != nil {
 		edges = append(edges, session.EdgeScheduledSends)
+	}
+	if m.send_keys != nil {
+		edges = append(edges, session.EdgeSendKeys)
 	}
 	if m.events != nil {
 		edges = append(edges, session.EdgeEvents)
@@ -6863,6 +7832,12 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeSendKeys:
+		ids := make([]ent.Value, 0, len(m.send_keys))
+		for id := range m.send_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	case session.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.events))
 		for id := range m.events {
@@ -6875,7 +7850,7 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.removedtokens != nil {
 		edges = append(edges, session.EdgeTokens)
 	}
@@ -6887,6 +7862,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedscheduled_sends != nil {
 		edges = append(edges, session.EdgeScheduledSends)
+	}
+	if m.removedsend_keys != nil {
+		edges = append(edges, session.EdgeSendKeys)
 	}
 	if m.removedevents != nil {
 		edges = append(edges, session.EdgeEvents)
@@ -6922,6 +7900,12 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeSendKeys:
+		ids := make([]ent.Value, 0, len(m.removedsend_keys))
+		for id := range m.removedsend_keys {
+			ids = append(ids, id)
+		}
+		return ids
 	case session.EdgeEvents:
 		ids := make([]ent.Value, 0, len(m.removedevents))
 		for id := range m.removedevents {
@@ -6934,7 +7918,7 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 6)
+	edges := make([]string, 0, 7)
 	if m.clearedowner {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -6949,6 +7933,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedscheduled_sends {
 		edges = append(edges, session.EdgeScheduledSends)
+	}
+	if m.clearedsend_keys {
+		edges = append(edges, session.EdgeSendKeys)
 	}
 	if m.clearedevents {
 		edges = append(edges, session.EdgeEvents)
@@ -6970,6 +7957,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedmessages
 	case session.EdgeScheduledSends:
 		return m.clearedscheduled_sends
+	case session.EdgeSendKeys:
+		return m.clearedsend_keys
 	case session.EdgeEvents:
 		return m.clearedevents
 	}
@@ -7005,6 +7994,9 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeScheduledSends:
 		m.ResetScheduledSends()
+		return nil
+	case session.EdgeSendKeys:
+		m.ResetSendKeys()
 		return nil
 	case session.EdgeEvents:
 		m.ResetEvents()

@@ -13,6 +13,7 @@ import (
 	"github.com/wagraph/wagraph/ent/node"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/schema"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -113,6 +114,12 @@ func init() {
 	scheduledsendDescID := scheduledsendFields[0].Descriptor()
 	// scheduledsend.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	scheduledsend.IDValidator = scheduledsendDescID.Validators[0].(func(string) error)
+	sendkeyFields := schema.SendKey{}.Fields()
+	_ = sendkeyFields
+	// sendkeyDescKey is the schema descriptor for key field.
+	sendkeyDescKey := sendkeyFields[1].Descriptor()
+	// sendkey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	sendkey.KeyValidator = sendkeyDescKey.Validators[0].(func(string) error)
 	sessionFields := schema.Session{}.Fields()
 	_ = sessionFields
 	// sessionDescName is the schema descriptor for name field.

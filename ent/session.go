@@ -50,11 +50,13 @@ type SessionEdges struct {
 	Messages []*Message `json:"messages,omitempty"`
 	// ScheduledSends holds the value of the scheduled_sends edge.
 	ScheduledSends []*ScheduledSend `json:"scheduled_sends,omitempty"`
+	// SendKeys holds the value of the send_keys edge.
+	SendKeys []*SendKey `json:"send_keys,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*Event `json:"events,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [6]bool
+	loadedTypes [7]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -104,10 +106,19 @@ func (e SessionEdges) ScheduledSendsOrErr() ([]*ScheduledSend, error) {
 	return nil, &NotLoadedError{edge: "scheduled_sends"}
 }
 
+// SendKeysOrErr returns the SendKeys value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) SendKeysOrErr() ([]*SendKey, error) {
+	if e.loadedTypes[5] {
+		return e.SendKeys, nil
+	}
+	return nil, &NotLoadedError{edge: "send_keys"}
+}
+
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e SessionEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[6] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -224,6 +235,11 @@ func (_m *Session) QueryMessages() *MessageQuery {
 // QueryScheduledSends queries the "scheduled_sends" edge of the Session entity.
 func (_m *Session) QueryScheduledSends() *ScheduledSendQuery {
 	return NewSessionClient(_m.config).QueryScheduledSends(_m)
+}
+
+// QuerySendKeys queries the "send_keys" edge of the Session entity.
+func (_m *Session) QuerySendKeys() *SendKeyQuery {
+	return NewSessionClient(_m.config).QuerySendKeys(_m)
 }
 
 // QueryEvents queries the "events" edge of the Session entity.

@@ -15,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/ent/event"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -188,6 +189,21 @@ func (_c *SessionCreate) AddScheduledSends(v ...*ScheduledSend) *SessionCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddScheduledSendIDs(ids...)
+}
+
+// AddSendKeyIDs adds the "send_keys" edge to the SendKey entity by IDs.
+func (_c *SessionCreate) AddSendKeyIDs(ids ...int) *SessionCreate {
+	_c.mutation.AddSendKeyIDs(ids...)
+	return _c
+}
+
+// AddSendKeys adds the "send_keys" edges to the SendKey entity.
+func (_c *SessionCreate) AddSendKeys(v ...*SendKey) *SessionCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddSendKeyIDs(ids...)
 }
 
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
@@ -415,6 +431,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(scheduledsend.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SendKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
@@ -34,6 +35,7 @@ type SessionQuery struct {
 	withWebhooks       *WebhookQuery
 	withMessages       *MessageQuery
 	withScheduledSends *ScheduledSendQuery
+	withSendKeys       *SendKeyQuery
 	withEvents         *EventQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -174,6 +176,28 @@ func (_q *SessionQuery) QueryScheduledSends() *ScheduledSendQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(scheduledsend.Table, scheduledsend.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.ScheduledSendsTable, session.ScheduledSendsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QuerySendKeys chains the current query on the "send_keys" edge.
+func (_q *SessionQuery) QuerySendKeys() *SendKeyQuery {
+	query := (&SendKeyClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(sendkey.Table, sendkey.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.SendKeysTable, session.SendKeysColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -400,6 +424,7 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		withWebhooks:       _q.withWebhooks.Clone(),
 		withMessages:       _q.withMessages.Clone(),
 		withScheduledSends: _q.withScheduledSends.Clone(),
+		withSendKeys:       _q.withSendKeys.Clone(),
 		withEvents:         _q.withEvents.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
@@ -459,6 +484,17 @@ func (_q *SessionQuery) WithScheduledSends(opts ...func(*ScheduledSendQuery)) *S
 		opt(query)
 	}
 	_q.withScheduledSends = query
+	return _q
+}
+
+// WithSendKeys tells the query-builder to eager-load the nodes that are connected to
+// the "send_keys" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithSendKeys(opts ...func(*SendKeyQuery)) *SessionQuery {
+	query := (&SendKeyClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withSendKeys = query
 	return _q
 }
 
@@ -551,12 +587,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [6]bool{
+		loadedTypes = [7]bool{
 			_q.withOwner != nil,
 			_q.withTokens != nil,
 			_q.withWebhooks != nil,
 			_q.withMessages != nil,
 			_q.withScheduledSends != nil,
+			_q.withSendKeys != nil,
 			_q.withEvents != nil,
 		}
 	)
@@ -609,6 +646,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadScheduledSends(ctx, query, nodes,
 			func(n *Session) { n.Edges.ScheduledSends = []*ScheduledSend{} },
 			func(n *Session, e *ScheduledSend) { n.Edges.ScheduledSends = append(n.Edges.ScheduledSends, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withSendKeys; query != nil {
+		if err := _q.loadSendKeys(ctx, query, nodes,
+			func(n *Session) { n.Edges.SendKeys = []*SendKey{} },
+			func(n *Session, e *SendKey) { n.Edges.SendKeys = append(n.Edges.SendKeys, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -759,6 +803,36 @@ func (_q *SessionQuery) loadScheduledSends(ctx context.Context, query *Scheduled
 	}
 	query.Where(predicate.ScheduledSend(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.ScheduledSendsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadSendKeys(ctx context.Context, query *SendKeyQuery, nodes []*Session, init func(*Session), assign func(*Session, *SendKey)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(sendkey.FieldSessionID)
+	}
+	query.Where(predicate.SendKey(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.SendKeysColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
+	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -181,6 +182,21 @@ func (_u *SessionUpdate) AddScheduledSends(v ...*ScheduledSend) *SessionUpdate {
 	return _u.AddScheduledSendIDs(ids...)
 }
 
+// AddSendKeyIDs adds the "send_keys" edge to the SendKey entity by IDs.
+func (_u *SessionUpdate) AddSendKeyIDs(ids ...int) *SessionUpdate {
+	_u.mutation.AddSendKeyIDs(ids...)
+	return _u
+}
+
+// AddSendKeys adds the "send_keys" edges to the SendKey entity.
+func (_u *SessionUpdate) AddSendKeys(v ...*SendKey) *SessionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSendKeyIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *SessionUpdate) AddEventIDs(ids ...string) *SessionUpdate {
 	_u.mutation.AddEventIDs(ids...)
@@ -283,6 +299,27 @@ func (_u *SessionUpdate) RemoveScheduledSends(v ...*ScheduledSend) *SessionUpdat
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveScheduledSendIDs(ids...)
+}
+
+// ClearSendKeys clears all "send_keys" edges to the SendKey entity.
+func (_u *SessionUpdate) ClearSendKeys() *SessionUpdate {
+	_u.mutation.ClearSendKeys()
+	return _u
+}
+
+// RemoveSendKeyIDs removes the "send_keys" edge to SendKey entities by IDs.
+func (_u *SessionUpdate) RemoveSendKeyIDs(ids ...int) *SessionUpdate {
+	_u.mutation.RemoveSendKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSendKeys removes "send_keys" edges to SendKey entities.
+func (_u *SessionUpdate) RemoveSendKeys(v ...*SendKey) *SessionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSendKeyIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -562,6 +599,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SendKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSendKeysIDs(); len(nodes) > 0 && !_u.mutation.SendKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SendKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _u.mutation.EventsCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -775,6 +857,21 @@ func (_u *SessionUpdateOne) AddScheduledSends(v ...*ScheduledSend) *SessionUpdat
 	return _u.AddScheduledSendIDs(ids...)
 }
 
+// AddSendKeyIDs adds the "send_keys" edge to the SendKey entity by IDs.
+func (_u *SessionUpdateOne) AddSendKeyIDs(ids ...int) *SessionUpdateOne {
+	_u.mutation.AddSendKeyIDs(ids...)
+	return _u
+}
+
+// AddSendKeys adds the "send_keys" edges to the SendKey entity.
+func (_u *SessionUpdateOne) AddSendKeys(v ...*SendKey) *SessionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddSendKeyIDs(ids...)
+}
+
 // AddEventIDs adds the "events" edge to the Event entity by IDs.
 func (_u *SessionUpdateOne) AddEventIDs(ids ...string) *SessionUpdateOne {
 	_u.mutation.AddEventIDs(ids...)
@@ -877,6 +974,27 @@ func (_u *SessionUpdateOne) RemoveScheduledSends(v ...*ScheduledSend) *SessionUp
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveScheduledSendIDs(ids...)
+}
+
+// ClearSendKeys clears all "send_keys" edges to the SendKey entity.
+func (_u *SessionUpdateOne) ClearSendKeys() *SessionUpdateOne {
+	_u.mutation.ClearSendKeys()
+	return _u
+}
+
+// RemoveSendKeyIDs removes the "send_keys" edge to SendKey entities by IDs.
+func (_u *SessionUpdateOne) RemoveSendKeyIDs(ids ...int) *SessionUpdateOne {
+	_u.mutation.RemoveSendKeyIDs(ids...)
+	return _u
+}
+
+// RemoveSendKeys removes "send_keys" edges to SendKey entities.
+func (_u *SessionUpdateOne) RemoveSendKeys(v ...*SendKey) *SessionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveSendKeyIDs(ids...)
 }
 
 // ClearEvents clears all "events" edges to the Event entity.
@@ -1179,6 +1297,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(scheduledsend.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SendKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSendKeysIDs(); len(nodes) > 0 && !_u.mutation.SendKeysCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SendKeysIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.SendKeysTable,
+			Columns: []string{session.SendKeysColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(sendkey.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -28,6 +28,8 @@ type Tx struct {
 	Node *NodeClient
 	// ScheduledSend is the client for interacting with the ScheduledSend builders.
 	ScheduledSend *ScheduledSendClient
+	// SendKey is the client for interacting with the SendKey builders.
+	SendKey *SendKeyClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
 	// Token is the client for interacting with the Token builders.
@@ -174,6 +176,7 @@ func (tx *Tx) init() {
 	tx.Message = NewMessageClient(tx.config)
 	tx.Node = NewNodeClient(tx.config)
 	tx.ScheduledSend = NewScheduledSendClient(tx.config)
+	tx.SendKey = NewSendKeyClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -12893,7 +12893,7 @@ func (ec *executionContext) unmarshalInputSendAudioInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "asVoiceNote", "mentions", "quoted", "delay"}
+	fieldsInOrder := [...]string{"number", "source", "asVoiceNote", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12942,6 +12942,13 @@ func (ec *executionContext) unmarshalInputSendAudioInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -12958,7 +12965,7 @@ func (ec *executionContext) unmarshalInputSendContactInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "contact", "delay"}
+	fieldsInOrder := [...]string{"number", "contact", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12986,6 +12993,13 @@ func (ec *executionContext) unmarshalInputSendContactInput(ctx context.Context, 
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13002,7 +13016,7 @@ func (ec *executionContext) unmarshalInputSendDocumentInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "mentions", "quoted", "delay"}
+	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13058,6 +13072,13 @@ func (ec *executionContext) unmarshalInputSendDocumentInput(ctx context.Context,
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13074,7 +13095,7 @@ func (ec *executionContext) unmarshalInputSendImageInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "mentions", "quoted", "delay"}
+	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13130,6 +13151,13 @@ func (ec *executionContext) unmarshalInputSendImageInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13146,7 +13174,7 @@ func (ec *executionContext) unmarshalInputSendLocationInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "latitude", "longitude", "address", "name", "delay"}
+	fieldsInOrder := [...]string{"number", "latitude", "longitude", "address", "name", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13195,6 +13223,13 @@ func (ec *executionContext) unmarshalInputSendLocationInput(ctx context.Context,
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13211,7 +13246,7 @@ func (ec *executionContext) unmarshalInputSendTextInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "text", "mentions", "quoted", "delay"}
+	fieldsInOrder := [...]string{"number", "text", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13253,6 +13288,13 @@ func (ec *executionContext) unmarshalInputSendTextInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13269,7 +13311,7 @@ func (ec *executionContext) unmarshalInputSendVideoInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "gifPlayback", "mentions", "quoted", "delay"}
+	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "gifPlayback", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13332,6 +13374,13 @@ func (ec *executionContext) unmarshalInputSendVideoInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/messaging"
 )
 
@@ -13,6 +14,12 @@ import (
 func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Request) (*model.SendResult, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
+	}
+	if h, _ := ctx.Value(idempotencyHeader{}).(string); h != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
+			return nil, fault.InvalidField("idempotencyKey", "the Idempotency-Key header and the body's idempotencyKey differ: give one of them")
+		}
+		req.IdempotencyKey = h
 	}
 	res, err := r.Messages.Send(ctx, sessionID, req)
 	if err != nil {
@@ -65,3 +72,18 @@ func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+func valueOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+type idempotencyHeader struct{}
+
+// WithIdempotencyKey carries a REST request's Idempotency-Key header to the
+// send it makes: the same as the input's idempotencyKey.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyHeader{}, key)
+}

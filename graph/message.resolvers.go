@@ -14,37 +14,37 @@ import (
 
 func (r *mutationResolver) SendText(ctx context.Context, sessionID string, input model.SendTextInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: input.Number, Text: input.Text,
-		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay})
+		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendImage(ctx context.Context, sessionID string, input model.SendImageInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeImage, Number: input.Number, Source: input.Source,
-		FileName: input.FileName, Caption: input.Caption, Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay})
+		FileName: input.FileName, Caption: input.Caption, Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendVideo(ctx context.Context, sessionID string, input model.SendVideoInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeVideo, Number: input.Number, Source: input.Source,
 		FileName: input.FileName, Caption: input.Caption, GIFPlayback: isTrue(input.GifPlayback),
-		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay})
+		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendDocument(ctx context.Context, sessionID string, input model.SendDocumentInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeDocument, Number: input.Number, Source: input.Source,
-		FileName: input.FileName, Caption: input.Caption, Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay})
+		FileName: input.FileName, Caption: input.Caption, Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendAudio(ctx context.Context, sessionID string, input model.SendAudioInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeAudio, Number: input.Number, Source: input.Source,
-		VoiceNote: isTrue(input.AsVoiceNote), Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay})
+		VoiceNote: isTrue(input.AsVoiceNote), Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendLocation(ctx context.Context, sessionID string, input model.SendLocationInput) (*model.SendResult, error) {
 	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeLocation, Number: input.Number,
-		Latitude: input.Latitude, Longitude: input.Longitude, Address: input.Address, Name: input.Name, Delay: input.Delay})
+		Latitude: input.Latitude, Longitude: input.Longitude, Address: input.Address, Name: input.Name, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendContact(ctx context.Context, sessionID string, input model.SendContactInput) (*model.SendResult, error) {
-	req := messaging.Request{Type: messaging.TypeContact, Number: input.Number, Delay: input.Delay}
+	req := messaging.Request{Type: messaging.TypeContact, Number: input.Number, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)}
 	if c := input.Contact; c != nil {
 		req.Contact = &messaging.Contact{PhoneNumber: c.PhoneNumber, FirstName: c.FirstName}
 		if c.LastName != nil {

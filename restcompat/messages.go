@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -35,7 +36,11 @@ func sendHandler[In any](h *Handler, send func(ctx context.Context, sessionID st
 			writeError(w, r, h.log, err)
 			return
 		}
-		res, err := send(r.Context(), r.PathValue("sessionId"), in)
+		ctx := r.Context()
+		if key := r.Header.Get("Idempotency-Key"); key != "" {
+			ctx = graph.WithIdempotencyKey(ctx, key)
+		}
+		res, err := send(ctx, r.PathValue("sessionId"), in)
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return

@@ -93,6 +93,18 @@ func (f ScheduledSendFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ScheduledSendMutation", m)
 }
 
+// The SendKeyFunc type is an adapter to allow the use of ordinary
+// function as SendKey mutator.
+type SendKeyFunc func(context.Context, *ent.SendKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SendKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SendKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SendKeyMutation", m)
+}
+
 // The SessionFunc type is an adapter to allow the use of ordinary
 // function as Session mutator.
 type SessionFunc func(context.Context, *ent.SessionMutation) (ent.Value, error)

@@ -244,6 +244,46 @@ var (
 			},
 		},
 	}
+	// SendKeysColumns holds the columns for the "send_keys" table.
+	SendKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "key", Type: field.TypeString},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "message_id", Type: field.TypeString},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"pending", "done"}, Default: "pending"},
+		{Name: "owner", Type: field.TypeString},
+		{Name: "claimed_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "timestamp", Type: field.TypeTime, Nullable: true},
+		{Name: "scheduled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// SendKeysTable holds the schema information for the "send_keys" table.
+	SendKeysTable = &schema.Table{
+		Name:       "send_keys",
+		Columns:    SendKeysColumns,
+		PrimaryKey: []*schema.Column{SendKeysColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "send_keys_sessions_send_keys",
+				Columns:    []*schema.Column{SendKeysColumns[10]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sendkey_session_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{SendKeysColumns[10], SendKeysColumns[1]},
+			},
+			{
+				Name:    "sendkey_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SendKeysColumns[7]},
+			},
+		},
+	}
 	// SessionsColumns holds the columns for the "sessions" table.
 	SessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -370,6 +410,7 @@ var (
 		MessagesTable,
 		ClusterNodesTable,
 		ScheduledSendsTable,
+		SendKeysTable,
 		SessionsTable,
 		TokensTable,
 		UsersTable,
@@ -390,6 +431,7 @@ func init() {
 		Table: "cluster_nodes",
 	}
 	ScheduledSendsTable.ForeignKeys[0].RefTable = SessionsTable
+	SendKeysTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionsTable.ForeignKeys[0].RefTable = UsersTable
 	TokensTable.ForeignKeys[0].RefTable = SessionsTable
 	TokensTable.ForeignKeys[1].RefTable = UsersTable

@@ -27,6 +27,9 @@ type Node func(*sql.Selector)
 // ScheduledSend is the predicate function for scheduledsend builders.
 type ScheduledSend func(*sql.Selector)
 
+// SendKey is the predicate function for sendkey builders.
+type SendKey func(*sql.Selector)
+
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 

@@ -35,6 +35,7 @@ func (Session) Edges() []ent.Edge {
 		edge.To("webhooks", Webhook.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("messages", Message.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("scheduled_sends", ScheduledSend.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("send_keys", SendKey.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("events", Event.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }

@@ -39,6 +39,8 @@ const (
 	EdgeMessages = "messages"
 	// EdgeScheduledSends holds the string denoting the scheduled_sends edge name in mutations.
 	EdgeScheduledSends = "scheduled_sends"
+	// EdgeSendKeys holds the string denoting the send_keys edge name in mutations.
+	EdgeSendKeys = "send_keys"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
 	// Table holds the table name of the session in the database.
@@ -78,6 +80,13 @@ const (
 	ScheduledSendsInverseTable = "scheduled_sends"
 	// ScheduledSendsColumn is the table column denoting the scheduled_sends relation/edge.
 	ScheduledSendsColumn = "session_id"
+	// SendKeysTable is the table that holds the send_keys relation/edge.
+	SendKeysTable = "send_keys"
+	// SendKeysInverseTable is the table name for the SendKey entity.
+	// It exists in this package in order to avoid circular dependency with the "sendkey" package.
+	SendKeysInverseTable = "send_keys"
+	// SendKeysColumn is the table column denoting the send_keys relation/edge.
+	SendKeysColumn = "session_id"
 	// EventsTable is the table that holds the events relation/edge.
 	EventsTable = "events"
 	// EventsInverseTable is the table name for the Event entity.
@@ -253,6 +262,20 @@ func ByScheduledSends(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
+// BySendKeysCount orders the results by send_keys count.
+func BySendKeysCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSendKeysStep(), opts...)
+	}
+}
+
+// BySendKeys orders the results by send_keys terms.
+func BySendKeys(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSendKeysStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
 // ByEventsCount orders the results by events count.
 func ByEventsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -299,6 +322,13 @@ func newScheduledSendsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ScheduledSendsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ScheduledSendsTable, ScheduledSendsColumn),
+	)
+}
+func newSendKeysStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SendKeysInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SendKeysTable, SendKeysColumn),
 	)
 }
 func newEventsStep() *sqlgraph.Step {

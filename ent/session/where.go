@@ -600,6 +600,29 @@ func HasScheduledSendsWith(preds ...predicate.ScheduledSend) predicate.Session {
 	})
 }
 
+// HasSendKeys applies the HasEdge predicate on the "send_keys" edge.
+func HasSendKeys() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SendKeysTable, SendKeysColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSendKeysWith applies the HasEdge predicate on the "send_keys" edge with a given conditions (other predicates).
+func HasSendKeysWith(preds ...predicate.SendKey) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newSendKeysStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // HasEvents applies the HasEdge predicate on the "events" edge.
 func HasEvents() predicate.Session {
 	return predicate.Session(func(s *sql.Selector) {

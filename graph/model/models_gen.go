@@ -286,12 +286,16 @@ type SendAudioInput struct {
 	Mentions    []string `json:"mentions,omitempty"`
 	Quoted      *string  `json:"quoted,omitempty"`
 	Delay       *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type SendContactInput struct {
 	Number  string        `json:"number"`
 	Contact *ContactInput `json:"contact"`
 	Delay   *int          `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type SendDocumentInput struct {
@@ -302,6 +306,8 @@ type SendDocumentInput struct {
 	Mentions []string `json:"mentions,omitempty"`
 	Quoted   *string  `json:"quoted,omitempty"`
 	Delay    *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // source: an http(s) URL or base64 data (a data: URI prefix is tolerated).
@@ -313,6 +319,8 @@ type SendImageInput struct {
 	Mentions []string `json:"mentions,omitempty"`
 	Quoted   *string  `json:"quoted,omitempty"`
 	Delay    *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // An address or both coordinates; coordinates win when both are given; an address alone is geocoded.
@@ -323,6 +331,8 @@ type SendLocationInput struct {
 	Address   *string  `json:"address,omitempty"`
 	Name      *string  `json:"name,omitempty"`
 	Delay     *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // The outcome of a send: sent now (timestamp) or stored for later (scheduledAt).
@@ -347,6 +357,8 @@ type SendTextInput struct {
 	Mentions []string `json:"mentions,omitempty"`
 	Quoted   *string  `json:"quoted,omitempty"`
 	Delay    *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type SendVideoInput struct {
@@ -359,6 +371,8 @@ type SendVideoInput struct {
 	Mentions    []string `json:"mentions,omitempty"`
 	Quoted      *string  `json:"quoted,omitempty"`
 	Delay       *int     `json:"delay,omitempty"`
+	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type Session struct {

@@ -222,6 +222,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID,
 	})
 
 	// The API.

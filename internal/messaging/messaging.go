@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -58,6 +59,13 @@ type Options struct {
 	// bound.
 	MaxScheduled      int
 	MaxScheduledBytes int64
+	// SharedKeys says other processes make sends with the same
+	// idempotency keys (a cluster on PostgreSQL): a key another process
+	// holds is waited out rather than taken for dead.
+	SharedKeys bool
+	// NodeID names this process (--node-id) in the keys it holds, so a
+	// restarted process takes over the keys its earlier run left pending.
+	NodeID string
 }
 
 // Service sends messages; what they become is recorded in its Store.
@@ -77,6 +85,14 @@ type Service struct {
 	wake   chan struct{}   // a new scheduled send: the scheduler looks again
 	held   func() []string // Options.Held
 	store  *Store
+
+	// The sends with an idempotency key (sendkey.go): this process's
+	// name in the keys it holds, the keys whose send runs here now, and
+	// whether other processes make sends with the same keys (a cluster).
+	instance   string
+	inflight   sync.Map
+	sharedKeys bool
+	pruned     time.Time // when the scheduler last dropped expired keys
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -93,7 +109,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
-		store: opts.Store, held: opts.Held,
+		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,
 	}
 }
@@ -110,9 +126,20 @@ type Result struct {
 // a delay.
 func (s *Service) Send(ctx context.Context, sessionID string, req Request) (res Result, err error) {
 	defer func() { s.observe(req.Type, res.ScheduledAt != nil, err) }()
+	if req.IdempotencyKey != "" {
+		return s.sendOnce(ctx, sessionID, req)
+	}
+	return s.send(ctx, sessionID, req, "")
+}
+
+// send makes req with message id id (empty: a new one).
+func (s *Service) send(ctx context.Context, sessionID string, req Request, id string) (Result, error) {
 	out, delay, err := s.prepare(ctx, sessionID, req)
 	if err != nil {
 		return Result{}, err
+	}
+	if id != "" {
+		out.ID = id
 	}
 	if delay > 0 {
 		return s.schedule(ctx, sessionID, out, delay)

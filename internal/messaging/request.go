@@ -42,6 +42,9 @@ type Request struct {
 	Mentions    []string
 	Quoted      *string
 	Delay       *int
+	// IdempotencyKey, when set, makes the send once however often it is
+	// asked for with that key within KeyTTL (sendkey.go).
+	IdempotencyKey string
 }
 
 // Contact is the card of a contact send.

@@ -115,7 +115,10 @@ func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
 // schedule stores a send for later under a reserved message id; the
 // message store shows it as scheduled until it goes out.
 func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.Outgoing, delay int) (Result, error) {
-	id := whatsapp.NewMessageID()
+	id := out.ID // reserved by an idempotency key
+	if id == "" {
+		id = whatsapp.NewMessageID()
+	}
 	now := s.now().UTC()
 	due := now.Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
 	st, data := toStored(out)
@@ -213,6 +216,12 @@ func (s *Service) cancel(ctx context.Context, sessionID, id string) error {
 // closing the manager.
 func (s *Service) Run(ctx context.Context) {
 	for {
+		if now := s.now(); now.Sub(s.pruned) > time.Minute {
+			s.pruned = now
+			if err := s.pruneKeys(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("scheduler", "err", err)
+			}
+		}
 		next, err := s.runDue(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("scheduler", "err", err)

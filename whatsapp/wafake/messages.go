@@ -107,8 +107,15 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 		chatJID = chat
 	}
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	// A phone keeps one message of an id from one sender: a send made
+	// again with its id (a retry after a crash) is the same message.
+	for _, r := range acct.inbox {
+		if r.ID == id && r.From.User == sender.User {
+			return
+		}
+	}
 	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, To: chat, Message: msg, Timestamp: time.Now()})
-	n.mu.Unlock()
 }
 
 // relayCopy passes a copy one client encrypted for a linked device of acct
