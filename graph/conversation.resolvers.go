@@ -45,3 +45,10 @@ func (r *mutationResolver) EditMessage(ctx context.Context, sessionID string, me
 	}
 	return toSendResult(r.Messages.Edit(ctx, sessionID, messageID, text))
 }
+
+func (r *mutationResolver) RejectCall(ctx context.Context, sessionID string, callID string, from string) (bool, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return false, err
+	}
+	return done(r.Messages.RejectCall(ctx, sessionID, callID, from))
+}

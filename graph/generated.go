@@ -150,7 +150,9 @@ type ComplexityRoot struct {
 		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
 		PairPhone                   func(childComplexity int, sessionID string, number string) int
 		Redeliver                   func(childComplexity int, sessionID string, deliveryID string) int
+		RejectCall                  func(childComplexity int, sessionID string, callID string, from string) int
 		RevokeToken                 func(childComplexity int, token string) int
+		SandboxCall                 func(childComplexity int, sessionID string, from string, video *bool) int
 		SandboxDropConnection       func(childComplexity int, sessionID string) int
 		SandboxEnterPairingCode     func(childComplexity int, sessionID string, phone string, code string) int
 		SandboxLinkDevice           func(childComplexity int, sessionID string, phone string) int
@@ -239,6 +241,7 @@ type ComplexityRoot struct {
 		About               func(childComplexity int) int
 		ChatStates          func(childComplexity int) int
 		DisappearingSeconds func(childComplexity int) int
+		LastCallRejected    func(childComplexity int) int
 		LinkedDevices       func(childComplexity int) int
 		Phone               func(childComplexity int) int
 		PictureSha256       func(childComplexity int) int
@@ -411,6 +414,7 @@ type MutationResolver interface {
 	SubscribePresence(ctx context.Context, sessionID string, chat string) (bool, error)
 	SendReaction(ctx context.Context, sessionID string, messageID string, emoji string) (*model.SendResult, error)
 	EditMessage(ctx context.Context, sessionID string, messageID string, text string) (*model.SendResult, error)
+	RejectCall(ctx context.Context, sessionID string, callID string, from string) (bool, error)
 	CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error)
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error)
@@ -431,6 +435,7 @@ type MutationResolver interface {
 	SandboxReact(ctx context.Context, sessionID string, from string, messageID string, emoji string) (bool, error)
 	SandboxReceipt(ctx context.Context, sessionID string, from string, messageID string, typeArg string) (bool, error)
 	SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error)
+	SandboxCall(ctx context.Context, sessionID string, from string, video *bool) (string, error)
 	SandboxDropConnection(ctx context.Context, sessionID string) (bool, error)
 	SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error)
 	SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error)
@@ -1003,6 +1008,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Redeliver(childComplexity, args["sessionId"].(string), args["deliveryId"].(string)), true
+	case "Mutation.rejectCall":
+		if e.ComplexityRoot.Mutation.RejectCall == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectCall_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectCall(childComplexity, args["sessionId"].(string), args["callId"].(string), args["from"].(string)), true
 	case "Mutation.revokeToken":
 		if e.ComplexityRoot.Mutation.RevokeToken == nil {
 			break
@@ -1014,6 +1030,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["token"].(string)), true
+	case "Mutation.sandboxCall":
+		if e.ComplexityRoot.Mutation.SandboxCall == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxCall_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxCall(childComplexity, args["sessionId"].(string), args["from"].(string), args["video"].(*bool)), true
 	case "Mutation.sandboxDropConnection":
 		if e.ComplexityRoot.Mutation.SandboxDropConnection == nil {
 			break
@@ -1634,6 +1661,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxAccount.DisappearingSeconds(childComplexity), true
+	case "SandboxAccount.lastCallRejected":
+		if e.ComplexityRoot.SandboxAccount.LastCallRejected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.LastCallRejected(childComplexity), true
 	case "SandboxAccount.linkedDevices":
 		if e.ComplexityRoot.SandboxAccount.LinkedDevices == nil {
 			break
@@ -2689,6 +2722,8 @@ func (ec *executionContext) childFields_SandboxAccount(ctx context.Context, fiel
 		return ec.fieldContext_SandboxAccount_readReceipts(ctx, field)
 	case "chatStates":
 		return ec.fieldContext_SandboxAccount_chatStates(ctx, field)
+	case "lastCallRejected":
+		return ec.fieldContext_SandboxAccount_lastCallRejected(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxAccount", field.Name)
 }
@@ -3411,6 +3446,36 @@ func (ec *executionContext) field_Mutation_redeliver_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rejectCall_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "callId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["callId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3422,6 +3487,36 @@ func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context,
 		return nil, err
 	}
 	args["token"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxCall_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "video",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["video"] = arg2
 	return args, nil
 }
 
@@ -6553,6 +6648,50 @@ func (ec *executionContext) fieldContext_Mutation_editMessage(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_rejectCall(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectCall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectCall(ctx, fc.Args["sessionId"].(string), fc.Args["callId"].(string), fc.Args["from"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectCall(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectCall_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7427,6 +7566,50 @@ func (ec *executionContext) fieldContext_Mutation_sandboxPresence(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sandboxPresence_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxCall(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxCall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxCall(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["video"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxCall(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxCall_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9388,6 +9571,29 @@ func (ec *executionContext) fieldContext_SandboxAccount_chatStates(_ context.Con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SandboxAccount_lastCallRejected(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_lastCallRejected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastCallRejected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_lastCallRejected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SandboxChatState_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxChatState) (ret graphql.Marshaler) {
@@ -14320,6 +14526,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rejectCall":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectCall(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createGroup":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createGroup(ctx, field)
@@ -14456,6 +14669,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sandboxPresence":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxPresence(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxCall":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxCall(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15262,6 +15482,11 @@ func (ec *executionContext) _SandboxAccount(ctx context.Context, sel ast.Selecti
 		case "chatStates":
 			out.Values[i] = ec._SandboxAccount_chatStates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastCallRejected":
+			out.Values[i] = ec._SandboxAccount_lastCallRejected(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

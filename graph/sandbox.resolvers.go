@@ -99,6 +99,13 @@ func (r *mutationResolver) SandboxPresence(ctx context.Context, sessionID string
 	}))
 }
 
+func (r *mutationResolver) SandboxCall(ctx context.Context, sessionID string, from string, video *bool) (string, error) {
+	res, err := sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Call {
+		return sandbox.Call{From: from, To: to, Video: isTrue(video)}
+	})
+	return res.ID, err
+}
+
 func (r *mutationResolver) SandboxDropConnection(ctx context.Context, sessionID string) (bool, error) {
 	return sandboxDevice(ctx, r.Resolver, sessionID, func(device string) sandbox.DropConnection {
 		return sandbox.DropConnection{Device: device}

@@ -90,3 +90,11 @@ func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string,
 func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editBody) (*model.SendResult, error) {
 	return h.m.EditMessage(ctx, sessionID, messageID, in.Text)
 }
+
+type rejectCallBody struct {
+	From string `json:"from"`
+}
+
+func (h *Handler) rejectCall(ctx context.Context, r *http.Request, in rejectCallBody) (bool, error) {
+	return h.m.RejectCall(ctx, r.PathValue("sessionId"), r.PathValue("callId"), in.From)
+}

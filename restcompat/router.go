@@ -79,6 +79,7 @@ func (h *Handler) routes() []route {
 		{"POST /session/{sessionId}/chat/{chat}/read", doneHandler(h, true, h.markRead)},
 		{"POST /session/{sessionId}/presence", doneHandler(h, false, h.sendPresence)},
 		{"POST /session/{sessionId}/presence/subscribe", doneHandler(h, false, h.subscribePresence)},
+		{"POST /session/{sessionId}/call/{callId}/reject", doneHandler(h, false, h.rejectCall)},
 
 		{"POST /session/{sessionId}/group", h.createGroup},
 		{"PUT /session/{sessionId}/group/{jid}", h.updateGroup},

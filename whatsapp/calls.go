@@ -6,6 +6,7 @@ package whatsapp
 
 import (
 	"context"
+	"time"
 
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
@@ -103,4 +104,34 @@ func (r *clientRun) handleCall(raw any) bool {
 		d.GroupJID = payload.Text(c.meta.GroupJID.String())
 	}
 	return r.m.publishEvents(r.s, r.cli, Event{Kind: KindCall, Data: d}) == nil
+}
+
+// CallRef names a call: its id, and who called.
+type CallRef struct {
+	CallID string
+	From   types.JID
+}
+
+// RejectCall declines an incoming call, as the phone's red button does,
+// then publishes call with status reject.
+func (m *Manager) RejectCall(ctx context.Context, sessionID string, c CallRef) error {
+	s, cli, err := m.sessionClient(sessionID)
+	if err != nil {
+		return err
+	}
+	if err := cli.RejectCall(ctx, c.From, c.CallID); err != nil {
+		return classify(sessionID, "reject the call", err)
+	}
+	me := own(cli)
+	d := &payload.Call{ID: c.CallID, From: me.jid().String(), Status: "reject", Timestamp: payload.At(time.Now())}
+	if !me.pn.IsEmpty() {
+		d.FromPhone = payload.Text(me.pn.User)
+	}
+	if !me.lid.IsEmpty() {
+		d.FromLID = payload.Text(me.lid.String())
+	}
+	if err := m.publishEvents(s, nil, Event{Kind: KindCall, Data: d}); err != nil {
+		s.log.Warn("a rejected call's event was not stored", "err", err)
+	}
+	return nil
 }

@@ -82,7 +82,7 @@ func Operations() []Operation {
 		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
-		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(),
+		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(), OpRejectCall(),
 	}
 }
 
@@ -252,3 +252,6 @@ func OpReact() Op[Reaction, Sent] { return op("react", (*Manager).React) }
 
 // OpEditMessage edits a text or caption the account sent.
 func OpEditMessage() Op[Edit, Sent] { return op("editMessage", (*Manager).EditMessage) }
+
+// OpRejectCall declines an incoming call.
+func OpRejectCall() Op[CallRef, None] { return op("rejectCall", noResult((*Manager).RejectCall)) }

@@ -197,6 +197,8 @@ type SandboxAccount struct {
 	ReadReceipts []*SandboxReadReceipt `json:"readReceipts"`
 	// The chat states shown to the account (composing, recording, paused), oldest first; the newest 256.
 	ChatStates []*SandboxChatState `json:"chatStates"`
+	// Whether the last call this account made was rejected; null when it made none.
+	LastCallRejected *bool `json:"lastCallRejected,omitempty"`
 }
 
 // A chat state shown to an account by the account of phone from.

@@ -37,6 +37,7 @@ var validBodies = map[string]string{
 	"PUT /session/{sessionId}/message/{messageId}":               `{"text":"t"}`,
 	"POST /session/{sessionId}/message/{messageId}/reaction":     `{"emoji":"👍"}`,
 	"POST /session/{sessionId}/presence":                         `{"state":"AVAILABLE"}`,
+	"POST /session/{sessionId}/call/{callId}/reject":             `{"from":"4915550012002"}`,
 	"POST /session/{sessionId}/presence/subscribe":               `{"chat":"4915550012002"}`,
 	"PUT /session/{sessionId}/webhook/{webhookId}":               `{"enabled":true}`,
 }

@@ -143,3 +143,24 @@ func (s *Service) SubscribePresence(ctx context.Context, sessionID, chat string)
 	_, err = whatsapp.OpSubscribePresence().Do(ctx, s.wa, sessionID, jid)
 	return err
 }
+
+// maxCallIDLen bounds a call id: WhatsApp's are 32 hex digits.
+const maxCallIDLen = 64
+
+// RejectCall declines the incoming call callID from the user from.
+func (s *Service) RejectCall(ctx context.Context, sessionID, callID, from string) error {
+	if callID == "" || len(callID) > maxCallIDLen || strings.IndexFunc(callID, func(r rune) bool {
+		return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	}) >= 0 {
+		return fault.InvalidField("callId", "callId must be the id of a call event: 1 to %d letters and digits (got %q)", maxCallIDLen, fault.Clip(callID, fault.QuoteLen))
+	}
+	jid, err := whatsapp.ParseRecipient("from", from)
+	if err != nil {
+		return err
+	}
+	if jid.Server == whatsapp.GroupServer {
+		return fault.InvalidField("from", "from must be the caller, a user: the call event's from")
+	}
+	_, err = whatsapp.OpRejectCall().Do(ctx, s.wa, sessionID, whatsapp.CallRef{CallID: callID, From: jid})
+	return err
+}

@@ -130,6 +130,26 @@ func (Presence) control() Control[Presence, Done] {
 	}
 }
 
+// Call has From call To, a user JID (a video call with Video): every
+// linked device of To gets the offer. Its answer is the call id.
+type Call struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Video bool   `json:"video"`
+}
+
+func (Call) control() Control[Call, Sent] {
+	return Control[Call, Sent]{
+		name:  "call",
+		check: func(q Call) error { return checkContact(q.From, q.To) },
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Call) (Sent, error) {
+			to := checked(q.To)
+			id, err := n.Call(q.From, to, wafake.CallStanza{Stage: "offer", Video: q.Video})
+			return Sent{ID: id}, refusal(err, to.User)
+		},
+	}
+}
+
 // checkContact accepts a simulated phone writing to a user: From an
 // account, To its user JID.
 func checkContact(from, to string) error {

@@ -82,6 +82,7 @@ func controls() []op {
 		React{}.control(),
 		Receipt{}.control(),
 		Presence{}.control(),
+		Call{}.control(),
 		Group{}.control(),
 		Account{}.control(),
 		DropConnection{}.control(),

@@ -44,6 +44,7 @@ func badInputs() []badInput {
 		refused("emoji", React{From: contact, To: user, MessageID: "3EB0", Emoji: ""}),
 		refused("type", Receipt{From: contact, To: user, MessageID: "3EB0", Type: "seen"}),
 		refused("state", Presence{From: contact, To: user, State: "typing"}),
+		refused("to", Call{From: contact, To: "120363025246125888@g.us"}),
 		refused("jid", Group{JID: user}),
 		refused("phone", Account{Phone: "12ab"}),
 		refused("device", DropConnection{Device: user}),

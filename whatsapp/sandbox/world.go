@@ -140,6 +140,9 @@ type AccountInfo struct {
 	ReadReceipts []ReadReceipt `json:"readReceipts"`
 	// ChatStates are the chat states shown to the account, oldest first.
 	ChatStates []ChatState `json:"chatStates"`
+	// LastCallRejected is whether the last call the account made was
+	// rejected; nil when it made none.
+	LastCallRejected *bool `json:"lastCallRejected,omitempty"`
 }
 
 // ReadReceipt is a read receipt an account got: From (a phone) read
@@ -173,7 +176,7 @@ func groupOf(g wafake.GroupInfo) *GroupInfo {
 func accountOf(a wafake.AccountInfo, receipts []wafake.ReceiptInfo, states []wafake.ChatStateInfo) *AccountInfo {
 	p := a.Privacy
 	out := &AccountInfo{
-		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256, About: a.Status,
+		Phone: a.Phone, PushName: a.PushName, PictureSHA256: a.PictureSHA256, About: a.Status, LastCallRejected: a.LastCallRejected,
 		DisappearingSeconds: int(a.DisappearingSeconds),
 		Privacy: map[string]string{
 			"lastSeen": string(p.LastSeen), "online": string(p.Online), "profilePicture": string(p.Profile),

@@ -36,6 +36,10 @@ type accountState struct {
 	// trusted are the accounts its devices issued a trusted-contact token
 	// to (tctoken.go), with the time of issue, by phone.
 	trusted map[string]time.Time
+	// lastCall is the call the account last offered (Call), and whether a
+	// linked device of the callee rejected it.
+	lastCall         string
+	lastCallRejected bool
 }
 
 type presenceState struct {
@@ -61,6 +65,9 @@ type AccountInfo struct {
 	// (nil: never); PresenceAt when.
 	Presence   *bool
 	PresenceAt time.Time
+	// LastCallRejected is whether the last call the account offered was
+	// rejected; nil when it offered none.
+	LastCallRejected *bool
 }
 
 // privacyAllowed reports whether a category accepts value (types/user.go).
@@ -124,6 +131,10 @@ func (n *Network) Account(phone string) (AccountInfo, bool) {
 		info.PushName = a.pushName // app state is the phone's own record of it
 	}
 	info.Blocked = slices.Clone(s.blocked)
+	if s.lastCall != "" {
+		rejected := s.lastCallRejected
+		info.LastCallRejected = &rejected
+	}
 	if p := s.presence; p != nil {
 		available := p.available
 		info.Presence, info.PresenceAt = &available, p.last

@@ -95,8 +95,38 @@ func (n *Network) Call(from string, to types.JID, s CallStanza) (string, error) 
 		},
 		Content: []waBinary.Node{{Tag: s.Stage, Attrs: attrs, Content: content}},
 	}
+	if s.Stage == "offer" && creator.phone == from {
+		n.mu.Lock()
+		creator.state.lastCall, creator.state.lastCallRejected = callID, false
+		n.mu.Unlock()
+	}
 	for _, comp := range comps {
 		n.queue(comp, id, node)
 	}
 	return callID, nil
+}
+
+// handleCall takes a call stanza a client sends: a <reject> of a call
+// (whatsmeow's RejectCall) tells its creator the call was declined. The
+// network acks it as WhatsApp does.
+func (n *Network) handleCall(c *conn, node *waBinary.Node) {
+	if c.dev == nil {
+		return
+	}
+	for _, child := range node.GetChildren() {
+		if child.Tag != "reject" {
+			continue
+		}
+		ag := child.AttrGetter()
+		callID, creator := ag.OptionalString("call-id"), ag.OptionalJIDOrEmpty("call-creator")
+		if creator.Server == types.HiddenUserServer {
+			creator = n.pnOfLID(creator)
+		}
+		n.mu.Lock()
+		if a := n.accounts[creator.User]; a != nil && a.state.lastCall == callID {
+			a.state.lastCallRejected = true
+		}
+		n.mu.Unlock()
+	}
+	_ = c.send(waBinary.Node{Tag: "ack", Attrs: waBinary.Attrs{"class": "call", "id": node.AttrGetter().OptionalString("id")}})
 }

@@ -82,6 +82,8 @@ func (n *Network) stanzaHandler(tag string) func(*conn, *waBinary.Node) {
 		return n.handlePresence
 	case "chatstate":
 		return n.handleChatState
+	case "call":
+		return n.handleCall
 	}
 	return nil
 }
