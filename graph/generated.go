@@ -292,6 +292,7 @@ type ComplexityRoot struct {
 		Timestamp   func(childComplexity int) int
 		Type        func(childComplexity int) int
 		Vcard       func(childComplexity int) int
+		ViewOnce    func(childComplexity int) int
 		VoiceNote   func(childComplexity int) int
 		Waveform    func(childComplexity int) int
 	}
@@ -1916,6 +1917,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Vcard(childComplexity), true
+	case "SandboxMessage.viewOnce":
+		if e.ComplexityRoot.SandboxMessage.ViewOnce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.ViewOnce(childComplexity), true
 	case "SandboxMessage.voiceNote":
 		if e.ComplexityRoot.SandboxMessage.VoiceNote == nil {
 			break
@@ -2812,6 +2819,8 @@ func (ec *executionContext) childFields_SandboxMessage(ctx context.Context, fiel
 		return ec.fieldContext_SandboxMessage_reactions(ctx, field)
 	case "edited":
 		return ec.fieldContext_SandboxMessage_edited(ctx, field)
+	case "viewOnce":
+		return ec.fieldContext_SandboxMessage_viewOnce(ctx, field)
 	case "timestamp":
 		return ec.fieldContext_SandboxMessage_timestamp(ctx, field)
 	}
@@ -10419,6 +10428,29 @@ func (ec *executionContext) fieldContext_SandboxMessage_edited(_ context.Context
 	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _SandboxMessage_viewOnce(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_viewOnce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViewOnce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_viewOnce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SandboxMessage_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13099,7 +13131,7 @@ func (ec *executionContext) unmarshalInputSendAudioInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "asVoiceNote", "mentions", "quoted", "delay", "idempotencyKey"}
+	fieldsInOrder := [...]string{"number", "source", "asVoiceNote", "viewOnce", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13127,6 +13159,13 @@ func (ec *executionContext) unmarshalInputSendAudioInput(ctx context.Context, ob
 				return it, err
 			}
 			it.AsVoiceNote = data
+		case "viewOnce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("viewOnce"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ViewOnce = data
 		case "mentions":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mentions"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -13301,7 +13340,7 @@ func (ec *executionContext) unmarshalInputSendImageInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "mentions", "quoted", "delay", "idempotencyKey"}
+	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "viewOnce", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13336,6 +13375,13 @@ func (ec *executionContext) unmarshalInputSendImageInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Caption = data
+		case "viewOnce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("viewOnce"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ViewOnce = data
 		case "mentions":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mentions"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -13517,7 +13563,7 @@ func (ec *executionContext) unmarshalInputSendVideoInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "gifPlayback", "mentions", "quoted", "delay", "idempotencyKey"}
+	fieldsInOrder := [...]string{"number", "source", "fileName", "caption", "gifPlayback", "viewOnce", "mentions", "quoted", "delay", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13559,6 +13605,13 @@ func (ec *executionContext) unmarshalInputSendVideoInput(ctx context.Context, ob
 				return it, err
 			}
 			it.GifPlayback = data
+		case "viewOnce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("viewOnce"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ViewOnce = data
 		case "mentions":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mentions"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -15760,6 +15813,11 @@ func (ec *executionContext) _SandboxMessage(ctx context.Context, sel ast.Selecti
 			}
 		case "edited":
 			out.Values[i] = ec._SandboxMessage_edited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "viewOnce":
+			out.Values[i] = ec._SandboxMessage_viewOnce(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -18,12 +18,12 @@ func (r *mutationResolver) SendText(ctx context.Context, sessionID string, input
 }
 
 func (r *mutationResolver) SendImage(ctx context.Context, sessionID string, input model.SendImageInput) (*model.SendResult, error) {
-	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeImage, Number: input.Number, Source: input.Source,
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeImage, Number: input.Number, Source: input.Source, ViewOnce: isTrue(input.ViewOnce),
 		FileName: input.FileName, Caption: input.Caption, Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 
 func (r *mutationResolver) SendVideo(ctx context.Context, sessionID string, input model.SendVideoInput) (*model.SendResult, error) {
-	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeVideo, Number: input.Number, Source: input.Source,
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeVideo, Number: input.Number, Source: input.Source, ViewOnce: isTrue(input.ViewOnce),
 		FileName: input.FileName, Caption: input.Caption, GIFPlayback: isTrue(input.GifPlayback),
 		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
@@ -34,7 +34,7 @@ func (r *mutationResolver) SendDocument(ctx context.Context, sessionID string, i
 }
 
 func (r *mutationResolver) SendAudio(ctx context.Context, sessionID string, input model.SendAudioInput) (*model.SendResult, error) {
-	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeAudio, Number: input.Number, Source: input.Source,
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeAudio, Number: input.Number, Source: input.Source, ViewOnce: isTrue(input.ViewOnce),
 		VoiceNote: isTrue(input.AsVoiceNote), Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 

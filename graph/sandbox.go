@@ -179,7 +179,7 @@ func toSandboxMessage(m sandbox.Message) *model.SandboxMessage {
 		Latitude: m.Latitude, Longitude: m.Longitude, Name: optional(m.Name), Address: optional(m.Address),
 		Vcard: optional(m.VCard), GifPlayback: m.GIFPlayback, VoiceNote: m.VoiceNote,
 		Mentions: append([]string{}, m.Mentions...), QuotedID: optional(m.QuotedID), Revoked: m.Revoked,
-		Timestamp: m.Timestamp.UTC(), Edited: m.Edited, Reactions: make([]*model.SandboxReaction, len(m.Reactions)),
+		Timestamp: m.Timestamp.UTC(), Edited: m.Edited, ViewOnce: m.ViewOnce, Reactions: make([]*model.SandboxReaction, len(m.Reactions)),
 	}
 	for i, r := range m.Reactions {
 		out.Reactions[i] = &model.SandboxReaction{Emoji: r.Emoji, From: r.From}

@@ -49,6 +49,7 @@ type Outgoing struct {
 	Media       *Media
 	GIFPlayback bool
 	VoiceNote   bool // audio as push-to-talk, with Media's Waveform and Seconds
+	ViewOnce    bool // image, video or audio the recipient can open once
 	Latitude    float64
 	Longitude   float64
 	Name        string // location
@@ -132,6 +133,9 @@ func (m *Manager) ownMessage(s *session, cli *whatsmeow.Client, sent Sent, msg *
 	info := &types.MessageInfo{
 		MessageSource: types.MessageSource{Chat: sent.Chat, Sender: me.pn, IsFromMe: true, IsGroup: sent.Chat.Server == types.GroupServer},
 		ID:            sent.ID, PushName: pushName, Timestamp: sent.Timestamp,
+	}
+	if inner := msg.GetViewOnceMessageV2().GetMessage(); inner != nil {
+		msg = inner // described as its media, as whatsmeow unwraps a received one
 	}
 	rec, data := describe(info, sent.Chat, me, contentOf(msg))
 	return Event{Kind: KindOutboundMessage, Data: data, Message: rec}
@@ -238,6 +242,27 @@ func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 	if mimetype == "" {
 		mimetype = "application/octet-stream"
 	}
+	msg := mediaContent(out, up, mimetype, ci)
+	if out.ViewOnce {
+		// As WhatsApp's apps send it: the flag on the media, and the
+		// message wrapped as view-once.
+		if img := msg.GetImageMessage(); img != nil {
+			img.ViewOnce = proto.Bool(true)
+		}
+		if v := msg.GetVideoMessage(); v != nil {
+			v.ViewOnce = proto.Bool(true)
+		}
+		if a := msg.GetAudioMessage(); a != nil {
+			a.ViewOnce = proto.Bool(true)
+		}
+		msg = &waE2E.Message{ViewOnceMessageV2: &waE2E.FutureProofMessage{Message: msg}}
+	}
+	return msg, nil
+}
+
+// mediaContent is the message of out's uploaded media.
+func mediaContent(out Outgoing, up whatsmeow.UploadResponse, mimetype string, ci *waE2E.ContextInfo) *waE2E.Message {
+	md := out.Media
 	keyTime := proto.Int64(time.Now().Unix())
 	switch out.Type {
 	case "image":
@@ -246,7 +271,7 @@ func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
 			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
 			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height), ContextInfo: ci,
-		}}, nil
+		}}
 	case "video":
 		return &waE2E.Message{VideoMessage: &waE2E.VideoMessage{
 			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
@@ -254,7 +279,7 @@ func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
 			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height),
 			Seconds: nonZero(md.Seconds), GifPlayback: proto.Bool(out.GIFPlayback), ContextInfo: ci,
-		}}, nil
+		}}
 	case "document":
 		name := md.FileName
 		if name == "" {
@@ -265,7 +290,7 @@ func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
 			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
 			FileName: proto.String(name), Title: proto.String(name), JPEGThumbnail: md.Thumbnail, ContextInfo: ci,
-		}}, nil
+		}}
 	default: // audio
 		a := &waE2E.AudioMessage{
 			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
@@ -275,7 +300,7 @@ func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 		if out.VoiceNote {
 			a.PTT, a.Waveform = proto.Bool(true), md.Waveform
 		}
-		return &waE2E.Message{AudioMessage: a}, nil
+		return &waE2E.Message{AudioMessage: a}
 	}
 }
 

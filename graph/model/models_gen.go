@@ -248,7 +248,9 @@ type SandboxMessage struct {
 	// The reactions on this message, one per account: the emoji and who (a phone).
 	Reactions []*SandboxReaction `json:"reactions"`
 	// Its sender edited it (within 15 minutes of sending, as the phone applies edits); text or caption is the new one.
-	Edited    bool      `json:"edited"`
+	Edited bool `json:"edited"`
+	// Sent as view-once: the phone opens it once.
+	ViewOnce  bool      `json:"viewOnce"`
 	Timestamp time.Time `json:"timestamp"`
 }
 
@@ -284,10 +286,12 @@ type SendAudioInput struct {
 	Number string `json:"number"`
 	Source string `json:"source"`
 	// A push-to-talk voice note (OGG/Opus with a waveform; other audio is converted with ffmpeg).
-	AsVoiceNote *bool    `json:"asVoiceNote,omitempty"`
-	Mentions    []string `json:"mentions,omitempty"`
-	Quoted      *string  `json:"quoted,omitempty"`
-	Delay       *int     `json:"delay,omitempty"`
+	AsVoiceNote *bool `json:"asVoiceNote,omitempty"`
+	// Opened once by the recipient, then gone (as WhatsApp's view-once).
+	ViewOnce *bool    `json:"viewOnce,omitempty"`
+	Mentions []string `json:"mentions,omitempty"`
+	Quoted   *string  `json:"quoted,omitempty"`
+	Delay    *int     `json:"delay,omitempty"`
 	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -314,10 +318,12 @@ type SendDocumentInput struct {
 
 // source: an http(s) URL or base64 data (a data: URI prefix is tolerated).
 type SendImageInput struct {
-	Number   string   `json:"number"`
-	Source   string   `json:"source"`
-	FileName *string  `json:"fileName,omitempty"`
-	Caption  *string  `json:"caption,omitempty"`
+	Number   string  `json:"number"`
+	Source   string  `json:"source"`
+	FileName *string `json:"fileName,omitempty"`
+	Caption  *string `json:"caption,omitempty"`
+	// Opened once by the recipient, then gone (as WhatsApp's view-once).
+	ViewOnce *bool    `json:"viewOnce,omitempty"`
 	Mentions []string `json:"mentions,omitempty"`
 	Quoted   *string  `json:"quoted,omitempty"`
 	Delay    *int     `json:"delay,omitempty"`
@@ -369,10 +375,12 @@ type SendVideoInput struct {
 	FileName *string `json:"fileName,omitempty"`
 	Caption  *string `json:"caption,omitempty"`
 	// Shown as a looping GIF.
-	GifPlayback *bool    `json:"gifPlayback,omitempty"`
-	Mentions    []string `json:"mentions,omitempty"`
-	Quoted      *string  `json:"quoted,omitempty"`
-	Delay       *int     `json:"delay,omitempty"`
+	GifPlayback *bool `json:"gifPlayback,omitempty"`
+	// Opened once by the recipient, then gone (as WhatsApp's view-once).
+	ViewOnce *bool    `json:"viewOnce,omitempty"`
+	Mentions []string `json:"mentions,omitempty"`
+	Quoted   *string  `json:"quoted,omitempty"`
+	Delay    *int     `json:"delay,omitempty"`
 	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }

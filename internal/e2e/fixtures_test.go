@@ -117,12 +117,13 @@ type inboxMessage struct {
 	QuotedID    *string
 	Revoked     bool
 	Edited      bool
+	ViewOnce    bool
 	Reactions   []struct{ Emoji, From string }
 }
 
 const inboxQuery = `query($phone: String!) { sandboxInbox(phone: $phone) {
 	id from chat type text caption fileName mimetype mediaSha256 mediaSize latitude longitude name address
-	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked edited reactions { emoji from } timestamp } }`
+	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked edited viewOnce reactions { emoji from } timestamp } }`
 
 // inbox is everything the phone of phone received, as it decrypted it.
 func inbox(t testing.TB, s *apptest.Server, phone string) []inboxMessage {

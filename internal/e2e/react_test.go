@@ -198,3 +198,27 @@ func TestEditMessage(t *testing.T) {
 		t.Errorf("refused edits reached the phone: %d messages, want %d", after, before)
 	}
 }
+
+// TestViewOnce: an image, a video and a voice note sent with viewOnce
+// reach the phone as view-once media (what it decrypted); without it, an
+// image is an ordinary one.
+func TestViewOnce(t *testing.T) {
+	t.Parallel()
+	s := apptest.StartSandbox(t)
+	const phone, contact = "4915550260021", "4915550260022"
+	sess := s.LinkSession(t, phone)
+	once := restSend(t, s, sess.ID, "image", map[string]any{"number": contact, "source": b64(pngImage(t, 8, 8)), "viewOnce": true})
+	video := restSend(t, s, sess.ID, "video", map[string]any{"number": contact, "source": b64(mp4Video(t)), "viewOnce": true})
+	plain := restSend(t, s, sess.ID, "image", map[string]any{"number": contact, "source": b64(pngImage(t, 8, 8))})
+	var stored struct{ Message struct{ Type string } }
+	s.MustGraphQL(t, apptest.AdminToken, `query($s: ID!, $m: ID!) { message(sessionId: $s, id: $m) { type } }`,
+		map[string]any{"s": sess.ID, "m": once}, &stored)
+	if stored.Message.Type != "image" {
+		t.Errorf("the view-once image is stored as %q, want image", stored.Message.Type)
+	}
+	for id, want := range map[string]bool{once: true, video: true, plain: false} {
+		if got := received(t, s, contact, id); got.ViewOnce != want {
+			t.Errorf("message %s (%s): viewOnce %v on the phone, want %v", id, got.Type, got.ViewOnce, want)
+		}
+	}
+}

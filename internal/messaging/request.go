@@ -33,6 +33,7 @@ type Request struct {
 	FileName    *string
 	Caption     *string
 	GIFPlayback bool
+	ViewOnce    bool // image, video, audio
 	VoiceNote   bool
 	Latitude    *float64
 	Longitude   *float64
@@ -111,6 +112,7 @@ func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (w
 			Width: f.Width, Height: f.Height, Seconds: f.Seconds, Waveform: f.Waveform,
 		}
 		out.GIFPlayback = req.Type == TypeVideo && req.GIFPlayback
+		out.ViewOnce = req.ViewOnce && req.Type != TypeDocument
 		out.VoiceNote = req.Type == TypeAudio && req.VoiceNote
 	case TypeLocation:
 		if err := s.location(ctx, req, &out); err != nil {

@@ -39,6 +39,7 @@ type stored struct {
 	Media       *storedMedia `json:"media,omitempty"`
 	GIFPlayback bool         `json:"gifPlayback,omitempty"`
 	VoiceNote   bool         `json:"voiceNote,omitempty"`
+	ViewOnce    bool         `json:"viewOnce,omitempty"`
 	Latitude    float64      `json:"latitude,omitempty"`
 	Longitude   float64      `json:"longitude,omitempty"`
 	Name        string       `json:"name,omitempty"`
@@ -66,7 +67,7 @@ type storedQuote struct {
 func toStored(out whatsapp.Outgoing) (stored, []byte) {
 	st := stored{
 		Type: out.Type, To: out.To.String(), Text: out.Text, Caption: out.Caption,
-		GIFPlayback: out.GIFPlayback, VoiceNote: out.VoiceNote, Latitude: out.Latitude, Longitude: out.Longitude,
+		GIFPlayback: out.GIFPlayback, VoiceNote: out.VoiceNote, ViewOnce: out.ViewOnce, Latitude: out.Latitude, Longitude: out.Longitude,
 		Name: out.Name, Address: out.Address, ContactName: out.ContactName, VCard: out.VCard,
 	}
 	for _, m := range out.Mentions {
@@ -86,7 +87,7 @@ func toStored(out whatsapp.Outgoing) (stored, []byte) {
 
 func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
 	out := whatsapp.Outgoing{
-		ID: id, Type: st.Type, Text: st.Text, Caption: st.Caption, GIFPlayback: st.GIFPlayback, VoiceNote: st.VoiceNote,
+		ID: id, Type: st.Type, Text: st.Text, Caption: st.Caption, GIFPlayback: st.GIFPlayback, VoiceNote: st.VoiceNote, ViewOnce: st.ViewOnce,
 		Latitude: st.Latitude, Longitude: st.Longitude, Name: st.Name, Address: st.Address,
 		ContactName: st.ContactName, VCard: st.VCard,
 	}

@@ -50,6 +50,7 @@ type Message struct {
 	// the new one).
 	Reactions []Reaction `json:"reactions"`
 	Edited    bool       `json:"edited"`
+	ViewOnce  bool       `json:"viewOnce"`
 }
 
 // Reaction is an emoji an account (From, a phone) put on a message.
@@ -105,6 +106,9 @@ func inboxOf(n *wafake.Network, log *slog.Logger, phone string, received []wafak
 func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
 	m := Message{ID: r.ID, From: r.From.User, Chat: r.Chat.ToNonAD().String(), Timestamp: r.Timestamp.UTC()}
 	msg := unwrap(r.Message)
+	m.ViewOnce = r.Message.GetViewOnceMessage() != nil || r.Message.GetViewOnceMessageV2() != nil ||
+		r.Message.GetViewOnceMessageV2Extension() != nil || msg.GetImageMessage().GetViewOnce() ||
+		msg.GetVideoMessage().GetViewOnce() || msg.GetAudioMessage().GetViewOnce()
 	var ci *waE2E.ContextInfo
 	attached := false
 	switch {
