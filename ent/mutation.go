@@ -5843,6 +5843,7 @@ type SendKeyMutation struct {
 	created_at     *time.Time
 	timestamp      *time.Time
 	scheduled_at   *time.Time
+	recipient      *[]byte
 	clearedFields  map[string]struct{}
 	session        *string
 	clearedsession bool
@@ -6335,6 +6336,55 @@ func (m *SendKeyMutation) ResetScheduledAt() {
 	delete(m.clearedFields, sendkey.FieldScheduledAt)
 }
 
+// SetRecipient sets the "recipient" field.
+func (m *SendKeyMutation) SetRecipient(b []byte) {
+	m.recipient = &b
+}
+
+// Recipient returns the value of the "recipient" field in the mutation.
+func (m *SendKeyMutation) Recipient() (r []byte, exists bool) {
+	v := m.recipient
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecipient returns the old "recipient" field's value of the SendKey entity.
+// If the SendKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SendKeyMutation) OldRecipient(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecipient is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecipient requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecipient: %w", err)
+	}
+	return oldValue.Recipient, nil
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (m *SendKeyMutation) ClearRecipient() {
+	m.recipient = nil
+	m.clearedFields[sendkey.FieldRecipient] = struct{}{}
+}
+
+// RecipientCleared returns if the "recipient" field was cleared in this mutation.
+func (m *SendKeyMutation) RecipientCleared() bool {
+	_, ok := m.clearedFields[sendkey.FieldRecipient]
+	return ok
+}
+
+// ResetRecipient resets all changes to the "recipient" field.
+func (m *SendKeyMutation) ResetRecipient() {
+	m.recipient = nil
+	delete(m.clearedFields, sendkey.FieldRecipient)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *SendKeyMutation) ClearSession() {
 	m.clearedsession = true
@@ -6396,7 +6446,7 @@ func (m *SendKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SendKeyMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.session != nil {
 		fields = append(fields, sendkey.FieldSessionID)
 	}
@@ -6427,6 +6477,9 @@ func (m *SendKeyMutation) Fields() []string {
 	if m.scheduled_at != nil {
 		fields = append(fields, sendkey.FieldScheduledAt)
 	}
+	if m.recipient != nil {
+		fields = append(fields, sendkey.FieldRecipient)
+	}
 	return fields
 }
 
@@ -6455,6 +6508,8 @@ func (m *SendKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Timestamp()
 	case sendkey.FieldScheduledAt:
 		return m.ScheduledAt()
+	case sendkey.FieldRecipient:
+		return m.Recipient()
 	}
 	return nil, false
 }
@@ -6484,6 +6539,8 @@ func (m *SendKeyMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTimestamp(ctx)
 	case sendkey.FieldScheduledAt:
 		return m.OldScheduledAt(ctx)
+	case sendkey.FieldRecipient:
+		return m.OldRecipient(ctx)
 	}
 	return nil, fmt.Errorf("unknown SendKey field %s", name)
 }
@@ -6563,6 +6620,13 @@ func (m *SendKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetScheduledAt(v)
 		return nil
+	case sendkey.FieldRecipient:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecipient(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SendKey field %s", name)
 }
@@ -6599,6 +6663,9 @@ func (m *SendKeyMutation) ClearedFields() []string {
 	if m.FieldCleared(sendkey.FieldScheduledAt) {
 		fields = append(fields, sendkey.FieldScheduledAt)
 	}
+	if m.FieldCleared(sendkey.FieldRecipient) {
+		fields = append(fields, sendkey.FieldRecipient)
+	}
 	return fields
 }
 
@@ -6618,6 +6685,9 @@ func (m *SendKeyMutation) ClearField(name string) error {
 		return nil
 	case sendkey.FieldScheduledAt:
 		m.ClearScheduledAt()
+		return nil
+	case sendkey.FieldRecipient:
+		m.ClearRecipient()
 		return nil
 	}
 	return fmt.Errorf("unknown SendKey nullable field %s", name)
@@ -6656,6 +6726,9 @@ func (m *SendKeyMutation) ResetField(name string) error {
 		return nil
 	case sendkey.FieldScheduledAt:
 		m.ResetScheduledAt()
+		return nil
+	case sendkey.FieldRecipient:
+		m.ResetRecipient()
 		return nil
 	}
 	return fmt.Errorf("unknown SendKey field %s", name)

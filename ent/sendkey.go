@@ -38,6 +38,8 @@ type SendKey struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 	// ScheduledAt holds the value of the "scheduled_at" field.
 	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
+	// Recipient holds the value of the "recipient" field.
+	Recipient []byte `json:"recipient,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SendKeyQuery when eager-loading is set.
 	Edges        SendKeyEdges `json:"edges"`
@@ -69,6 +71,8 @@ func (*SendKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case sendkey.FieldRecipient:
+			values[i] = new([]byte)
 		case sendkey.FieldID:
 			values[i] = new(sql.NullInt64)
 		case sendkey.FieldSessionID, sendkey.FieldKey, sendkey.FieldFingerprint, sendkey.FieldMessageID, sendkey.FieldState, sendkey.FieldOwner:
@@ -158,6 +162,12 @@ func (_m *SendKey) assignValues(columns []string, values []any) error {
 				_m.ScheduledAt = new(time.Time)
 				*_m.ScheduledAt = value.Time
 			}
+		case sendkey.FieldRecipient:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field recipient", values[i])
+			} else if value != nil {
+				_m.Recipient = *value
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -232,6 +242,9 @@ func (_m *SendKey) String() string {
 		builder.WriteString("scheduled_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("recipient=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Recipient))
 	builder.WriteByte(')')
 	return builder.String()
 }

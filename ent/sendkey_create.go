@@ -107,6 +107,12 @@ func (_c *SendKeyCreate) SetNillableScheduledAt(v *time.Time) *SendKeyCreate {
 	return _c
 }
 
+// SetRecipient sets the "recipient" field.
+func (_c *SendKeyCreate) SetRecipient(v []byte) *SendKeyCreate {
+	_c.mutation.SetRecipient(v)
+	return _c
+}
+
 // SetSession sets the "session" edge to the Session entity.
 func (_c *SendKeyCreate) SetSession(v *Session) *SendKeyCreate {
 	return _c.SetSessionID(v.ID)
@@ -255,6 +261,10 @@ func (_c *SendKeyCreate) createSpec() (*SendKey, *sqlgraph.CreateSpec) {
 		_spec.SetField(sendkey.FieldScheduledAt, field.TypeTime, value)
 		_node.ScheduledAt = &value
 	}
+	if value, ok := _c.mutation.Recipient(); ok {
+		_spec.SetField(sendkey.FieldRecipient, field.TypeBytes, value)
+		_node.Recipient = value
+	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -396,6 +406,24 @@ func (u *SendKeyUpsert) ClearScheduledAt() *SendKeyUpsert {
 	return u
 }
 
+// SetRecipient sets the "recipient" field.
+func (u *SendKeyUpsert) SetRecipient(v []byte) *SendKeyUpsert {
+	u.Set(sendkey.FieldRecipient, v)
+	return u
+}
+
+// UpdateRecipient sets the "recipient" field to the value that was provided on create.
+func (u *SendKeyUpsert) UpdateRecipient() *SendKeyUpsert {
+	u.SetExcluded(sendkey.FieldRecipient)
+	return u
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (u *SendKeyUpsert) ClearRecipient() *SendKeyUpsert {
+	u.SetNull(sendkey.FieldRecipient)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -534,6 +562,27 @@ func (u *SendKeyUpsertOne) UpdateScheduledAt() *SendKeyUpsertOne {
 func (u *SendKeyUpsertOne) ClearScheduledAt() *SendKeyUpsertOne {
 	return u.Update(func(s *SendKeyUpsert) {
 		s.ClearScheduledAt()
+	})
+}
+
+// SetRecipient sets the "recipient" field.
+func (u *SendKeyUpsertOne) SetRecipient(v []byte) *SendKeyUpsertOne {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.SetRecipient(v)
+	})
+}
+
+// UpdateRecipient sets the "recipient" field to the value that was provided on create.
+func (u *SendKeyUpsertOne) UpdateRecipient() *SendKeyUpsertOne {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.UpdateRecipient()
+	})
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (u *SendKeyUpsertOne) ClearRecipient() *SendKeyUpsertOne {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.ClearRecipient()
 	})
 }
 
@@ -841,6 +890,27 @@ func (u *SendKeyUpsertBulk) UpdateScheduledAt() *SendKeyUpsertBulk {
 func (u *SendKeyUpsertBulk) ClearScheduledAt() *SendKeyUpsertBulk {
 	return u.Update(func(s *SendKeyUpsert) {
 		s.ClearScheduledAt()
+	})
+}
+
+// SetRecipient sets the "recipient" field.
+func (u *SendKeyUpsertBulk) SetRecipient(v []byte) *SendKeyUpsertBulk {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.SetRecipient(v)
+	})
+}
+
+// UpdateRecipient sets the "recipient" field to the value that was provided on create.
+func (u *SendKeyUpsertBulk) UpdateRecipient() *SendKeyUpsertBulk {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.UpdateRecipient()
+	})
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (u *SendKeyUpsertBulk) ClearRecipient() *SendKeyUpsertBulk {
+	return u.Update(func(s *SendKeyUpsert) {
+		s.ClearRecipient()
 	})
 }
 

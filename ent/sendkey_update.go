@@ -110,6 +110,18 @@ func (_u *SendKeyUpdate) ClearScheduledAt() *SendKeyUpdate {
 	return _u
 }
 
+// SetRecipient sets the "recipient" field.
+func (_u *SendKeyUpdate) SetRecipient(v []byte) *SendKeyUpdate {
+	_u.mutation.SetRecipient(v)
+	return _u
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (_u *SendKeyUpdate) ClearRecipient() *SendKeyUpdate {
+	_u.mutation.ClearRecipient()
+	return _u
+}
+
 // Mutation returns the SendKeyMutation object of the builder.
 func (_u *SendKeyUpdate) Mutation() *SendKeyMutation {
 	return _u.mutation
@@ -187,6 +199,12 @@ func (_u *SendKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ScheduledAtCleared() {
 		_spec.ClearField(sendkey.FieldScheduledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Recipient(); ok {
+		_spec.SetField(sendkey.FieldRecipient, field.TypeBytes, value)
+	}
+	if _u.mutation.RecipientCleared() {
+		_spec.ClearField(sendkey.FieldRecipient, field.TypeBytes)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -287,6 +305,18 @@ func (_u *SendKeyUpdateOne) SetNillableScheduledAt(v *time.Time) *SendKeyUpdateO
 // ClearScheduledAt clears the value of the "scheduled_at" field.
 func (_u *SendKeyUpdateOne) ClearScheduledAt() *SendKeyUpdateOne {
 	_u.mutation.ClearScheduledAt()
+	return _u
+}
+
+// SetRecipient sets the "recipient" field.
+func (_u *SendKeyUpdateOne) SetRecipient(v []byte) *SendKeyUpdateOne {
+	_u.mutation.SetRecipient(v)
+	return _u
+}
+
+// ClearRecipient clears the value of the "recipient" field.
+func (_u *SendKeyUpdateOne) ClearRecipient() *SendKeyUpdateOne {
+	_u.mutation.ClearRecipient()
 	return _u
 }
 
@@ -397,6 +427,12 @@ func (_u *SendKeyUpdateOne) sqlSave(ctx context.Context) (_node *SendKey, err er
 	}
 	if _u.mutation.ScheduledAtCleared() {
 		_spec.ClearField(sendkey.FieldScheduledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Recipient(); ok {
+		_spec.SetField(sendkey.FieldRecipient, field.TypeBytes, value)
+	}
+	if _u.mutation.RecipientCleared() {
+		_spec.ClearField(sendkey.FieldRecipient, field.TypeBytes)
 	}
 	_node = &SendKey{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -119,6 +119,13 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	Identity struct {
+		Input func(childComplexity int) int
+		Jid   func(childComplexity int) int
+		Lid   func(childComplexity int) int
+		Phone func(childComplexity int) int
+	}
+
 	Message struct {
 		Caption   func(childComplexity int) int
 		Chat      func(childComplexity int) int
@@ -325,6 +332,7 @@ type ComplexityRoot struct {
 
 	SendResult struct {
 		MessageID   func(childComplexity int) int
+		Recipient   func(childComplexity int) int
 		ScheduledAt func(childComplexity int) int
 		Timestamp   func(childComplexity int) int
 	}
@@ -765,6 +773,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Header.Value(childComplexity), true
+
+	case "Identity.input":
+		if e.ComplexityRoot.Identity.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identity.Input(childComplexity), true
+	case "Identity.jid":
+		if e.ComplexityRoot.Identity.Jid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identity.Jid(childComplexity), true
+	case "Identity.lid":
+		if e.ComplexityRoot.Identity.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identity.Lid(childComplexity), true
+	case "Identity.phone":
+		if e.ComplexityRoot.Identity.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Identity.Phone(childComplexity), true
 
 	case "Message.caption":
 		if e.ComplexityRoot.Message.Caption == nil {
@@ -2030,6 +2063,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SendResult.MessageID(childComplexity), true
+	case "SendResult.recipient":
+		if e.ComplexityRoot.SendResult.Recipient == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendResult.Recipient(childComplexity), true
 	case "SendResult.scheduledAt":
 		if e.ComplexityRoot.SendResult.ScheduledAt == nil {
 			break
@@ -2611,6 +2650,20 @@ func (ec *executionContext) childFields_Header(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Header", field.Name)
 }
 
+func (ec *executionContext) childFields_Identity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "input":
+		return ec.fieldContext_Identity_input(ctx, field)
+	case "jid":
+		return ec.fieldContext_Identity_jid(ctx, field)
+	case "phone":
+		return ec.fieldContext_Identity_phone(ctx, field)
+	case "lid":
+		return ec.fieldContext_Identity_lid(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Identity", field.Name)
+}
+
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2887,6 +2940,8 @@ func (ec *executionContext) childFields_SendResult(ctx context.Context, field gr
 		return ec.fieldContext_SendResult_timestamp(ctx, field)
 	case "scheduledAt":
 		return ec.fieldContext_SendResult_scheduledAt(ctx, field)
+	case "recipient":
+		return ec.fieldContext_SendResult_recipient(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SendResult", field.Name)
 }
@@ -5777,6 +5832,98 @@ func (ec *executionContext) _Header_value(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Header_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Header", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identity_input(ctx context.Context, field graphql.CollectedField, obj *model.Identity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identity_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Input, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identity_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identity_jid(ctx context.Context, field graphql.CollectedField, obj *model.Identity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identity_jid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Identity_jid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identity_phone(ctx context.Context, field graphql.CollectedField, obj *model.Identity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identity_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Identity_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Identity_lid(ctx context.Context, field graphql.CollectedField, obj *model.Identity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Identity_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Identity_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Identity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Message_id(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
@@ -10865,6 +11012,38 @@ func (ec *executionContext) fieldContext_SendResult_scheduledAt(_ context.Contex
 	return graphql.NewScalarFieldContext("SendResult", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _SendResult_recipient(ctx context.Context, field graphql.CollectedField, obj *model.SendResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendResult_recipient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recipient, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Identity) graphql.Marshaler {
+			return ec.marshalOIdentity2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SendResult_recipient(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SendResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Identity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_id(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14373,6 +14552,59 @@ func (ec *executionContext) _Header(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var identityImplementors = []string{"Identity"}
+
+func (ec *executionContext) _Identity(ctx context.Context, sel ast.SelectionSet, obj *model.Identity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, identityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Identity")
+		case "input":
+			out.Values[i] = ec._Identity_input(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jid":
+			out.Values[i] = ec._Identity_jid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._Identity_phone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lid":
+			out.Values[i] = ec._Identity_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var messageImplementors = []string{"Message"}
 
 func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, obj *model.Message) graphql.Marshaler {
@@ -16073,6 +16305,11 @@ func (ec *executionContext) _SendResult(ctx context.Context, sel ast.SelectionSe
 			}
 		case "scheduledAt":
 			out.Values[i] = ec._SendResult_scheduledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "recipient":
+			out.Values[i] = ec._SendResult_recipient(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -18091,6 +18328,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalID(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOIdentity2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentity(ctx context.Context, sel ast.SelectionSet, v *model.Identity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Identity(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {

@@ -25,7 +25,14 @@ func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Req
 	if err != nil {
 		return nil, inArgument("input", err)
 	}
-	return toSendResult(res, nil)
+	out, _ := toSendResult(res, nil)
+	if p := res.Recipient; p != nil {
+		out.Recipient = &model.Identity{Input: req.Number, Jid: p.JID.String(), Phone: optional(p.Phone)}
+		if !p.LID.IsEmpty() {
+			out.Recipient.Lid = optional(p.LID.String())
+		}
+	}
+	return out, nil
 }
 
 // toSendResult is a send's outcome, or its error.

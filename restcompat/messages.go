@@ -12,9 +12,18 @@ import (
 // sendJSON is the data of a send's success: the seed shows an empty object;
 // messageId and timestamp (or scheduledAt) are additions it ignores.
 type sendJSON struct {
-	MessageID   string `json:"messageId"`
-	Timestamp   string `json:"timestamp,omitempty"`
-	ScheduledAt string `json:"scheduledAt,omitempty"`
+	MessageID   string        `json:"messageId"`
+	Timestamp   string        `json:"timestamp,omitempty"`
+	ScheduledAt string        `json:"scheduledAt,omitempty"`
+	Recipient   *identityJSON `json:"recipient,omitempty"`
+}
+
+// identityJSON is who a send went to (GraphQL's Identity).
+type identityJSON struct {
+	Input string  `json:"input"`
+	JID   string  `json:"jid"`
+	Phone *string `json:"phone"`
+	LID   *string `json:"lid"`
 }
 
 func toSendJSON(res *model.SendResult) sendJSON {
@@ -24,6 +33,9 @@ func toSendJSON(res *model.SendResult) sendJSON {
 	}
 	if res.ScheduledAt != nil {
 		out.ScheduledAt = model.FormatTime(*res.ScheduledAt)
+	}
+	if p := res.Recipient; p != nil {
+		out.Recipient = &identityJSON{Input: p.Input, JID: p.Jid, Phone: p.Phone, LID: p.Lid}
 	}
 	return out
 }

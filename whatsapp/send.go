@@ -65,6 +65,17 @@ type Sent struct {
 	ID        string
 	Chat      types.JID
 	Timestamp time.Time // WhatsApp's
+	// Recipient is who WhatsApp addressed: a send's person by phone and
+	// LID as far as the session knows them; set by Send.
+	Recipient Identity
+}
+
+// Identity is a person or group a message went to: the JID WhatsApp
+// addressed, and a person's phone number (digits) and LID when known.
+type Identity struct {
+	JID   types.JID
+	Phone string
+	LID   types.JID
 }
 
 // voiceNoteMimetype is the only format WhatsApp's apps play as a voice
@@ -113,7 +124,11 @@ func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, o
 	if err != nil {
 		return Sent{}, sendFault(s.id, to, "send the message", err)
 	}
-	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp}
+	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp, Recipient: Identity{JID: to}}
+	if to.Server != types.GroupServer {
+		p := personOf(ctx, cli, to)
+		sent.Recipient.Phone, sent.Recipient.LID = p.pn.User, p.lid
+	}
 	err = m.publishEvents(s, nil, m.ownMessage(s, cli, sent, msg), Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
 		ID: sent.ID, Chat: to.String(), Status: "sent", Timestamp: payload.At(sent.Timestamp),
 	}})

@@ -256,6 +256,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "timestamp", Type: field.TypeTime, Nullable: true},
 		{Name: "scheduled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "recipient", Type: field.TypeBytes, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// SendKeysTable holds the schema information for the "send_keys" table.
@@ -266,7 +267,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "send_keys_sessions_send_keys",
-				Columns:    []*schema.Column{SendKeysColumns[10]},
+				Columns:    []*schema.Column{SendKeysColumns[11]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -275,7 +276,7 @@ var (
 			{
 				Name:    "sendkey_session_id_key",
 				Unique:  true,
-				Columns: []*schema.Column{SendKeysColumns[10], SendKeysColumns[1]},
+				Columns: []*schema.Column{SendKeysColumns[11], SendKeysColumns[1]},
 			},
 			{
 				Name:    "sendkey_created_at",

@@ -31,6 +31,9 @@ func (SendKey) Fields() []ent.Field {
 		// The outcome: sent at timestamp, or stored for scheduled_at.
 		field.Time("timestamp").Optional().Nillable(),
 		field.Time("scheduled_at").Optional().Nillable(),
+		// recipient is who WhatsApp addressed (the adapter's Identity as
+		// JSON), kept opaque so storage does not depend on the adapter.
+		field.Bytes("recipient").Optional(),
 	}
 }
 

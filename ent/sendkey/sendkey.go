@@ -34,6 +34,8 @@ const (
 	FieldTimestamp = "timestamp"
 	// FieldScheduledAt holds the string denoting the scheduled_at field in the database.
 	FieldScheduledAt = "scheduled_at"
+	// FieldRecipient holds the string denoting the recipient field in the database.
+	FieldRecipient = "recipient"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the sendkey in the database.
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldTimestamp,
 	FieldScheduledAt,
+	FieldRecipient,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -100,6 +100,11 @@ func ScheduledAt(v time.Time) predicate.SendKey {
 	return predicate.SendKey(sql.FieldEQ(FieldScheduledAt, v))
 }
 
+// Recipient applies equality check predicate on the "recipient" field. It's identical to RecipientEQ.
+func Recipient(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldEQ(FieldRecipient, v))
+}
+
 // SessionIDEQ applies the EQ predicate on the "session_id" field.
 func SessionIDEQ(v string) predicate.SendKey {
 	return predicate.SendKey(sql.FieldEQ(FieldSessionID, v))
@@ -623,6 +628,56 @@ func ScheduledAtIsNil() predicate.SendKey {
 // ScheduledAtNotNil applies the NotNil predicate on the "scheduled_at" field.
 func ScheduledAtNotNil() predicate.SendKey {
 	return predicate.SendKey(sql.FieldNotNull(FieldScheduledAt))
+}
+
+// RecipientEQ applies the EQ predicate on the "recipient" field.
+func RecipientEQ(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldEQ(FieldRecipient, v))
+}
+
+// RecipientNEQ applies the NEQ predicate on the "recipient" field.
+func RecipientNEQ(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldNEQ(FieldRecipient, v))
+}
+
+// RecipientIn applies the In predicate on the "recipient" field.
+func RecipientIn(vs ...[]byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldIn(FieldRecipient, vs...))
+}
+
+// RecipientNotIn applies the NotIn predicate on the "recipient" field.
+func RecipientNotIn(vs ...[]byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldNotIn(FieldRecipient, vs...))
+}
+
+// RecipientGT applies the GT predicate on the "recipient" field.
+func RecipientGT(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldGT(FieldRecipient, v))
+}
+
+// RecipientGTE applies the GTE predicate on the "recipient" field.
+func RecipientGTE(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldGTE(FieldRecipient, v))
+}
+
+// RecipientLT applies the LT predicate on the "recipient" field.
+func RecipientLT(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldLT(FieldRecipient, v))
+}
+
+// RecipientLTE applies the LTE predicate on the "recipient" field.
+func RecipientLTE(v []byte) predicate.SendKey {
+	return predicate.SendKey(sql.FieldLTE(FieldRecipient, v))
+}
+
+// RecipientIsNil applies the IsNil predicate on the "recipient" field.
+func RecipientIsNil() predicate.SendKey {
+	return predicate.SendKey(sql.FieldIsNull(FieldRecipient))
+}
+
+// RecipientNotNil applies the NotNil predicate on the "recipient" field.
+func RecipientNotNil() predicate.SendKey {
+	return predicate.SendKey(sql.FieldNotNull(FieldRecipient))
 }
 
 // HasSession applies the HasEdge predicate on the "session" edge.

@@ -113,6 +113,14 @@ type HeaderInput struct {
 	Value string `json:"value"`
 }
 
+// A person (or group) by every address known: the input as given, the JID, the phone (digits) and the LID.
+type Identity struct {
+	Input string  `json:"input"`
+	Jid   string  `json:"jid"`
+	Phone *string `json:"phone,omitempty"`
+	Lid   *string `json:"lid,omitempty"`
+}
+
 // A message of the session's store: every message sent or received.
 type Message struct {
 	ID     string `json:"id"`
@@ -351,6 +359,11 @@ type SendResult struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 	// When a delayed send will be made; null when sent now.
 	ScheduledAt *time.Time `json:"scheduledAt,omitempty"`
+	// Who WhatsApp addressed, for a send made now: the person's phone and LID as
+	// far as the session knows them (WhatsApp may address a number under another
+	// JID); null for a delayed send, reactions and edits, and a send recovered
+	// after a crash of the process that made it.
+	Recipient *Identity `json:"recipient,omitempty"`
 }
 
 // Fields common to the sends: number is a phone number in international format

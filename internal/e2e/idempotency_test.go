@@ -28,8 +28,18 @@ func TestIdempotentSends(t *testing.T) {
 	if first.Status != http.StatusOK || second.Status != http.StatusOK || string(first.Body) != string(second.Body) {
 		t.Fatalf("two sends with one key: %d %s / %d %s, want the same success twice", first.Status, first.Body, second.Status, second.Body)
 	}
-	var env struct{ Data struct{ MessageID string } }
+	var env struct {
+		Data struct {
+			MessageID string
+			Recipient struct{ Input, JID, Phone, LID string }
+		}
+	}
 	first.JSON(t, &env)
+	// Who WhatsApp addressed, by phone and LID.
+	info, _ := s.Network(t).Account(contact)
+	if r := env.Data.Recipient; r.Input != contact || r.Phone != contact || r.JID != contact+"@s.whatsapp.net" || r.LID != info.LID.String() {
+		t.Errorf("recipient %+v, want %s by phone and LID %s", r, contact, info.LID)
+	}
 	received(t, s, contact, env.Data.MessageID)
 	n := 0
 	for _, m := range inbox(t, s, contact) {

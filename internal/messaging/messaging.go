@@ -120,6 +120,9 @@ type Result struct {
 	MessageID   string
 	Timestamp   *time.Time
 	ScheduledAt *time.Time
+	// Recipient is who WhatsApp addressed, for a send made now (and its
+	// replay from an idempotency key); nil for a scheduled one.
+	Recipient *whatsapp.Identity
 }
 
 // Send validates req, prepares it and sends it now, or stores it when it has
@@ -149,7 +152,7 @@ func (s *Service) send(ctx context.Context, sessionID string, req Request, id st
 		return Result{}, err
 	}
 	ts := sent.Timestamp.UTC().Truncate(time.Millisecond)
-	return Result{MessageID: sent.ID, Timestamp: &ts}, nil
+	return Result{MessageID: sent.ID, Timestamp: &ts, Recipient: &sent.Recipient}, nil
 }
 
 // Delete revokes a message for everyone. The chat comes from the store; a

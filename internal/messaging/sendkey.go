@@ -96,6 +96,11 @@ func (s *Service) sendOnce(ctx context.Context, sessionID string, req Request) (
 		return Result{}, err
 	}
 	up := s.db.SendKey.UpdateOneID(row.ID).SetState(sendkey.StateDone).SetNillableTimestamp(res.Timestamp).SetNillableScheduledAt(res.ScheduledAt)
+	if res.Recipient != nil {
+		if raw, err := json.Marshal(res.Recipient); err == nil {
+			up.SetRecipient(raw)
+		}
+	}
 	if uerr := up.Exec(bg); uerr != nil {
 		// The message went out: the answer says so. A retry then finds
 		// the key pending and the message in the store, and answers the
@@ -146,7 +151,7 @@ func (s *Service) claimKey(ctx context.Context, sessionID, key, fingerprint stri
 		case old.Fingerprint != fingerprint:
 			return nil, nil, keyConflict("idempotencyKey %q was used for another request within %s: a new request needs a new key", fault.Clip(key, fault.QuoteLen), KeyTTL)
 		case old.State == sendkey.StateDone:
-			return nil, &Result{MessageID: old.MessageID, Timestamp: old.Timestamp, ScheduledAt: old.ScheduledAt}, nil
+			return nil, keyResult(old), nil
 		}
 		if _, busy := s.inflight.Load(flight); busy || (s.sharedKeys && !sameNode(old.Owner, s.instance) && now.Sub(old.ClaimedAt) < keyLease) {
 			return nil, nil, keyConflict("a send with idempotencyKey %q is still being made: retry in a moment", fault.Clip(key, fault.QuoteLen))
@@ -198,6 +203,18 @@ func (s *Service) sentBefore(ctx context.Context, sessionID string, k *ent.SendK
 		return nil, fmt.Errorf("record the idempotency key: %w", err)
 	}
 	return res, nil
+}
+
+// keyResult is the result a done key answers.
+func keyResult(k *ent.SendKey) *Result {
+	res := &Result{MessageID: k.MessageID, Timestamp: k.Timestamp, ScheduledAt: k.ScheduledAt}
+	if len(k.Recipient) > 0 {
+		var who whatsapp.Identity
+		if json.Unmarshal(k.Recipient, &who) == nil {
+			res.Recipient = &who
+		}
+	}
+	return res
 }
 
 // pruneKeys drops the keys older than KeyTTL.
