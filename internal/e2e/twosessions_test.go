@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -48,24 +47,17 @@ type inboundMessage struct {
 // message id.
 func inboundText(t *testing.T, s *apptest.Server, sessionID, id string) inboundMessage {
 	t.Helper()
-	var found *inboundMessage
-	testclient.Until(t, 15*time.Second, "the other session's inbound-message.upsert of "+id, func() bool {
-		var p struct {
-			Events struct{ Edges []struct{ Node gqlEvent } }
-		}
-		s.MustGraphQL(t, apptest.AdminToken, eventsQuery,
-			map[string]any{"s": sessionID, "k": []string{"INBOUND_MESSAGE_UPSERT"}, "f": 500}, &p)
-		for _, e := range p.Events.Edges {
-			var m inboundMessage
-			if err := json.Unmarshal(e.Node.Data, &m); err != nil {
-				t.Fatal(err)
-			}
-			if m.ID == id {
-				found = &m
+	var found inboundMessage
+	testclient.Until(t, 15*time.Second, "the session's inbound-message.upsert of "+id, func() bool {
+		for _, d := range eventData(t, s, sessionID, "INBOUND_MESSAGE_UPSERT") {
+			if d["id"] == id {
+				found.ID, found.FromMe = id, d["fromMe"] == true
+				found.Text, _ = d["text"].(string)
+				found.SenderPhone, _ = d["senderPhone"].(string)
 				return true
 			}
 		}
 		return false
 	})
-	return *found
+	return found
 }
