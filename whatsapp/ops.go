@@ -133,7 +133,9 @@ type (
 
 // OpStatus reads the session's live state.
 func OpStatus() Op[None, SessionState] {
-	return op("status", func(m *Manager, ctx context.Context, id string, _ None) (SessionState, error) { return m.Status(ctx, id) })
+	return op("status", func(m *Manager, ctx context.Context, id string, _ None) (SessionState, error) {
+		return m.Status(ctx, id)
+	})
 }
 
 // OpConnect starts the session: it logs in, or shows a QR code to link.
@@ -179,7 +181,9 @@ func OpUpdateGroup() Op[GroupChange, Group] {
 }
 
 // OpGroupInviteLink reads a group's invite link.
-func OpGroupInviteLink() Op[types.JID, string] { return op("groupInviteLink", (*Manager).GroupInviteLink) }
+func OpGroupInviteLink() Op[types.JID, string] {
+	return op("groupInviteLink", (*Manager).GroupInviteLink)
+}
 
 // OpDemoteParticipants demotes group admins.
 func OpDemoteParticipants() Op[GroupMembers, []ParticipantOutcome] {
@@ -240,7 +244,9 @@ func OpMarkRead() Op[Read, None] { return op("markRead", noResult((*Manager).Mar
 
 // OpSendPresence shows the account available, unavailable, or typing,
 // recording or paused in a chat.
-func OpSendPresence() Op[Presence, None] { return op("sendPresence", noResult((*Manager).SendPresence)) }
+func OpSendPresence() Op[Presence, None] {
+	return op("sendPresence", noResult((*Manager).SendPresence))
+}
 
 // OpSubscribePresence asks WhatsApp for a contact's availability.
 func OpSubscribePresence() Op[types.JID, None] {

@@ -30,7 +30,9 @@ func TestRejectCall(t *testing.T) {
 		}
 		return false
 	})
-	var view struct{ SandboxAccount struct{ LastCallRejected *bool } }
+	var view struct {
+		SandboxAccount struct{ LastCallRejected *bool }
+	}
 	s.MustGraphQL(t, apptest.AdminToken, `query($p: String!) { sandboxAccount(phone: $p) { lastCallRejected } }`, map[string]any{"p": caller}, &view)
 	if r := view.SandboxAccount.LastCallRejected; r == nil || *r {
 		t.Fatalf("before the rejection lastCallRejected is %v, want false", r)
