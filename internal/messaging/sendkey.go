@@ -89,10 +89,17 @@ func (s *Service) sendOnce(ctx context.Context, sessionID string, req Request) (
 	// must find it.
 	bg := context.WithoutCancel(ctx)
 	if err != nil {
-		// Nothing was sent: the key is free for another try.
-		if derr := s.db.SendKey.DeleteOneID(row.ID).Exec(bg); derr != nil && !ent.IsNotFound(derr) {
-			s.log.Warn("freeing an idempotency key after a failed send failed", "session_id", sessionID, "err", derr)
+		if sentNothing(err) {
+			// Refused before anything reached WhatsApp: the key is free
+			// for another request.
+			if derr := s.db.SendKey.DeleteOneID(row.ID).Exec(bg); derr != nil && !ent.IsNotFound(derr) {
+				s.log.Warn("freeing an idempotency key after a failed send failed", "session_id", sessionID, "err", derr)
+			}
 		}
+		// Otherwise (a timeout, the request cancelled, WhatsApp's error)
+		// the message may have gone out: the key stays pending with its
+		// message id, and a retry makes the send again under that id,
+		// which the recipient keeps once.
 		return Result{}, err
 	}
 	up := s.db.SendKey.UpdateOneID(row.ID).SetState(sendkey.StateDone).SetNillableTimestamp(res.Timestamp).SetNillableScheduledAt(res.ScheduledAt)
@@ -108,6 +115,16 @@ func (s *Service) sendOnce(ctx context.Context, sessionID string, req Request) (
 		s.log.Warn("recording a send's idempotency key failed", "session_id", sessionID, "message_id", res.MessageID, "err", uerr)
 	}
 	return res, nil
+}
+
+// sentNothing reports whether a send failed before anything reached
+// WhatsApp: refused input, a session not connected, a limit.
+func sentNothing(err error) bool {
+	switch fault.CodeOf(err) {
+	case fault.Invalid, fault.NotFound, fault.NotConnected, fault.TooLarge, fault.Unsupported, fault.RateLimited, fault.Conflict:
+		return true
+	}
+	return false
 }
 
 // fingerprint is the SHA-256 of a request without its key (hex).

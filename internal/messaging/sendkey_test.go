@@ -92,6 +92,19 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Fatalf("the key after a failed send: %v", err)
 	}
 
+	// A send that may have reached WhatsApp (a timeout): the key keeps its
+	// message id, and the retry sends under it, which the recipient keeps
+	// once.
+	flaky := &flakySender{fail: fault.New(fault.WhatsAppTimeout, "WhatsApp did not answer in time")}
+	timing := New(Options{DB: db, Sender: flaky, Publisher: &events{}, Now: clock})
+	slow := Request{Type: TypeText, Number: "491701234567", Text: "langsam", IdempotencyKey: "order-7"}
+	if _, err := timing.Send(ctx, "s1", slow); fault.CodeOf(err) != fault.WhatsAppTimeout {
+		t.Fatalf("timed-out send: %v", err)
+	}
+	if res, err := timing.Send(ctx, "s1", slow); err != nil || len(flaky.ids) != 2 || flaky.ids[0] != flaky.ids[1] || res.MessageID != flaky.ids[0] {
+		t.Errorf("the retry of a timed-out send: %+v, %v, ids %v; want the same message id twice", res, err, flaky.ids)
+	}
+
 	// Expired after 24 h: a new send.
 	advance(KeyTTL + time.Minute)
 	later, err := s.Send(ctx, "s1", req)
@@ -169,4 +182,21 @@ func fingerprintOf(t *testing.T, req Request) string {
 		t.Fatal(err)
 	}
 	return fp
+}
+
+// flakySender fails its first send with fail, then sends; it keeps the id
+// of every attempt.
+type flakySender struct {
+	fail error
+	ids  []string
+}
+
+func (f *flakySender) Run(ctx context.Context, id string, call whatsapp.Call) error {
+	return sendsWith(failingSender{}, func(out whatsapp.Outgoing) (whatsapp.Sent, error) {
+		f.ids = append(f.ids, out.ID)
+		if len(f.ids) == 1 {
+			return whatsapp.Sent{}, f.fail
+		}
+		return whatsapp.Sent{ID: out.ID, Timestamp: time.Now()}, nil
+	}).Run(ctx, id, call)
 }
