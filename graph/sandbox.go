@@ -62,7 +62,7 @@ func (r *Resolver) sandboxChat(ctx context.Context, sessionID string, group *str
 		}
 		return sb, gj.String(), nil
 	}
-	_, own, err := r.connectedAccount(ctx, sessionID)
+	own, err := r.Account.OwnAccount(ctx, sessionID)
 	if err != nil {
 		return nil, "", err
 	}

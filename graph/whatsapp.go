@@ -5,7 +5,6 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
-	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -44,18 +43,4 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// connectedAccount returns the linked account's JID (phone@s.whatsapp.net)
-// of a session that has one.
-func (r *Resolver) connectedAccount(ctx context.Context, sessionID string) (whatsapp.SessionState, whatsapp.JID, error) {
-	st, err := r.WhatsApp.Status(ctx, sessionID)
-	if err != nil {
-		return st, whatsapp.JID{}, err
-	}
-	if st.Phone == "" {
-		return st, whatsapp.JID{}, fault.New(fault.NotConnected, "session %s is not linked to an account (status: %s)", sessionID, st.Status)
-	}
-	jid, err := whatsapp.ParseRecipient("phone", st.Phone)
-	return st, jid, err
 }

@@ -112,7 +112,7 @@ func (s *Service) SetDefaultDisappearingMode(ctx context.Context, sessionID, mod
 // own number (or JID), or a group. It is checked before the picture is
 // made, so a wrong identifier costs no image work.
 func (s *Service) PictureTarget(ctx context.Context, sessionID, identifier string) (whatsapp.JID, error) {
-	own, err := s.ownAccount(ctx, sessionID)
+	own, err := s.OwnAccount(ctx, sessionID)
 	if err != nil {
 		return whatsapp.JID{}, err
 	}
@@ -143,9 +143,9 @@ func (s *Service) SetPicture(ctx context.Context, sessionID string, target whats
 	return err
 }
 
-// ownAccount is the linked account's JID (phone@s.whatsapp.net) of a
+// OwnAccount is the linked account's JID (phone@s.whatsapp.net) of a
 // session that has one.
-func (s *Service) ownAccount(ctx context.Context, sessionID string) (whatsapp.JID, error) {
+func (s *Service) OwnAccount(ctx context.Context, sessionID string) (whatsapp.JID, error) {
 	st, err := s.wa.Status(ctx, sessionID)
 	if err != nil {
 		return whatsapp.JID{}, err

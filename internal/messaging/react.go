@@ -56,17 +56,13 @@ func checkEmoji(emoji string) error {
 	if emoji == "" {
 		return nil
 	}
-	if !utf8.ValidString(emoji) || utf8.RuneCountInString(emoji) > maxEmojiRunes {
-		return fault.InvalidField("emoji", "emoji must be one emoji, or empty to take the reaction back (got %q)", fault.Clip(emoji, fault.QuoteLen))
-	}
+	ok := utf8.ValidString(emoji) && utf8.RuneCountInString(emoji) <= maxEmojiRunes
 	pictographic := false
 	for _, r := range emoji {
-		if unicode.IsSpace(r) || unicode.IsLetter(r) || unicode.IsControl(r) {
-			return fault.InvalidField("emoji", "emoji must be one emoji, or empty to take the reaction back (got %q)", fault.Clip(emoji, fault.QuoteLen))
-		}
+		ok = ok && !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsControl(r)
 		pictographic = pictographic || r > 0x2000
 	}
-	if !pictographic {
+	if !ok || !pictographic {
 		return fault.InvalidField("emoji", "emoji must be one emoji, or empty to take the reaction back (got %q)", fault.Clip(emoji, fault.QuoteLen))
 	}
 	return nil
