@@ -46,6 +46,8 @@ type Message struct {
 	ReadAt *time.Time `json:"read_at,omitempty"`
 	// Reactions holds the value of the "reactions" field.
 	Reactions []schema.Reaction `json:"reactions,omitempty"`
+	// Poll holds the value of the "poll" field.
+	Poll *schema.Poll `json:"poll,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -77,7 +79,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case message.FieldMedia, message.FieldReactions:
+		case message.FieldMedia, message.FieldReactions, message.FieldPoll:
 			values[i] = new([]byte)
 		case message.FieldFromMe:
 			values[i] = new(sql.NullBool)
@@ -189,6 +191,14 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field reactions: %w", err)
 				}
 			}
+		case message.FieldPoll:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field poll", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Poll); err != nil {
+					return fmt.Errorf("unmarshal field poll: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -270,6 +280,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("reactions=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Reactions))
+	builder.WriteString(", ")
+	builder.WriteString("poll=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Poll))
 	builder.WriteByte(')')
 	return builder.String()
 }

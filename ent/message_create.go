@@ -126,6 +126,12 @@ func (_c *MessageCreate) SetReactions(v []schema.Reaction) *MessageCreate {
 	return _c
 }
 
+// SetPoll sets the "poll" field.
+func (_c *MessageCreate) SetPoll(v *schema.Poll) *MessageCreate {
+	_c.mutation.SetPoll(v)
+	return _c
+}
+
 // SetSession sets the "session" edge to the Session entity.
 func (_c *MessageCreate) SetSession(v *Session) *MessageCreate {
 	return _c.SetSessionID(v.ID)
@@ -276,6 +282,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Reactions(); ok {
 		_spec.SetField(message.FieldReactions, field.TypeJSON, value)
 		_node.Reactions = value
+	}
+	if value, ok := _c.mutation.Poll(); ok {
+		_spec.SetField(message.FieldPoll, field.TypeJSON, value)
+		_node.Poll = value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -505,6 +515,24 @@ func (u *MessageUpsert) UpdateReactions() *MessageUpsert {
 // ClearReactions clears the value of the "reactions" field.
 func (u *MessageUpsert) ClearReactions() *MessageUpsert {
 	u.SetNull(message.FieldReactions)
+	return u
+}
+
+// SetPoll sets the "poll" field.
+func (u *MessageUpsert) SetPoll(v *schema.Poll) *MessageUpsert {
+	u.Set(message.FieldPoll, v)
+	return u
+}
+
+// UpdatePoll sets the "poll" field to the value that was provided on create.
+func (u *MessageUpsert) UpdatePoll() *MessageUpsert {
+	u.SetExcluded(message.FieldPoll)
+	return u
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (u *MessageUpsert) ClearPoll() *MessageUpsert {
+	u.SetNull(message.FieldPoll)
 	return u
 }
 
@@ -742,6 +770,27 @@ func (u *MessageUpsertOne) UpdateReactions() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearReactions() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReactions()
+	})
+}
+
+// SetPoll sets the "poll" field.
+func (u *MessageUpsertOne) SetPoll(v *schema.Poll) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetPoll(v)
+	})
+}
+
+// UpdatePoll sets the "poll" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdatePoll() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdatePoll()
+	})
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (u *MessageUpsertOne) ClearPoll() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearPoll()
 	})
 }
 
@@ -1144,6 +1193,27 @@ func (u *MessageUpsertBulk) UpdateReactions() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearReactions() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReactions()
+	})
+}
+
+// SetPoll sets the "poll" field.
+func (u *MessageUpsertBulk) SetPoll(v *schema.Poll) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetPoll(v)
+	})
+}
+
+// UpdatePoll sets the "poll" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdatePoll() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdatePoll()
+	})
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (u *MessageUpsertBulk) ClearPoll() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearPoll()
 	})
 }
 

@@ -204,6 +204,18 @@ func (_u *MessageUpdate) ClearReactions() *MessageUpdate {
 	return _u
 }
 
+// SetPoll sets the "poll" field.
+func (_u *MessageUpdate) SetPoll(v *schema.Poll) *MessageUpdate {
+	_u.mutation.SetPoll(v)
+	return _u
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (_u *MessageUpdate) ClearPoll() *MessageUpdate {
+	_u.mutation.ClearPoll()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -313,6 +325,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReactionsCleared() {
 		_spec.ClearField(message.FieldReactions, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Poll(); ok {
+		_spec.SetField(message.FieldPoll, field.TypeJSON, value)
+	}
+	if _u.mutation.PollCleared() {
+		_spec.ClearField(message.FieldPoll, field.TypeJSON)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -508,6 +526,18 @@ func (_u *MessageUpdateOne) ClearReactions() *MessageUpdateOne {
 	return _u
 }
 
+// SetPoll sets the "poll" field.
+func (_u *MessageUpdateOne) SetPoll(v *schema.Poll) *MessageUpdateOne {
+	_u.mutation.SetPoll(v)
+	return _u
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (_u *MessageUpdateOne) ClearPoll() *MessageUpdateOne {
+	_u.mutation.ClearPoll()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -647,6 +677,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ReactionsCleared() {
 		_spec.ClearField(message.FieldReactions, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Poll(); ok {
+		_spec.SetField(message.FieldPoll, field.TypeJSON, value)
+	}
+	if _u.mutation.PollCleared() {
+		_spec.ClearField(message.FieldPoll, field.TypeJSON)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

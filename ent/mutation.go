@@ -3315,6 +3315,7 @@ type MessageMutation struct {
 	read_at         *time.Time
 	reactions       *[]schema.Reaction
 	appendreactions []schema.Reaction
+	poll            **schema.Poll
 	clearedFields   map[string]struct{}
 	session         *string
 	clearedsession  bool
@@ -3970,6 +3971,55 @@ func (m *MessageMutation) ResetReactions() {
 	delete(m.clearedFields, message.FieldReactions)
 }
 
+// SetPoll sets the "poll" field.
+func (m *MessageMutation) SetPoll(s *schema.Poll) {
+	m.poll = &s
+}
+
+// Poll returns the value of the "poll" field in the mutation.
+func (m *MessageMutation) Poll() (r *schema.Poll, exists bool) {
+	v := m.poll
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoll returns the old "poll" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldPoll(ctx context.Context) (v *schema.Poll, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoll is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoll requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoll: %w", err)
+	}
+	return oldValue.Poll, nil
+}
+
+// ClearPoll clears the value of the "poll" field.
+func (m *MessageMutation) ClearPoll() {
+	m.poll = nil
+	m.clearedFields[message.FieldPoll] = struct{}{}
+}
+
+// PollCleared returns if the "poll" field was cleared in this mutation.
+func (m *MessageMutation) PollCleared() bool {
+	_, ok := m.clearedFields[message.FieldPoll]
+	return ok
+}
+
+// ResetPoll resets all changes to the "poll" field.
+func (m *MessageMutation) ResetPoll() {
+	m.poll = nil
+	delete(m.clearedFields, message.FieldPoll)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -4031,7 +4081,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -4071,6 +4121,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.reactions != nil {
 		fields = append(fields, message.FieldReactions)
 	}
+	if m.poll != nil {
+		fields = append(fields, message.FieldPoll)
+	}
 	return fields
 }
 
@@ -4105,6 +4158,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.ReadAt()
 	case message.FieldReactions:
 		return m.Reactions()
+	case message.FieldPoll:
+		return m.Poll()
 	}
 	return nil, false
 }
@@ -4140,6 +4195,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldReadAt(ctx)
 	case message.FieldReactions:
 		return m.OldReactions(ctx)
+	case message.FieldPoll:
+		return m.OldPoll(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -4240,6 +4297,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReactions(v)
 		return nil
+	case message.FieldPoll:
+		v, ok := value.(*schema.Poll)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoll(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -4285,6 +4349,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldReactions) {
 		fields = append(fields, message.FieldReactions)
 	}
+	if m.FieldCleared(message.FieldPoll) {
+		fields = append(fields, message.FieldPoll)
+	}
 	return fields
 }
 
@@ -4313,6 +4380,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldReactions:
 		m.ClearReactions()
+		return nil
+	case message.FieldPoll:
+		m.ClearPoll()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -4360,6 +4430,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldReactions:
 		m.ResetReactions()
+		return nil
+	case message.FieldPoll:
+		m.ResetPoll()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)

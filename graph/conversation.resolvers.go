@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/messaging"
 )
 
 func (r *mutationResolver) MarkRead(ctx context.Context, sessionID string, chat string, messageIds []string) (bool, error) {
@@ -51,4 +52,32 @@ func (r *mutationResolver) RejectCall(ctx context.Context, sessionID string, cal
 		return false, err
 	}
 	return done(r.Messages.RejectCall(ctx, sessionID, callID, from))
+}
+
+func (r *mutationResolver) ForwardMessage(ctx context.Context, sessionID string, messageID string, number string, idempotencyKey *string) (*model.SendResult, error) {
+	return r.sendWith(ctx, sessionID, "", messaging.Request{Type: messaging.TypeForward, Forward: messageID, Number: number, IdempotencyKey: valueOf(idempotencyKey)})
+}
+
+func (r *mutationResolver) SendPoll(ctx context.Context, sessionID string, input model.SendPollInput) (*model.SendResult, error) {
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypePoll, Number: input.Number, Question: input.Question, Options: input.Options,
+		Selectable: input.SelectableCount, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
+}
+
+func (r *mutationResolver) SendSticker(ctx context.Context, sessionID string, input model.SendStickerInput) (*model.SendResult, error) {
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeSticker, Number: input.Number, Source: input.Source,
+		Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
+}
+
+func (r *queryResolver) Poll(ctx context.Context, sessionID string, messageID string) (*model.Poll, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	p, err := r.Messages.Poll(ctx, sessionID, messageID)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toPoll(p), nil
 }

@@ -153,6 +153,7 @@ type ComplexityRoot struct {
 		DemoteGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
 		DisconnectSession           func(childComplexity int, id string) int
 		EditMessage                 func(childComplexity int, sessionID string, messageID string, text string) int
+		ForwardMessage              func(childComplexity int, sessionID string, messageID string, number string, idempotencyKey *string) int
 		Logout                      func(childComplexity int, sessionID string) int
 		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
 		PairPhone                   func(childComplexity int, sessionID string, number string) int
@@ -161,6 +162,7 @@ type ComplexityRoot struct {
 		RevokeToken                 func(childComplexity int, token string) int
 		SandboxCall                 func(childComplexity int, sessionID string, from string, video *bool) int
 		SandboxDropConnection       func(childComplexity int, sessionID string) int
+		SandboxEdit                 func(childComplexity int, sessionID string, from string, messageID string, text string) int
 		SandboxEnterPairingCode     func(childComplexity int, sessionID string, phone string, code string) int
 		SandboxLinkDevice           func(childComplexity int, sessionID string, phone string) int
 		SandboxLogoutDevice         func(childComplexity int, sessionID string) int
@@ -168,17 +170,21 @@ type ComplexityRoot struct {
 		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
 		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
 		SandboxRequireClientVersion func(childComplexity int, minimum string) int
+		SandboxRevoke               func(childComplexity int, sessionID string, from string, messageID string, chat *string) int
 		SandboxSendBurst            func(childComplexity int, sessionID string, from string, count int, prefix string) int
 		SandboxSendImage            func(childComplexity int, sessionID string, from string, source string, caption *string) int
 		SandboxSendText             func(childComplexity int, sessionID string, from string, text string, group *string) int
+		SandboxVote                 func(childComplexity int, sessionID string, from string, pollID string, options []string) int
 		SendAudio                   func(childComplexity int, sessionID string, input model.SendAudioInput) int
 		SendContact                 func(childComplexity int, sessionID string, input model.SendContactInput) int
 		SendDocument                func(childComplexity int, sessionID string, input model.SendDocumentInput) int
 		SendGroupInvite             func(childComplexity int, sessionID string, jid string, number string, message string) int
 		SendImage                   func(childComplexity int, sessionID string, input model.SendImageInput) int
 		SendLocation                func(childComplexity int, sessionID string, input model.SendLocationInput) int
+		SendPoll                    func(childComplexity int, sessionID string, input model.SendPollInput) int
 		SendPresence                func(childComplexity int, sessionID string, state model.PresenceState, chat *string) int
 		SendReaction                func(childComplexity int, sessionID string, messageID string, emoji string) int
+		SendSticker                 func(childComplexity int, sessionID string, input model.SendStickerInput) int
 		SendText                    func(childComplexity int, sessionID string, input model.SendTextInput) int
 		SendVideo                   func(childComplexity int, sessionID string, input model.SendVideoInput) int
 		SetDefaultDisappearingMode  func(childComplexity int, sessionID string, mode string) int
@@ -211,6 +217,19 @@ type ComplexityRoot struct {
 		Participant func(childComplexity int) int
 	}
 
+	Poll struct {
+		MessageID       func(childComplexity int) int
+		Options         func(childComplexity int) int
+		Question        func(childComplexity int) int
+		SelectableCount func(childComplexity int) int
+	}
+
+	PollOption struct {
+		Name   func(childComplexity int) int
+		Voters func(childComplexity int) int
+		Votes  func(childComplexity int) int
+	}
+
 	PrivacySettings struct {
 		CallAdd        func(childComplexity int) int
 		GroupsAdd      func(childComplexity int) int
@@ -226,6 +245,7 @@ type ComplexityRoot struct {
 		Events         func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int) int
 		Groups         func(childComplexity int, sessionID string) int
 		Message        func(childComplexity int, sessionID string, id string) int
+		Poll           func(childComplexity int, sessionID string, messageID string) int
 		Privacy        func(childComplexity int, sessionID string) int
 		SandboxAccount func(childComplexity int, phone string) int
 		SandboxGroup   func(childComplexity int, jid string) int
@@ -275,38 +295,56 @@ type ComplexityRoot struct {
 		Subject       func(childComplexity int) int
 	}
 
+	SandboxLinkPreview struct {
+		Description  func(childComplexity int) int
+		HasThumbnail func(childComplexity int) int
+		Title        func(childComplexity int) int
+		URL          func(childComplexity int) int
+	}
+
 	SandboxMessage struct {
-		Address     func(childComplexity int) int
-		Caption     func(childComplexity int) int
-		Chat        func(childComplexity int) int
-		Edited      func(childComplexity int) int
-		FileName    func(childComplexity int) int
-		From        func(childComplexity int) int
-		GifPlayback func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Latitude    func(childComplexity int) int
-		Longitude   func(childComplexity int) int
-		MediaSha256 func(childComplexity int) int
-		MediaSize   func(childComplexity int) int
-		Mentions    func(childComplexity int) int
-		Mimetype    func(childComplexity int) int
-		Name        func(childComplexity int) int
-		QuotedID    func(childComplexity int) int
-		Reactions   func(childComplexity int) int
-		Revoked     func(childComplexity int) int
-		Seconds     func(childComplexity int) int
-		Text        func(childComplexity int) int
-		Timestamp   func(childComplexity int) int
-		Type        func(childComplexity int) int
-		Vcard       func(childComplexity int) int
-		ViewOnce    func(childComplexity int) int
-		VoiceNote   func(childComplexity int) int
-		Waveform    func(childComplexity int) int
+		Address         func(childComplexity int) int
+		AnimatedSticker func(childComplexity int) int
+		Caption         func(childComplexity int) int
+		Chat            func(childComplexity int) int
+		Edited          func(childComplexity int) int
+		FileName        func(childComplexity int) int
+		Forwarded       func(childComplexity int) int
+		From            func(childComplexity int) int
+		GifPlayback     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Latitude        func(childComplexity int) int
+		LinkPreview     func(childComplexity int) int
+		Longitude       func(childComplexity int) int
+		MediaSha256     func(childComplexity int) int
+		MediaSize       func(childComplexity int) int
+		Mentions        func(childComplexity int) int
+		Mimetype        func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Poll            func(childComplexity int) int
+		QuotedID        func(childComplexity int) int
+		Reactions       func(childComplexity int) int
+		Revoked         func(childComplexity int) int
+		Seconds         func(childComplexity int) int
+		Sticker         func(childComplexity int) int
+		Text            func(childComplexity int) int
+		Timestamp       func(childComplexity int) int
+		Type            func(childComplexity int) int
+		Vcard           func(childComplexity int) int
+		ViewOnce        func(childComplexity int) int
+		VoiceNote       func(childComplexity int) int
+		Waveform        func(childComplexity int) int
 	}
 
 	SandboxParticipant struct {
 		Phone func(childComplexity int) int
 		Role  func(childComplexity int) int
+	}
+
+	SandboxPoll struct {
+		Options         func(childComplexity int) int
+		Question        func(childComplexity int) int
+		SelectableCount func(childComplexity int) int
 	}
 
 	SandboxPrivacy struct {
@@ -424,6 +462,9 @@ type MutationResolver interface {
 	SendReaction(ctx context.Context, sessionID string, messageID string, emoji string) (*model.SendResult, error)
 	EditMessage(ctx context.Context, sessionID string, messageID string, text string) (*model.SendResult, error)
 	RejectCall(ctx context.Context, sessionID string, callID string, from string) (bool, error)
+	ForwardMessage(ctx context.Context, sessionID string, messageID string, number string, idempotencyKey *string) (*model.SendResult, error)
+	SendPoll(ctx context.Context, sessionID string, input model.SendPollInput) (*model.SendResult, error)
+	SendSticker(ctx context.Context, sessionID string, input model.SendStickerInput) (*model.SendResult, error)
 	CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error)
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error)
@@ -445,6 +486,9 @@ type MutationResolver interface {
 	SandboxReceipt(ctx context.Context, sessionID string, from string, messageID string, typeArg string) (bool, error)
 	SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error)
 	SandboxCall(ctx context.Context, sessionID string, from string, video *bool) (string, error)
+	SandboxVote(ctx context.Context, sessionID string, from string, pollID string, options []string) (bool, error)
+	SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string) (bool, error)
+	SandboxRevoke(ctx context.Context, sessionID string, from string, messageID string, chat *string) (bool, error)
 	SandboxDropConnection(ctx context.Context, sessionID string) (bool, error)
 	SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error)
 	SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error)
@@ -463,6 +507,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	Privacy(ctx context.Context, sessionID string) (*model.PrivacySettings, error)
+	Poll(ctx context.Context, sessionID string, messageID string) (*model.Poll, error)
 	Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error)
 	Groups(ctx context.Context, sessionID string) ([]*model.Group, error)
 	Message(ctx context.Context, sessionID string, id string) (*model.Message, error)
@@ -998,6 +1043,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EditMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["text"].(string)), true
+	case "Mutation.forwardMessage":
+		if e.ComplexityRoot.Mutation.ForwardMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_forwardMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ForwardMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["number"].(string), args["idempotencyKey"].(*string)), true
 	case "Mutation.logout":
 		if e.ComplexityRoot.Mutation.Logout == nil {
 			break
@@ -1086,6 +1142,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxDropConnection(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.sandboxEdit":
+		if e.ComplexityRoot.Mutation.SandboxEdit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxEdit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxEdit(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["text"].(string)), true
 	case "Mutation.sandboxEnterPairingCode":
 		if e.ComplexityRoot.Mutation.SandboxEnterPairingCode == nil {
 			break
@@ -1163,6 +1230,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxRequireClientVersion(childComplexity, args["minimum"].(string)), true
+	case "Mutation.sandboxRevoke":
+		if e.ComplexityRoot.Mutation.SandboxRevoke == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxRevoke_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxRevoke(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["chat"].(*string)), true
 	case "Mutation.sandboxSendBurst":
 		if e.ComplexityRoot.Mutation.SandboxSendBurst == nil {
 			break
@@ -1196,6 +1274,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxSendText(childComplexity, args["sessionId"].(string), args["from"].(string), args["text"].(string), args["group"].(*string)), true
+	case "Mutation.sandboxVote":
+		if e.ComplexityRoot.Mutation.SandboxVote == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxVote_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxVote(childComplexity, args["sessionId"].(string), args["from"].(string), args["pollId"].(string), args["options"].([]string)), true
 	case "Mutation.sendAudio":
 		if e.ComplexityRoot.Mutation.SendAudio == nil {
 			break
@@ -1262,6 +1351,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendLocation(childComplexity, args["sessionId"].(string), args["input"].(model.SendLocationInput)), true
+	case "Mutation.sendPoll":
+		if e.ComplexityRoot.Mutation.SendPoll == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendPoll_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendPoll(childComplexity, args["sessionId"].(string), args["input"].(model.SendPollInput)), true
 	case "Mutation.sendPresence":
 		if e.ComplexityRoot.Mutation.SendPresence == nil {
 			break
@@ -1284,6 +1384,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendReaction(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["emoji"].(string)), true
+	case "Mutation.sendSticker":
+		if e.ComplexityRoot.Mutation.SendSticker == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendSticker_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendSticker(childComplexity, args["sessionId"].(string), args["input"].(model.SendStickerInput)), true
 	case "Mutation.sendText":
 		if e.ComplexityRoot.Mutation.SendText == nil {
 			break
@@ -1474,6 +1585,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ParticipantResult.Participant(childComplexity), true
 
+	case "Poll.messageId":
+		if e.ComplexityRoot.Poll.MessageID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Poll.MessageID(childComplexity), true
+	case "Poll.options":
+		if e.ComplexityRoot.Poll.Options == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Poll.Options(childComplexity), true
+	case "Poll.question":
+		if e.ComplexityRoot.Poll.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Poll.Question(childComplexity), true
+	case "Poll.selectableCount":
+		if e.ComplexityRoot.Poll.SelectableCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Poll.SelectableCount(childComplexity), true
+
+	case "PollOption.name":
+		if e.ComplexityRoot.PollOption.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PollOption.Name(childComplexity), true
+	case "PollOption.voters":
+		if e.ComplexityRoot.PollOption.Voters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PollOption.Voters(childComplexity), true
+	case "PollOption.votes":
+		if e.ComplexityRoot.PollOption.Votes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PollOption.Votes(childComplexity), true
+
 	case "PrivacySettings.callAdd":
 		if e.ComplexityRoot.PrivacySettings.CallAdd == nil {
 			break
@@ -1562,6 +1717,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Message(childComplexity, args["sessionId"].(string), args["id"].(string)), true
+	case "Query.poll":
+		if e.ComplexityRoot.Query.Poll == nil {
+			break
+		}
+
+		args, err := ec.field_Query_poll_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Poll(childComplexity, args["sessionId"].(string), args["messageId"].(string)), true
 	case "Query.privacy":
 		if e.ComplexityRoot.Query.Privacy == nil {
 			break
@@ -1812,12 +1978,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SandboxGroup.Subject(childComplexity), true
 
+	case "SandboxLinkPreview.description":
+		if e.ComplexityRoot.SandboxLinkPreview.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxLinkPreview.Description(childComplexity), true
+	case "SandboxLinkPreview.hasThumbnail":
+		if e.ComplexityRoot.SandboxLinkPreview.HasThumbnail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxLinkPreview.HasThumbnail(childComplexity), true
+	case "SandboxLinkPreview.title":
+		if e.ComplexityRoot.SandboxLinkPreview.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxLinkPreview.Title(childComplexity), true
+	case "SandboxLinkPreview.url":
+		if e.ComplexityRoot.SandboxLinkPreview.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxLinkPreview.URL(childComplexity), true
+
 	case "SandboxMessage.address":
 		if e.ComplexityRoot.SandboxMessage.Address == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Address(childComplexity), true
+	case "SandboxMessage.animatedSticker":
+		if e.ComplexityRoot.SandboxMessage.AnimatedSticker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.AnimatedSticker(childComplexity), true
 	case "SandboxMessage.caption":
 		if e.ComplexityRoot.SandboxMessage.Caption == nil {
 			break
@@ -1842,6 +2039,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.FileName(childComplexity), true
+	case "SandboxMessage.forwarded":
+		if e.ComplexityRoot.SandboxMessage.Forwarded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.Forwarded(childComplexity), true
 	case "SandboxMessage.from":
 		if e.ComplexityRoot.SandboxMessage.From == nil {
 			break
@@ -1866,6 +2069,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Latitude(childComplexity), true
+	case "SandboxMessage.linkPreview":
+		if e.ComplexityRoot.SandboxMessage.LinkPreview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.LinkPreview(childComplexity), true
 	case "SandboxMessage.longitude":
 		if e.ComplexityRoot.SandboxMessage.Longitude == nil {
 			break
@@ -1902,6 +2111,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Name(childComplexity), true
+	case "SandboxMessage.poll":
+		if e.ComplexityRoot.SandboxMessage.Poll == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.Poll(childComplexity), true
 	case "SandboxMessage.quotedId":
 		if e.ComplexityRoot.SandboxMessage.QuotedID == nil {
 			break
@@ -1926,6 +2141,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxMessage.Seconds(childComplexity), true
+	case "SandboxMessage.sticker":
+		if e.ComplexityRoot.SandboxMessage.Sticker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxMessage.Sticker(childComplexity), true
 	case "SandboxMessage.text":
 		if e.ComplexityRoot.SandboxMessage.Text == nil {
 			break
@@ -1981,6 +2202,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxParticipant.Role(childComplexity), true
+
+	case "SandboxPoll.options":
+		if e.ComplexityRoot.SandboxPoll.Options == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxPoll.Options(childComplexity), true
+	case "SandboxPoll.question":
+		if e.ComplexityRoot.SandboxPoll.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxPoll.Question(childComplexity), true
+	case "SandboxPoll.selectableCount":
+		if e.ComplexityRoot.SandboxPoll.SelectableCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxPoll.SelectableCount(childComplexity), true
 
 	case "SandboxPrivacy.callAdd":
 		if e.ComplexityRoot.SandboxPrivacy.CallAdd == nil {
@@ -2368,6 +2608,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSendDocumentInput,
 		ec.unmarshalInputSendImageInput,
 		ec.unmarshalInputSendLocationInput,
+		ec.unmarshalInputSendPollInput,
+		ec.unmarshalInputSendStickerInput,
 		ec.unmarshalInputSendTextInput,
 		ec.unmarshalInputSendVideoInput,
 		ec.unmarshalInputUpdateGroupInput,
@@ -2728,6 +2970,32 @@ func (ec *executionContext) childFields_ParticipantResult(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ParticipantResult", field.Name)
 }
 
+func (ec *executionContext) childFields_Poll(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "messageId":
+		return ec.fieldContext_Poll_messageId(ctx, field)
+	case "question":
+		return ec.fieldContext_Poll_question(ctx, field)
+	case "selectableCount":
+		return ec.fieldContext_Poll_selectableCount(ctx, field)
+	case "options":
+		return ec.fieldContext_Poll_options(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Poll", field.Name)
+}
+
+func (ec *executionContext) childFields_PollOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_PollOption_name(ctx, field)
+	case "votes":
+		return ec.fieldContext_PollOption_votes(ctx, field)
+	case "voters":
+		return ec.fieldContext_PollOption_voters(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PollOption", field.Name)
+}
+
 func (ec *executionContext) childFields_PrivacySettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "lastSeen":
@@ -2822,6 +3090,20 @@ func (ec *executionContext) childFields_SandboxGroup(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type SandboxGroup", field.Name)
 }
 
+func (ec *executionContext) childFields_SandboxLinkPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_SandboxLinkPreview_url(ctx, field)
+	case "title":
+		return ec.fieldContext_SandboxLinkPreview_title(ctx, field)
+	case "description":
+		return ec.fieldContext_SandboxLinkPreview_description(ctx, field)
+	case "hasThumbnail":
+		return ec.fieldContext_SandboxLinkPreview_hasThumbnail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SandboxLinkPreview", field.Name)
+}
+
 func (ec *executionContext) childFields_SandboxMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2874,6 +3156,16 @@ func (ec *executionContext) childFields_SandboxMessage(ctx context.Context, fiel
 		return ec.fieldContext_SandboxMessage_edited(ctx, field)
 	case "viewOnce":
 		return ec.fieldContext_SandboxMessage_viewOnce(ctx, field)
+	case "sticker":
+		return ec.fieldContext_SandboxMessage_sticker(ctx, field)
+	case "animatedSticker":
+		return ec.fieldContext_SandboxMessage_animatedSticker(ctx, field)
+	case "forwarded":
+		return ec.fieldContext_SandboxMessage_forwarded(ctx, field)
+	case "poll":
+		return ec.fieldContext_SandboxMessage_poll(ctx, field)
+	case "linkPreview":
+		return ec.fieldContext_SandboxMessage_linkPreview(ctx, field)
 	case "timestamp":
 		return ec.fieldContext_SandboxMessage_timestamp(ctx, field)
 	}
@@ -2888,6 +3180,18 @@ func (ec *executionContext) childFields_SandboxParticipant(ctx context.Context, 
 		return ec.fieldContext_SandboxParticipant_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxParticipant", field.Name)
+}
+
+func (ec *executionContext) childFields_SandboxPoll(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "question":
+		return ec.fieldContext_SandboxPoll_question(ctx, field)
+	case "options":
+		return ec.fieldContext_SandboxPoll_options(ctx, field)
+	case "selectableCount":
+		return ec.fieldContext_SandboxPoll_selectableCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SandboxPoll", field.Name)
 }
 
 func (ec *executionContext) childFields_SandboxPrivacy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3422,6 +3726,44 @@ func (ec *executionContext) field_Mutation_editMessage_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_forwardMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_logout_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3595,6 +3937,44 @@ func (ec *executionContext) field_Mutation_sandboxDropConnection_args(ctx contex
 		return nil, err
 	}
 	args["sessionId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxEdit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "text",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["text"] = arg3
 	return args, nil
 }
 
@@ -3784,6 +4164,44 @@ func (ec *executionContext) field_Mutation_sandboxRequireClientVersion_args(ctx 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_sandboxRevoke_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sandboxSendBurst_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3895,6 +4313,44 @@ func (ec *executionContext) field_Mutation_sandboxSendText_args(ctx context.Cont
 		return nil, err
 	}
 	args["group"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxVote_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "pollId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pollId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "options",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["options"] = arg3
 	return args, nil
 }
 
@@ -4046,6 +4502,28 @@ func (ec *executionContext) field_Mutation_sendLocation_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_sendPoll_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SendPollInput, error) {
+			return ec.unmarshalNSendPollInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendPollInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendPresence_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4103,6 +4581,28 @@ func (ec *executionContext) field_Mutation_sendReaction_args(ctx context.Context
 		return nil, err
 	}
 	args["emoji"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendSticker_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SendStickerInput, error) {
+			return ec.unmarshalNSendStickerInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendStickerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -4517,6 +5017,28 @@ func (ec *executionContext) field_Query_message_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_poll_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
 	return args, nil
 }
 
@@ -6848,6 +7370,138 @@ func (ec *executionContext) fieldContext_Mutation_rejectCall(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_forwardMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_forwardMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ForwardMessage(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["number"].(string), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_forwardMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_forwardMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendPoll(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendPoll(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendPoll(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.SendPollInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendPoll(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendPoll_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendSticker(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendSticker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendSticker(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.SendStickerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
+			return ec.marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendSticker(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendSticker_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7772,6 +8426,138 @@ func (ec *executionContext) fieldContext_Mutation_sandboxCall(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_sandboxVote(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxVote(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxVote(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["pollId"].(string), fc.Args["options"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxVote(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxVote_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxEdit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxEdit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxEdit(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxEdit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxEdit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxRevoke(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxRevoke(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxRevoke(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["messageId"].(string), fc.Args["chat"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxRevoke(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxRevoke_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sandboxDropConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8595,6 +9381,185 @@ func (ec *executionContext) fieldContext_ParticipantResult_message(_ context.Con
 	return graphql.NewScalarFieldContext("ParticipantResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Poll_messageId(ctx context.Context, field graphql.CollectedField, obj *model.Poll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Poll_messageId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Poll_messageId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Poll", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Poll_question(ctx context.Context, field graphql.CollectedField, obj *model.Poll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Poll_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Poll_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Poll", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Poll_selectableCount(ctx context.Context, field graphql.CollectedField, obj *model.Poll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Poll_selectableCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SelectableCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Poll_selectableCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Poll", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Poll_options(ctx context.Context, field graphql.CollectedField, obj *model.Poll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Poll_options(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Options, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PollOption) graphql.Marshaler {
+			return ec.marshalNPollOption2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPollOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Poll_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Poll",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PollOption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PollOption_name(ctx context.Context, field graphql.CollectedField, obj *model.PollOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PollOption_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PollOption_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PollOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PollOption_votes(ctx context.Context, field graphql.CollectedField, obj *model.PollOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PollOption_votes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Votes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PollOption_votes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PollOption", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PollOption_voters(ctx context.Context, field graphql.CollectedField, obj *model.PollOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PollOption_voters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Voters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Identity) graphql.Marshaler {
+			return ec.marshalNIdentity2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PollOption_voters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PollOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Identity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PrivacySettings_lastSeen(ctx context.Context, field graphql.CollectedField, obj *model.PrivacySettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8826,6 +9791,50 @@ func (ec *executionContext) fieldContext_Query_privacy(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_privacy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_poll(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_poll(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Poll(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Poll) graphql.Marshaler {
+			return ec.marshalOPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPoll(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_poll(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Poll(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_poll_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10014,6 +11023,98 @@ func (ec *executionContext) fieldContext_SandboxGroup_participants(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _SandboxLinkPreview_url(ctx context.Context, field graphql.CollectedField, obj *model.SandboxLinkPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxLinkPreview_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxLinkPreview_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxLinkPreview", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxLinkPreview_title(ctx context.Context, field graphql.CollectedField, obj *model.SandboxLinkPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxLinkPreview_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxLinkPreview_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxLinkPreview", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxLinkPreview_description(ctx context.Context, field graphql.CollectedField, obj *model.SandboxLinkPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxLinkPreview_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxLinkPreview_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxLinkPreview", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxLinkPreview_hasThumbnail(ctx context.Context, field graphql.CollectedField, obj *model.SandboxLinkPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxLinkPreview_hasThumbnail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasThumbnail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxLinkPreview_hasThumbnail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxLinkPreview", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SandboxMessage_id(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10598,6 +11699,139 @@ func (ec *executionContext) fieldContext_SandboxMessage_viewOnce(_ context.Conte
 	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _SandboxMessage_sticker(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_sticker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sticker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_sticker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxMessage_animatedSticker(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_animatedSticker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnimatedSticker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_animatedSticker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxMessage_forwarded(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_forwarded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Forwarded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_forwarded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxMessage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxMessage_poll(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_poll(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Poll, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SandboxPoll) graphql.Marshaler {
+			return ec.marshalOSandboxPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxPoll(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_poll(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SandboxMessage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SandboxPoll(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SandboxMessage_linkPreview(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxMessage_linkPreview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LinkPreview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SandboxLinkPreview) graphql.Marshaler {
+			return ec.marshalOSandboxLinkPreview2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxLinkPreview(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxMessage_linkPreview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SandboxMessage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SandboxLinkPreview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SandboxMessage_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.SandboxMessage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10665,6 +11899,75 @@ func (ec *executionContext) _SandboxParticipant_role(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_SandboxParticipant_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SandboxParticipant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxPoll_question(ctx context.Context, field graphql.CollectedField, obj *model.SandboxPoll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxPoll_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxPoll_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxPoll", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxPoll_options(ctx context.Context, field graphql.CollectedField, obj *model.SandboxPoll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxPoll_options(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Options, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxPoll_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxPoll", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxPoll_selectableCount(ctx context.Context, field graphql.CollectedField, obj *model.SandboxPoll) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxPoll_selectableCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SelectableCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxPoll_selectableCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxPoll", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SandboxPrivacy_lastSeen(ctx context.Context, field graphql.CollectedField, obj *model.SandboxPrivacy) (ret graphql.Marshaler) {
@@ -13666,6 +14969,133 @@ func (ec *executionContext) unmarshalInputSendLocationInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSendPollInput(ctx context.Context, obj any) (model.SendPollInput, error) {
+	var it model.SendPollInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["selectableCount"]; !present {
+		asMap["selectableCount"] = 1
+	}
+
+	fieldsInOrder := [...]string{"number", "question", "options", "selectableCount", "delay", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "number":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Number = data
+		case "question":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("question"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Question = data
+		case "options":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("options"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Options = data
+		case "selectableCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("selectableCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SelectableCount = data
+		case "delay":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("delay"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSendStickerInput(ctx context.Context, obj any) (model.SendStickerInput, error) {
+	var it model.SendStickerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"number", "source", "quoted", "delay", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "number":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Number = data
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		case "quoted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quoted"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quoted = data
+		case "delay":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("delay"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Delay = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSendTextInput(ctx context.Context, obj any) (model.SendTextInput, error) {
 	var it model.SendTextInput
 	if obj == nil {
@@ -13677,7 +15107,7 @@ func (ec *executionContext) unmarshalInputSendTextInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"number", "text", "mentions", "quoted", "delay", "idempotencyKey"}
+	fieldsInOrder := [...]string{"number", "text", "mentions", "quoted", "delay", "linkPreview", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13719,6 +15149,13 @@ func (ec *executionContext) unmarshalInputSendTextInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Delay = data
+		case "linkPreview":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("linkPreview"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LinkPreview = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -14818,6 +16255,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "forwardMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_forwardMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendPoll":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendPoll(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendSticker":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendSticker(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createGroup":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createGroup(ctx, field)
@@ -14961,6 +16419,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sandboxCall":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxCall(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxVote":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxVote(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxEdit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxEdit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxRevoke":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxRevoke(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15228,6 +16707,107 @@ func (ec *executionContext) _ParticipantResult(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var pollImplementors = []string{"Poll"}
+
+func (ec *executionContext) _Poll(ctx context.Context, sel ast.SelectionSet, obj *model.Poll) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pollImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Poll")
+		case "messageId":
+			out.Values[i] = ec._Poll_messageId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "question":
+			out.Values[i] = ec._Poll_question(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selectableCount":
+			out.Values[i] = ec._Poll_selectableCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "options":
+			out.Values[i] = ec._Poll_options(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pollOptionImplementors = []string{"PollOption"}
+
+func (ec *executionContext) _PollOption(ctx context.Context, sel ast.SelectionSet, obj *model.PollOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pollOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PollOption")
+		case "name":
+			out.Values[i] = ec._PollOption_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "votes":
+			out.Values[i] = ec._PollOption_votes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "voters":
+			out.Values[i] = ec._PollOption_voters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var privacySettingsImplementors = []string{"PrivacySettings"}
 
 func (ec *executionContext) _PrivacySettings(ctx context.Context, sel ast.SelectionSet, obj *model.PrivacySettings) graphql.Marshaler {
@@ -15349,6 +16929,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_privacy(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "poll":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_poll(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -15916,6 +17518,59 @@ func (ec *executionContext) _SandboxGroup(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var sandboxLinkPreviewImplementors = []string{"SandboxLinkPreview"}
+
+func (ec *executionContext) _SandboxLinkPreview(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxLinkPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sandboxLinkPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SandboxLinkPreview")
+		case "url":
+			out.Values[i] = ec._SandboxLinkPreview_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._SandboxLinkPreview_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._SandboxLinkPreview_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasThumbnail":
+			out.Values[i] = ec._SandboxLinkPreview_hasThumbnail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var sandboxMessageImplementors = []string{"SandboxMessage"}
 
 func (ec *executionContext) _SandboxMessage(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxMessage) graphql.Marshaler {
@@ -16053,6 +17708,31 @@ func (ec *executionContext) _SandboxMessage(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "sticker":
+			out.Values[i] = ec._SandboxMessage_sticker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "animatedSticker":
+			out.Values[i] = ec._SandboxMessage_animatedSticker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forwarded":
+			out.Values[i] = ec._SandboxMessage_forwarded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "poll":
+			out.Values[i] = ec._SandboxMessage_poll(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "linkPreview":
+			out.Values[i] = ec._SandboxMessage_linkPreview(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "timestamp":
 			out.Values[i] = ec._SandboxMessage_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16098,6 +17778,54 @@ func (ec *executionContext) _SandboxParticipant(ctx context.Context, sel ast.Sel
 			}
 		case "role":
 			out.Values[i] = ec._SandboxParticipant_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sandboxPollImplementors = []string{"SandboxPoll"}
+
+func (ec *executionContext) _SandboxPoll(ctx context.Context, sel ast.SelectionSet, obj *model.SandboxPoll) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sandboxPollImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SandboxPoll")
+		case "question":
+			out.Values[i] = ec._SandboxPoll_question(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "options":
+			out.Values[i] = ec._SandboxPoll_options(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selectableCount":
+			out.Values[i] = ec._SandboxPoll_selectableCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17539,6 +19267,32 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNIdentity2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Identity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIdentity2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIdentity2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentity(ctx context.Context, sel ast.SelectionSet, v *model.Identity) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Identity(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -17631,6 +19385,32 @@ func (ec *executionContext) marshalNParticipantResult2ᚖgithubᚗcomᚋwagraph�
 		return graphql.Null
 	}
 	return ec._ParticipantResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPollOption2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPollOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PollOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPollOption2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPollOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPollOption2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPollOption(ctx context.Context, sel ast.SelectionSet, v *model.PollOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PollOption(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPresenceState2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPresenceState(ctx context.Context, v any) (model.PresenceState, error) {
@@ -17844,6 +19624,11 @@ func (ec *executionContext) unmarshalNSendLocationInput2githubᚗcomᚋwagraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNSendPollInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendPollInput(ctx context.Context, v any) (model.SendPollInput, error) {
+	res, err := ec.unmarshalInputSendPollInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendResult(ctx context.Context, sel ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -17852,6 +19637,11 @@ func (ec *executionContext) marshalNSendResult2ᚖgithubᚗcomᚋwagraphᚋwagra
 		return graphql.Null
 	}
 	return ec._SendResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSendStickerInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendStickerInput(ctx context.Context, v any) (model.SendStickerInput, error) {
+	res, err := ec.unmarshalInputSendStickerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSendTextInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSendTextInput(ctx context.Context, v any) (model.SendTextInput, error) {
@@ -18397,6 +20187,13 @@ func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋwagraphᚋwagraph�
 	return ec._Message(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPoll(ctx context.Context, sel ast.SelectionSet, v *model.Poll) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Poll(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOSandboxAccount2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxAccount(ctx context.Context, sel ast.SelectionSet, v *model.SandboxAccount) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -18409,6 +20206,20 @@ func (ec *executionContext) marshalOSandboxGroup2ᚖgithubᚗcomᚋwagraphᚋwag
 		return graphql.Null
 	}
 	return ec._SandboxGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSandboxLinkPreview2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxLinkPreview(ctx context.Context, sel ast.SelectionSet, v *model.SandboxLinkPreview) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SandboxLinkPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSandboxPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxPoll(ctx context.Context, sel ast.SelectionSet, v *model.SandboxPoll) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SandboxPoll(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSession(ctx context.Context, sel ast.SelectionSet, v *model.Session) graphql.Marshaler {

@@ -10,8 +10,15 @@ import (
 	"github.com/wagraph/wagraph/internal/messaging"
 )
 
-// send is every send mutation: reach the session, then the domain.
+// send is every send mutation whose fields are in input: reach the
+// session, then the domain.
 func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Request) (*model.SendResult, error) {
+	return r.sendWith(ctx, sessionID, "input", req)
+}
+
+// sendWith is send whose fields are in the argument arg ("": the
+// mutation's own arguments).
+func (r *Resolver) sendWith(ctx context.Context, sessionID, arg string, req messaging.Request) (*model.SendResult, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
@@ -23,7 +30,10 @@ func (r *Resolver) send(ctx context.Context, sessionID string, req messaging.Req
 	}
 	res, err := r.Messages.Send(ctx, sessionID, req)
 	if err != nil {
-		return nil, inArgument("input", err)
+		if arg == "" {
+			return nil, err
+		}
+		return nil, inArgument(arg, err)
 	}
 	out, _ := toSendResult(res, nil)
 	if p := res.Recipient; p != nil {
@@ -93,4 +103,17 @@ type idempotencyHeader struct{}
 // send it makes: the same as the input's idempotencyKey.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyHeader{}, key)
+}
+
+// toPoll is a poll's tally as the schema shows it.
+func toPoll(p *messaging.Poll) *model.Poll {
+	out := &model.Poll{MessageID: p.MessageID, Question: p.Question, SelectableCount: p.Selectable, Options: make([]*model.PollOption, len(p.Options))}
+	for i, o := range p.Options {
+		po := &model.PollOption{Name: o.Name, Votes: len(o.Voters), Voters: make([]*model.Identity, len(o.Voters))}
+		for j, v := range o.Voters {
+			po.Voters[j] = &model.Identity{Input: v.JID, Jid: v.JID, Phone: optional(v.Phone), Lid: optional(v.LID)}
+		}
+		out.Options[i] = po
+	}
+	return out
 }

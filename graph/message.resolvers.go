@@ -13,7 +13,7 @@ import (
 )
 
 func (r *mutationResolver) SendText(ctx context.Context, sessionID string, input model.SendTextInput) (*model.SendResult, error) {
-	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: input.Number, Text: input.Text,
+	return r.send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: input.Number, Text: input.Text, LinkPreview: input.LinkPreview,
 		Mentions: input.Mentions, Quoted: input.Quoted, Delay: input.Delay, IdempotencyKey: valueOf(input.IdempotencyKey)})
 }
 

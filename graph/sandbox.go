@@ -195,6 +195,13 @@ func toSandboxMessage(m sandbox.Message) *model.SandboxMessage {
 	for _, v := range m.Waveform {
 		out.Waveform = append(out.Waveform, int(v))
 	}
+	out.Sticker, out.AnimatedSticker, out.Forwarded = m.Sticker, m.Animated, m.Forwarded
+	if p := m.Poll; p != nil {
+		out.Poll = &model.SandboxPoll{Question: p.Question, Options: append([]string{}, p.Options...), SelectableCount: p.SelectableCount}
+	}
+	if p := m.LinkPreview; p != nil {
+		out.LinkPreview = &model.SandboxLinkPreview{URL: p.URL, Title: optional(p.Title), Description: optional(p.Description), HasThumbnail: p.HasThumbnail}
+	}
 	return out
 }
 

@@ -106,6 +106,27 @@ func (r *mutationResolver) SandboxCall(ctx context.Context, sessionID string, fr
 	return res.ID, err
 }
 
+func (r *mutationResolver) SandboxVote(ctx context.Context, sessionID string, from string, pollID string, options []string) (bool, error) {
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Vote {
+		return sandbox.Vote{From: from, To: to, PollID: pollID, Options: options}
+	}))
+}
+
+func (r *mutationResolver) SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string) (bool, error) {
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Edit {
+		return sandbox.Edit{From: from, To: to, MessageID: messageID, Text: text}
+	}))
+}
+
+func (r *mutationResolver) SandboxRevoke(ctx context.Context, sessionID string, from string, messageID string, chat *string) (bool, error) {
+	if chat != nil && *chat != "" {
+		return false, fault.InvalidField("chat", "simulated phones only write 1:1 chats so far: a revoke in a group cannot be simulated yet")
+	}
+	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Revoke {
+		return sandbox.Revoke{From: from, To: to, MessageID: messageID}
+	}))
+}
+
 func (r *mutationResolver) SandboxDropConnection(ctx context.Context, sessionID string) (bool, error) {
 	return sandboxDevice(ctx, r.Resolver, sessionID, func(device string) sandbox.DropConnection {
 		return sandbox.DropConnection{Device: device}

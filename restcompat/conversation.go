@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -60,6 +61,9 @@ type (
 	editBody struct {
 		Text string `json:"text"`
 	}
+	forwardBody struct {
+		Number string `json:"number"`
+	}
 )
 
 // messageAction decodes a body of type In and calls a mutation on the
@@ -71,7 +75,11 @@ func messageAction[In any](h *Handler, call func(ctx context.Context, sessionID,
 			writeError(w, r, h.log, err)
 			return
 		}
-		res, err := call(r.Context(), r.PathValue("sessionId"), r.PathValue("messageId"), in)
+		ctx := r.Context()
+		if key := r.Header.Get("Idempotency-Key"); key != "" {
+			ctx = graph.WithIdempotencyKey(ctx, key) // a forward is a send
+		}
+		res, err := call(ctx, r.PathValue("sessionId"), r.PathValue("messageId"), in)
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return
@@ -89,6 +97,46 @@ func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string,
 
 func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editBody) (*model.SendResult, error) {
 	return h.m.EditMessage(ctx, sessionID, messageID, in.Text)
+}
+
+func (h *Handler) forwardMessage(ctx context.Context, sessionID, messageID string, in forwardBody) (*model.SendResult, error) {
+	return h.m.ForwardMessage(ctx, sessionID, messageID, in.Number, nil)
+}
+
+// pollJSON is a poll's tally (GET …/message/{messageId}/poll), shaped as
+// GraphQL's Poll.
+type pollJSON struct {
+	MessageID       string           `json:"messageId"`
+	Question        string           `json:"question"`
+	SelectableCount int              `json:"selectableCount"`
+	Options         []pollOptionJSON `json:"options"`
+}
+
+type pollOptionJSON struct {
+	Name   string         `json:"name"`
+	Votes  int            `json:"votes"`
+	Voters []identityJSON `json:"voters"`
+}
+
+func (h *Handler) getPoll(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("messageId")
+	p, err := h.q.Poll(r.Context(), r.PathValue("sessionId"), id)
+	if err == nil && p == nil {
+		err = fault.New(fault.NotFound, "poll %s not found in session %s", id, r.PathValue("sessionId"))
+	}
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	out := pollJSON{MessageID: p.MessageID, Question: p.Question, SelectableCount: p.SelectableCount, Options: make([]pollOptionJSON, len(p.Options))}
+	for i, o := range p.Options {
+		po := pollOptionJSON{Name: o.Name, Votes: o.Votes, Voters: make([]identityJSON, len(o.Voters))}
+		for j, v := range o.Voters {
+			po.Voters[j] = identityJSON{Input: v.Input, JID: v.Jid, Phone: v.Phone, LID: v.Lid}
+		}
+		out.Options[i] = po
+	}
+	ok(w, http.StatusOK, out)
 }
 
 type rejectCallBody struct {

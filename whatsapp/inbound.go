@@ -21,6 +21,12 @@ import (
 // edit. Stanzas that are no chat message (protocol and peer messages,
 // status updates) publish nothing.
 func (r *clientRun) handleMessage(evt *events.Message) bool {
+	if evt.Message.GetSecretEncryptedMessage() != nil {
+		var ok, stored bool
+		if evt, ok, stored = r.openSecretEdit(evt); !ok {
+			return stored
+		}
+	}
 	if ok, handled := r.handleNonChat(evt); handled {
 		return ok
 	}

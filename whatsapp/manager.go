@@ -66,6 +66,7 @@ type Message struct {
 	Caption   string
 	Timestamp time.Time
 	Media     *MediaRef // the attachment of a media message; nil for others and for media that cannot be downloaded
+	Poll      *PollSpec // a poll's options (Text is its question); nil for other messages
 }
 
 // Publisher stores and fans out the events of sessions (the app's event

@@ -44,6 +44,7 @@ type content struct {
 	quotedID                          string   // the quoted message; for a reaction, revoke or edit the message acted on
 	mentions                          []string // JID strings
 	pollOptions                       []string
+	pollSelectable                    int
 	reactionKey                       *waCommon.MessageKey
 	hasMedia                          bool
 	media                             *MediaRef // nil when the attachment cannot be downloaded
@@ -113,6 +114,7 @@ func contentOf(msg *waE2E.Message) content {
 	case pollOf(msg) != nil:
 		p := pollOf(msg)
 		c.typ, c.text, c.pollOptions, ci = "poll", p.GetName(), optionNames(p), p.GetContextInfo()
+		c.pollSelectable = int(p.GetSelectableOptionsCount())
 	case msg.ReactionMessage != nil:
 		r := msg.GetReactionMessage()
 		c.typ, c.text, c.quotedID, c.reactionKey = "reaction", r.GetText(), r.GetKey().GetID(), r.GetKey()
@@ -269,6 +271,9 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 		d.Mentions = append([]string(nil), c.mentions...)
 	}
 	d.PollOptions = c.pollOptions
+	if c.typ == "poll" {
+		rec.Poll = &PollSpec{Options: c.pollOptions, Selectable: c.pollSelectable}
+	}
 	return rec, d
 }
 

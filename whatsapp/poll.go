@@ -90,7 +90,7 @@ func (r *clientRun) handlePollVote(evt *events.Message) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	voter := senderOf(ctx, r.cli, &info.MessageSource)
-	v := &payload.PollVote{Voter: voter.jid().String()}
+	v := &payload.PollVote{PollID: key.GetID(), Voter: voter.jid().String()}
 	if !voter.pn.IsEmpty() {
 		v.VoterPhone = payload.Text(voter.pn.User)
 	}
@@ -99,7 +99,7 @@ func (r *clientRun) handlePollVote(evt *events.Message) bool {
 	}
 	d := &payload.MessageStatus{
 		ID: key.GetID(), Chat: chatOf(ctx, r.cli, &info.MessageSource).String(), Status: "voted",
-		Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID), PollVote: v,
+		Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID), PollVote: v, Vote: v,
 	}
 	vote, err := r.cli.DecryptPollVote(ctx, evt)
 	if err != nil {

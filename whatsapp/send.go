@@ -28,6 +28,7 @@ type Media struct {
 	Width, Height uint32
 	Seconds       uint32
 	Waveform      []byte // voice notes: 64 values 0..100
+	Animated      bool   // a sticker that moves
 }
 
 // Quote is the message an outgoing one quotes (the app looks it up in its
@@ -43,7 +44,7 @@ type Quote struct {
 type Outgoing struct {
 	ID          string    // a reserved id (NewMessageID); "" = a new one
 	To          types.JID // a user (s.whatsapp.net or lid) or a group (g.us)
-	Type        string    // "text", "image", "video", "document", "audio", "location", "contact"
+	Type        string    // "text", "image", "video", "document", "audio", "location", "contact", "poll", "sticker"
 	Text        string
 	Caption     string
 	Media       *Media
@@ -58,6 +59,9 @@ type Outgoing struct {
 	VCard       string
 	Mentions    []types.JID
 	Quoted      *Quote
+	Poll        *PollSpec    // a poll: its options (Text is the question)
+	LinkPreview *LinkPreview // a text's preview of its first URL
+	Forwarded   bool         // shown as forwarded (forwardMessage)
 }
 
 // Sent is a message WhatsApp acknowledged.
@@ -214,10 +218,11 @@ func buildMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 		if strings.TrimSpace(out.Text) == "" {
 			return nil, fault.InvalidField("text", "text must not be empty")
 		}
-		if ci == nil {
-			return &waE2E.Message{Conversation: proto.String(out.Text)}, nil
-		}
-		return &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(out.Text), ContextInfo: ci}}, nil
+		return textMessage(out, ci), nil
+	case "poll":
+		return pollMessage(cli, out, ci)
+	case "sticker":
+		return stickerMessage(ctx, id, cli, out, ci)
 	case "location":
 		return &waE2E.Message{LocationMessage: &waE2E.LocationMessage{
 			DegreesLatitude: proto.Float64(out.Latitude), DegreesLongitude: proto.Float64(out.Longitude),
@@ -319,13 +324,18 @@ func mediaContent(out Outgoing, up whatsmeow.UploadResponse, mimetype string, ci
 	}
 }
 
-// contextInfo carries the mentions and the quote of out; nil when it has
-// neither.
+// contextInfo carries the mentions, the quote and the forwarded mark of
+// out; nil when it has none.
 func contextInfo(out Outgoing) *waE2E.ContextInfo {
-	if len(out.Mentions) == 0 && out.Quoted == nil {
+	if len(out.Mentions) == 0 && out.Quoted == nil && !out.Forwarded {
 		return nil
 	}
 	ci := &waE2E.ContextInfo{}
+	if out.Forwarded {
+		// WhatsApp's apps count the hops; a score of 5 or more shows
+		// "forwarded many times". The store does not know earlier hops.
+		ci.IsForwarded, ci.ForwardingScore = proto.Bool(true), proto.Uint32(1)
+	}
 	for _, j := range out.Mentions {
 		ci.MentionedJID = append(ci.MentionedJID, j.ToNonAD().String())
 	}

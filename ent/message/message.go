@@ -40,6 +40,8 @@ const (
 	FieldReadAt = "read_at"
 	// FieldReactions holds the string denoting the reactions field in the database.
 	FieldReactions = "reactions"
+	// FieldPoll holds the string denoting the poll field in the database.
+	FieldPoll = "poll"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -69,6 +71,7 @@ var Columns = []string{
 	FieldMedia,
 	FieldReadAt,
 	FieldReactions,
+	FieldPoll,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -765,6 +765,16 @@ func ReactionsNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldReactions))
 }
 
+// PollIsNil applies the IsNil predicate on the "poll" field.
+func PollIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldPoll))
+}
+
+// PollNotNil applies the NotNil predicate on the "poll" field.
+func PollNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldPoll))
+}
+
 // HasSession applies the HasEdge predicate on the "session" edge.
 func HasSession() predicate.Message {
 	return predicate.Message(func(s *sql.Selector) {

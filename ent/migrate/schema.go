@@ -168,6 +168,7 @@ var (
 		{Name: "media", Type: field.TypeBytes, Nullable: true},
 		{Name: "read_at", Type: field.TypeTime, Nullable: true},
 		{Name: "reactions", Type: field.TypeJSON, Nullable: true},
+		{Name: "poll", Type: field.TypeJSON, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
@@ -178,7 +179,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_sessions_messages",
-				Columns:    []*schema.Column{MessagesColumns[13]},
+				Columns:    []*schema.Column{MessagesColumns[14]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -187,12 +188,12 @@ var (
 			{
 				Name:    "message_session_id_message_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[13], MessagesColumns[1]},
+				Columns: []*schema.Column{MessagesColumns[14], MessagesColumns[1]},
 			},
 			{
 				Name:    "message_session_id_chat",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[13], MessagesColumns[2]},
+				Columns: []*schema.Column{MessagesColumns[14], MessagesColumns[2]},
 			},
 		},
 	}

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"time"
+
 	"entgo.io/ent"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -36,7 +38,28 @@ func (Message) Fields() []ent.Field {
 		// reactions are the message's current reactions, one per person
 		// (a new one replaces theirs, an empty one takes it back).
 		field.JSON("reactions", []Reaction{}).Optional(),
+		// poll is a poll's options and the votes counted so far (the
+		// question is the text); null for other messages.
+		field.JSON("poll", &Poll{}).Optional(),
 	}
+}
+
+// Poll is what a stored poll asks and how it was answered: each voter's
+// latest vote, by option name.
+type Poll struct {
+	Options    []string   `json:"options"`
+	Selectable int        `json:"selectable"` // 0: any number
+	Votes      []PollVote `json:"votes,omitempty"`
+}
+
+// PollVote is one voter's current choice; an empty one was taken back and
+// is not kept.
+type PollVote struct {
+	Voter   string    `json:"voter"` // the voter's JID, by phone when known
+	Phone   string    `json:"phone,omitempty"`
+	LID     string    `json:"lid,omitempty"`
+	Options []string  `json:"options"`
+	At      time.Time `json:"at"`
 }
 
 // Reaction is an emoji on a stored message, and who put it there.

@@ -168,6 +168,22 @@ type ParticipantResult struct {
 	Message *string `json:"message,omitempty"`
 }
 
+// A poll's current tally: every vote counted as it arrived, decrypted.
+type Poll struct {
+	MessageID string `json:"messageId"`
+	Question  string `json:"question"`
+	// How many options a voter may choose; 0: any number.
+	SelectableCount int           `json:"selectableCount"`
+	Options         []*PollOption `json:"options"`
+}
+
+// One option of a poll, with who chose it (each voter's latest vote).
+type PollOption struct {
+	Name   string      `json:"name"`
+	Votes  int         `json:"votes"`
+	Voters []*Identity `json:"voters"`
+}
+
 // WhatsApp's values: all, contacts, contact_blacklist, none, match_last_seen, known.
 type PrivacySettings struct {
 	LastSeen       string `json:"lastSeen"`
@@ -227,6 +243,14 @@ type SandboxGroup struct {
 	Participants  []*SandboxParticipant `json:"participants"`
 }
 
+type SandboxLinkPreview struct {
+	// The URL as it appears in the text.
+	URL          string  `json:"url"`
+	Title        *string `json:"title,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	HasThumbnail bool    `json:"hasThumbnail"`
+}
+
 // A message as the simulated phone of an account decrypted it.
 type SandboxMessage struct {
 	ID string `json:"id"`
@@ -258,13 +282,28 @@ type SandboxMessage struct {
 	// Its sender edited it (within 15 minutes of sending, as the phone applies edits); text or caption is the new one.
 	Edited bool `json:"edited"`
 	// Sent as view-once: the phone opens it once.
-	ViewOnce  bool      `json:"viewOnce"`
-	Timestamp time.Time `json:"timestamp"`
+	ViewOnce bool `json:"viewOnce"`
+	// A sticker (animatedSticker: one that moves).
+	Sticker         bool `json:"sticker"`
+	AnimatedSticker bool `json:"animatedSticker"`
+	// It came marked as forwarded.
+	Forwarded bool `json:"forwarded"`
+	// A poll's question and options.
+	Poll *SandboxPoll `json:"poll,omitempty"`
+	// The preview a text carried of its first URL.
+	LinkPreview *SandboxLinkPreview `json:"linkPreview,omitempty"`
+	Timestamp   time.Time           `json:"timestamp"`
 }
 
 type SandboxParticipant struct {
 	Phone string `json:"phone"`
 	Role  string `json:"role"`
+}
+
+type SandboxPoll struct {
+	Question        string   `json:"question"`
+	Options         []string `json:"options"`
+	SelectableCount int      `json:"selectableCount"`
 }
 
 type SandboxPrivacy struct {
@@ -351,6 +390,18 @@ type SendLocationInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// A poll: question, 2 to 12 distinct options, and how many of them a voter may
+// choose (1 by default; 0 lets them choose any number).
+type SendPollInput struct {
+	Number          string   `json:"number"`
+	Question        string   `json:"question"`
+	Options         []string `json:"options"`
+	SelectableCount *int     `json:"selectableCount,omitempty"`
+	Delay           *int     `json:"delay,omitempty"`
+	// As on the other sends: the first result for the same key within 24 h.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
 // The outcome of a send: sent now (timestamp) or stored for later (scheduledAt).
 type SendResult struct {
 	// The message id; reserved at once for a delayed send.
@@ -366,6 +417,17 @@ type SendResult struct {
 	Recipient *Identity `json:"recipient,omitempty"`
 }
 
+// A sticker: source (an http(s) URL or base64 data) is a PNG, JPEG, GIF or WebP
+// image; a 512×512 WebP is sent, animated when the source is.
+type SendStickerInput struct {
+	Number string  `json:"number"`
+	Source string  `json:"source"`
+	Quoted *string `json:"quoted,omitempty"`
+	Delay  *int    `json:"delay,omitempty"`
+	// As on the other sends: the first result for the same key within 24 h.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
 // Fields common to the sends: number is a phone number in international format
 // (country code then number, 7-15 digits; spaces, dashes, dots, parentheses and a
 // leading + are ignored, a leading 00 is the international prefix, a national
@@ -378,6 +440,11 @@ type SendTextInput struct {
 	Mentions []string `json:"mentions,omitempty"`
 	Quoted   *string  `json:"quoted,omitempty"`
 	Delay    *int     `json:"delay,omitempty"`
+	// Gives the first http(s) URL of the text a preview (title, description,
+	// thumbnail), fetched within 3 s through the outbound address guard; a
+	// preview that cannot be made leaves the text without one and never fails
+	// the send. Default true.
+	LinkPreview *bool `json:"linkPreview,omitempty"`
 	// Makes the send once however often it is asked for with this key within 24 h (the REST Idempotency-Key header); another request with the same key is CONFLICT.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }

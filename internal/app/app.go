@@ -30,6 +30,7 @@ import (
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/ingest"
+	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
@@ -220,6 +221,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	messages := messaging.New(messaging.Options{
 		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
+		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
 		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID,

@@ -119,11 +119,26 @@ type inboxMessage struct {
 	Edited      bool
 	ViewOnce    bool
 	Reactions   []struct{ Emoji, From string }
+	Sticker     bool
+	Animated    bool `json:"animatedSticker"`
+	Forwarded   bool
+	Poll        *struct {
+		Question        string
+		Options         []string
+		SelectableCount int
+	}
+	LinkPreview *struct {
+		URL          string
+		Title        *string
+		Description  *string
+		HasThumbnail bool
+	}
 }
 
 const inboxQuery = `query($phone: String!) { sandboxInbox(phone: $phone) {
 	id from chat type text caption fileName mimetype mediaSha256 mediaSize latitude longitude name address
-	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked edited viewOnce reactions { emoji from } timestamp } }`
+	vcard gifPlayback voiceNote waveform seconds mentions quotedId revoked edited viewOnce reactions { emoji from }
+	sticker animatedSticker forwarded poll { question options selectableCount } linkPreview { url title description hasThumbnail } timestamp } }`
 
 // inbox is everything the phone of phone received, as it decrypted it.
 func inbox(t testing.TB, s *apptest.Server, phone string) []inboxMessage {

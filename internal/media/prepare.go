@@ -36,6 +36,7 @@ type File struct {
 	Seconds       uint32 // audio/video duration when known
 	Waveform      []byte // voice notes: 64 values 0..100
 	VoiceNote     bool
+	Animated      bool // stickers: an animated WebP
 }
 
 // Preparer checks media against what WhatsApp takes and derives what the

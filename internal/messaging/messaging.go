@@ -31,11 +31,13 @@ type Publisher interface {
 
 // Options are the dependencies of a Service.
 type Options struct {
-	DB        *ent.Client
-	Sender    whatsapp.Runner // runs the sends where their session runs
-	Loader    *media.Loader
-	Preparer  *media.Preparer
-	Geocoder  *geocode.Geocoder
+	DB       *ent.Client
+	Sender   whatsapp.Runner // runs the sends where their session runs
+	Loader   *media.Loader
+	Preparer *media.Preparer
+	Geocoder *geocode.Geocoder
+	// Previewer makes texts' link previews; nil: texts go without.
+	Previewer Previewer
 	Publisher Publisher
 	// Now is the scheduler's clock (default time.Now). The app keeps the
 	// wall clock even when tests pin its own: due times must pass as time
@@ -73,18 +75,19 @@ type Service struct {
 	maxScheduled      int
 	maxScheduledBytes int64
 
-	db     *ent.Client
-	wa     whatsapp.Runner
-	loader *media.Loader
-	prep   *media.Preparer
-	geo    *geocode.Geocoder
-	pub    Publisher
-	now    func() time.Time
-	log    *slog.Logger
-	obs    Observer        // nil: nobody is told
-	wake   chan struct{}   // a new scheduled send: the scheduler looks again
-	held   func() []string // Options.Held
-	store  *Store
+	db       *ent.Client
+	wa       whatsapp.Runner
+	loader   *media.Loader
+	prep     *media.Preparer
+	geo      *geocode.Geocoder
+	previews Previewer
+	pub      Publisher
+	now      func() time.Time
+	log      *slog.Logger
+	obs      Observer        // nil: nobody is told
+	wake     chan struct{}   // a new scheduled send: the scheduler looks again
+	held     func() []string // Options.Held
+	store    *Store
 
 	// The sends with an idempotency key (sendkey.go): this process's
 	// name in the keys it holds, the keys whose send runs here now, and
@@ -107,7 +110,7 @@ func New(opts Options) *Service {
 		opts.Store = NewStore(opts.DB, opts.ConcurrentWrites)
 	}
 	return &Service{
-		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder,
+		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,

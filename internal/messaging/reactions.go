@@ -9,6 +9,7 @@ import (
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/internal/events/payload"
+	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // react applies a reaction to the stored message it names: each person has
@@ -16,26 +17,31 @@ import (
 // taking it back. A reaction that names a message of another chat is not
 // that message's (ids are unique per sender, not across chats).
 func (s *Store) react(ctx context.Context, sessionID string, d *payload.Reaction) error {
-	m, err := s.db.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.MessageID(d.ID)).Only(ctx)
-	if ent.IsNotFound(err) {
+	// Under the row's lock: two people reacting at once must not each
+	// write back the list the other had not joined yet (PostgreSQL; on
+	// SQLite the writer is alone anyway).
+	return ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		m, err := tx.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.MessageID(d.ID), storage.ForUpdate).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("look up message %s: %w", d.ID, err)
+		}
+		if m.Chat != d.Chat {
+			return nil
+		}
+		rs := slices.DeleteFunc(slices.Clone(m.Reactions), func(r schema.Reaction) bool {
+			return r.Sender == d.Sender || (d.FromMe && r.FromMe)
+		})
+		if d.Reaction.Text != "" {
+			rs = append(rs, schema.Reaction{Emoji: d.Reaction.Text, Sender: d.Sender, FromMe: d.FromMe})
+		}
+		if err := tx.Message.UpdateOne(m).SetReactions(rs).Exec(ctx); err != nil {
+			return fmt.Errorf("store a reaction to message %s: %w", d.ID, err)
+		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("look up message %s: %w", d.ID, err)
-	}
-	if m.Chat != d.Chat {
-		return nil
-	}
-	rs := slices.DeleteFunc(slices.Clone(m.Reactions), func(r schema.Reaction) bool {
-		return r.Sender == d.Sender || (d.FromMe && r.FromMe)
 	})
-	if d.Reaction.Text != "" {
-		rs = append(rs, schema.Reaction{Emoji: d.Reaction.Text, Sender: d.Sender, FromMe: d.FromMe})
-	}
-	if err := m.Update().SetReactions(rs).Exec(ctx); err != nil {
-		return fmt.Errorf("store a reaction to message %s: %w", d.ID, err)
-	}
-	return nil
 }
 
 // applyEdit keeps an edit its sender made: the new text, or caption.

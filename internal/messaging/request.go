@@ -21,6 +21,9 @@ const (
 	TypeAudio    = "audio"
 	TypeLocation = "location"
 	TypeContact  = "contact"
+	TypePoll     = "poll"
+	TypeSticker  = "sticker"
+	TypeForward  = "forward" // a stored message sent again, marked forwarded
 )
 
 // Request is one send as both APIs take it. Field names in errors are the
@@ -43,6 +46,14 @@ type Request struct {
 	Mentions    []string
 	Quoted      *string
 	Delay       *int
+	// LinkPreview, when not false, gives a text's first URL a preview.
+	LinkPreview *bool
+	// Question, Options and Selectable are a poll's (Selectable nil: 1).
+	Question   string
+	Options    []string
+	Selectable *int
+	// Forward is the stored message a forward sends again.
+	Forward string
 	// IdempotencyKey, when set, makes the send once however often it is
 	// asked for with that key within KeyTTL (sendkey.go).
 	IdempotencyKey string
@@ -102,15 +113,27 @@ func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (w
 			return out, 0, err
 		}
 		out.Text = req.Text
+		if req.LinkPreview == nil || *req.LinkPreview {
+			out.LinkPreview = s.linkPreview(ctx, sessionID, req.Text)
+		}
+	case TypePoll:
+		if err := poll(req, &out); err != nil {
+			return out, 0, err
+		}
+	case TypeSticker:
+		if err := s.sticker(ctx, req.Source, &out); err != nil {
+			return out, 0, err
+		}
+	case TypeForward:
+		if err := s.forward(ctx, sessionID, req.Forward, &out); err != nil {
+			return out, 0, err
+		}
 	case TypeImage, TypeVideo, TypeDocument, TypeAudio:
 		f, err := s.loadMedia(ctx, req)
 		if err != nil {
 			return out, 0, err
 		}
-		out.Media = &whatsapp.Media{
-			Data: f.Data, Mimetype: f.Mimetype, FileName: f.FileName, Thumbnail: f.Thumbnail,
-			Width: f.Width, Height: f.Height, Seconds: f.Seconds, Waveform: f.Waveform,
-		}
+		out.Media = mediaOf(f)
 		out.GIFPlayback = req.Type == TypeVideo && req.GIFPlayback
 		out.ViewOnce = req.ViewOnce && req.Type != TypeDocument
 		out.VoiceNote = req.Type == TypeAudio && req.VoiceNote

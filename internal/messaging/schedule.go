@@ -32,22 +32,30 @@ const (
 
 // stored is a send as the scheduled_sends row keeps it (media bytes apart).
 type stored struct {
-	Type        string       `json:"type"`
-	To          string       `json:"to"`
-	Text        string       `json:"text,omitempty"`
-	Caption     string       `json:"caption,omitempty"`
-	Media       *storedMedia `json:"media,omitempty"`
-	GIFPlayback bool         `json:"gifPlayback,omitempty"`
-	VoiceNote   bool         `json:"voiceNote,omitempty"`
-	ViewOnce    bool         `json:"viewOnce,omitempty"`
-	Latitude    float64      `json:"latitude,omitempty"`
-	Longitude   float64      `json:"longitude,omitempty"`
-	Name        string       `json:"name,omitempty"`
-	Address     string       `json:"address,omitempty"`
-	ContactName string       `json:"contactName,omitempty"`
-	VCard       string       `json:"vcard,omitempty"`
-	Mentions    []string     `json:"mentions,omitempty"`
-	Quoted      *storedQuote `json:"quoted,omitempty"`
+	Type        string                `json:"type"`
+	To          string                `json:"to"`
+	Text        string                `json:"text,omitempty"`
+	Caption     string                `json:"caption,omitempty"`
+	Media       *storedMedia          `json:"media,omitempty"`
+	GIFPlayback bool                  `json:"gifPlayback,omitempty"`
+	VoiceNote   bool                  `json:"voiceNote,omitempty"`
+	ViewOnce    bool                  `json:"viewOnce,omitempty"`
+	Latitude    float64               `json:"latitude,omitempty"`
+	Longitude   float64               `json:"longitude,omitempty"`
+	Name        string                `json:"name,omitempty"`
+	Address     string                `json:"address,omitempty"`
+	ContactName string                `json:"contactName,omitempty"`
+	VCard       string                `json:"vcard,omitempty"`
+	Mentions    []string              `json:"mentions,omitempty"`
+	Quoted      *storedQuote          `json:"quoted,omitempty"`
+	Poll        *storedPoll           `json:"poll,omitempty"`
+	LinkPreview *whatsapp.LinkPreview `json:"linkPreview,omitempty"`
+	Forwarded   bool                  `json:"forwarded,omitempty"`
+}
+
+type storedPoll struct {
+	Options    []string `json:"options"`
+	Selectable int      `json:"selectable"`
 }
 
 type storedMedia struct {
@@ -58,6 +66,7 @@ type storedMedia struct {
 	Height    uint32 `json:"height,omitempty"`
 	Seconds   uint32 `json:"seconds,omitempty"`
 	Waveform  []byte `json:"waveform,omitempty"`
+	Animated  bool   `json:"animated,omitempty"`
 }
 
 type storedQuote struct {
@@ -69,6 +78,10 @@ func toStored(out whatsapp.Outgoing) (stored, []byte) {
 		Type: out.Type, To: out.To.String(), Text: out.Text, Caption: out.Caption,
 		GIFPlayback: out.GIFPlayback, VoiceNote: out.VoiceNote, ViewOnce: out.ViewOnce, Latitude: out.Latitude, Longitude: out.Longitude,
 		Name: out.Name, Address: out.Address, ContactName: out.ContactName, VCard: out.VCard,
+		LinkPreview: out.LinkPreview, Forwarded: out.Forwarded,
+	}
+	if p := out.Poll; p != nil {
+		st.Poll = &storedPoll{Options: p.Options, Selectable: p.Selectable}
 	}
 	for _, m := range out.Mentions {
 		st.Mentions = append(st.Mentions, m.String())
@@ -79,7 +92,7 @@ func toStored(out whatsapp.Outgoing) (stored, []byte) {
 	var data []byte
 	if m := out.Media; m != nil {
 		st.Media = &storedMedia{Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
-			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform}
+			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform, Animated: m.Animated}
 		data = m.Data
 	}
 	return st, data
@@ -89,7 +102,10 @@ func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
 	out := whatsapp.Outgoing{
 		ID: id, Type: st.Type, Text: st.Text, Caption: st.Caption, GIFPlayback: st.GIFPlayback, VoiceNote: st.VoiceNote, ViewOnce: st.ViewOnce,
 		Latitude: st.Latitude, Longitude: st.Longitude, Name: st.Name, Address: st.Address,
-		ContactName: st.ContactName, VCard: st.VCard,
+		ContactName: st.ContactName, VCard: st.VCard, LinkPreview: st.LinkPreview, Forwarded: st.Forwarded,
+	}
+	if p := st.Poll; p != nil {
+		out.Poll = &whatsapp.PollSpec{Options: p.Options, Selectable: p.Selectable}
 	}
 	var err error
 	parse := func(s string) whatsapp.JID {
@@ -108,7 +124,7 @@ func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
 	}
 	if m := st.Media; m != nil {
 		out.Media = &whatsapp.Media{Data: data, Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
-			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform}
+			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform, Animated: m.Animated}
 	}
 	return out, err
 }

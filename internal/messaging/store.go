@@ -12,6 +12,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -66,9 +67,13 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 	if d, ok := ev.Data.(*payload.ChatUpdate); ok && ev.Kind == whatsapp.KindChatsUpdate && d.Read != nil && *d.Read {
 		return s.markChatRead(ctx, sessionID, d.ID)
 	}
-	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.MessageID != "" &&
-		(d.Status == "revoked" || d.Status == "edited") {
-		return s.judge(ctx, sessionID, d)
+	if d, ok := ev.Data.(*payload.MessageStatus); ok && ev.Kind == whatsapp.KindMessagesUpdate && d.MessageID != "" {
+		switch d.Status {
+		case "revoked", "edited":
+			return s.judge(ctx, sessionID, d)
+		case "voted":
+			return s.vote(ctx, sessionID, d)
+		}
 	}
 	return nil
 }
@@ -162,6 +167,9 @@ func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp
 	}
 	if ref != nil {
 		create.SetMedia(ref)
+	}
+	if p := m.Poll; p != nil {
+		create.SetPoll(&schema.Poll{Options: p.Options, Selectable: p.Selectable})
 	}
 	conflict := []entsql.ConflictOption{entsql.ConflictColumns(entmessage.FieldSessionID, entmessage.FieldMessageID)}
 	if m.FromMe {

@@ -155,3 +155,76 @@ func (Call) control() Control[Call, Sent] {
 func checkContact(from, to string) error {
 	return first(checkAccount("from", from), checkUser("to", to))
 }
+
+// Vote has the simulated phone of From vote for Options (none takes its
+// vote back) in poll PollID, which To sent it: encrypted under the poll's
+// secret. The options are the receiver's to check, as on WhatsApp.
+type Vote struct {
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	PollID  string   `json:"pollId"`
+	Options []string `json:"options"`
+}
+
+// maxVoteOptions bounds a vote: a poll has at most 12 options.
+const maxVoteOptions = 12
+
+func (Vote) control() Control[Vote, Done] {
+	return Control[Vote, Done]{
+		name: "vote",
+		check: func(q Vote) error {
+			return first(checkContact(q.From, q.To), checkID("pollId", q.PollID), checkVoteOptions(q.Options))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Vote) (Done, error) {
+			to := checked(q.To).User
+			_, err := n.Vote(q.From, to, q.PollID, q.Options)
+			return Done{}, refusal(err, to)
+		},
+	}
+}
+
+// Edit has the simulated phone of From send To an edit of MessageID
+// (encrypted when the phone has the message's secret). Who may edit it is
+// for the receiver to judge.
+type Edit struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	MessageID string `json:"messageId"`
+	Text      string `json:"text"`
+}
+
+func (Edit) control() Control[Edit, Done] {
+	return Control[Edit, Done]{
+		name: "edit",
+		check: func(q Edit) error {
+			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID), checkText(q.Text))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Edit) (Done, error) {
+			to := checked(q.To).User
+			_, err := n.SendEdit(q.From, to, q.MessageID, q.Text)
+			return Done{}, refusal(err, to)
+		},
+	}
+}
+
+// Revoke has the simulated phone of From delete MessageID for everyone in
+// its chat with To; unchecked, as Edit.
+type Revoke struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	MessageID string `json:"messageId"`
+}
+
+func (Revoke) control() Control[Revoke, Done] {
+	return Control[Revoke, Done]{
+		name: "revoke",
+		check: func(q Revoke) error {
+			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID))
+		},
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Revoke) (Done, error) {
+			to := checked(q.To).User
+			_, err := n.SendRevoke(q.From, to, q.MessageID)
+			return Done{}, refusal(err, to)
+		},
+	}
+}

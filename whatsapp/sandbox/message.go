@@ -51,6 +51,31 @@ type Message struct {
 	Reactions []Reaction `json:"reactions"`
 	Edited    bool       `json:"edited"`
 	ViewOnce  bool       `json:"viewOnce"`
+	// Sticker says it is a sticker (Animated: one that moves); Forwarded
+	// that it came marked as forwarded.
+	Sticker   bool `json:"sticker"`
+	Animated  bool `json:"animated"`
+	Forwarded bool `json:"forwarded"`
+	// Poll is a poll's question and options; LinkPreview the preview a
+	// text carried of its first URL.
+	Poll        *Poll        `json:"poll,omitempty"`
+	LinkPreview *LinkPreview `json:"linkPreview,omitempty"`
+}
+
+// Poll is what a poll asks, as the phone shows it.
+type Poll struct {
+	Question        string   `json:"question"`
+	Options         []string `json:"options"`
+	SelectableCount int      `json:"selectableCount"`
+}
+
+// LinkPreview is the preview a text carried: its URL as matched in the
+// text, title and description, and whether a thumbnail came with it.
+type LinkPreview struct {
+	URL          string `json:"url"`
+	Title        string `json:"title,omitempty"`
+	Description  string `json:"description,omitempty"`
+	HasThumbnail bool   `json:"hasThumbnail"`
 }
 
 // Reaction is an emoji an account (From, a phone) put on a message.
@@ -117,6 +142,9 @@ func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
 	case msg.GetExtendedTextMessage() != nil:
 		t := msg.GetExtendedTextMessage()
 		m.Type, m.Text, ci = "text", t.GetText(), t.GetContextInfo()
+		if t.MatchedText != nil {
+			m.LinkPreview = &LinkPreview{URL: t.GetMatchedText(), Title: t.GetTitle(), Description: t.GetDescription(), HasThumbnail: len(t.GetJPEGThumbnail()) > 0}
+		}
 	case msg.GetImageMessage() != nil:
 		img := msg.GetImageMessage()
 		m.Type, m.Caption, m.Mimetype, ci, attached = "image", img.GetCaption(), img.GetMimetype(), img.GetContextInfo(), true
@@ -139,6 +167,7 @@ func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
 	case msg.GetStickerMessage() != nil:
 		s := msg.GetStickerMessage()
 		m.Type, m.Mimetype, ci, attached = "sticker", s.GetMimetype(), s.GetContextInfo(), true
+		m.Sticker, m.Animated = true, s.GetIsAnimated()
 	case msg.GetLocationMessage() != nil:
 		l := msg.GetLocationMessage()
 		m.Type, m.Name, m.Address, ci = "location", l.GetName(), l.GetAddress(), l.GetContextInfo()
@@ -161,6 +190,10 @@ func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
 	case poll(msg) != nil:
 		p := poll(msg)
 		m.Type, m.Text, ci = "poll", p.GetName(), p.GetContextInfo()
+		m.Poll = &Poll{Question: p.GetName(), SelectableCount: int(p.GetSelectableOptionsCount())}
+		for _, o := range p.GetOptions() {
+			m.Poll.Options = append(m.Poll.Options, o.GetOptionName())
+		}
 	case msg.GetReactionMessage() != nil:
 		rm := msg.GetReactionMessage()
 		m.Type, m.Text, m.QuotedID = "reaction", rm.GetText(), rm.GetKey().GetID()
@@ -185,6 +218,7 @@ func messageOf(n *wafake.Network, log *slog.Logger, r wafake.Received) Message {
 		m.Type = "unknown"
 	}
 	if ci != nil {
+		m.Forwarded = ci.GetIsForwarded()
 		m.QuotedID = ci.GetStanzaID()
 		if len(ci.GetMentionedJID()) > 0 {
 			m.Mentions = ci.GetMentionedJID()

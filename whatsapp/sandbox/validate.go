@@ -195,3 +195,25 @@ func refusal(err error, subject string) error {
 func noDevice(phone string) error {
 	return fault.New(fault.Conflict, "%s has no linked device to receive it", phone)
 }
+
+// checkID accepts a non-empty message id named field.
+func checkID(field, id string) error {
+	if strings.TrimSpace(id) == "" {
+		return fault.InvalidField(field, "%s must not be empty", field)
+	}
+	return nil
+}
+
+// checkVoteOptions bounds a vote's options: at most a poll's 12, each a
+// poll option's 100 characters.
+func checkVoteOptions(options []string) error {
+	if len(options) > maxVoteOptions {
+		return fault.InvalidField("options", "options must name at most %d options (got %d)", maxVoteOptions, len(options))
+	}
+	for i, o := range options {
+		if o == "" || utf8.RuneCountInString(o) > 100 {
+			return fault.InvalidField(fmt.Sprintf("options[%d]", i), "options[%d] must be 1 to 100 characters", i)
+		}
+	}
+	return nil
+}

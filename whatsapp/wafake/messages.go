@@ -224,12 +224,17 @@ func (n *Network) SendText(from, to, text string) (string, error) {
 // SendMessage has the phone of account from send msg to every linked device
 // of account to. Devices that are offline get it when they log in.
 func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, error) {
-	plain, err := proto.Marshal(msg)
-	if err != nil {
-		return "", err
-	}
 	n.mu.Lock()
 	sender, err := n.accountLocked(from)
+	if err != nil {
+		n.mu.Unlock()
+		return "", err
+	}
+	id := newMessageID()
+	if carriesSecret(msg) {
+		msg = withSecret(msg, sender.messageSecret(id))
+	}
+	plain, err := proto.Marshal(msg)
 	if err != nil {
 		n.mu.Unlock()
 		return "", err
@@ -248,7 +253,6 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 	if len(comps) == 0 {
 		return "", fmt.Errorf("wafake: account %s has no linked device", to)
 	}
-	id := newMessageID()
 	for _, comp := range comps {
 		enc, err := n.phoneEncrypt(sender, comp, plain)
 		if err != nil {
@@ -275,7 +279,8 @@ func messageType(msg *waE2E.Message) string {
 	switch {
 	case msg.GetReactionMessage() != nil:
 		return "reaction"
-	case msg.GetConversation() != "" || msg.GetExtendedTextMessage() != nil || msg.GetProtocolMessage() != nil:
+	case msg.GetConversation() != "" || msg.GetExtendedTextMessage() != nil || msg.GetProtocolMessage() != nil ||
+		msg.GetSecretEncryptedMessage() != nil:
 		return "text"
 	default:
 		return "media"

@@ -62,6 +62,9 @@ type MessageStatus struct {
 	// PollVote is the vote of status "voted" (the message is the poll);
 	// null for every other status.
 	PollVote *PollVote `json:"pollVote"`
+	// Vote is the same vote under the name surface.md gives it; both
+	// point to one value.
+	Vote *PollVote `json:"vote"`
 }
 
 // Receipt is a group participant's receipt of one of the account's

@@ -6,6 +6,7 @@ package payload
 // A vote replaces the voter's earlier vote; an empty selection takes it
 // back.
 type PollVote struct {
+	PollID     string `json:"pollId"`
 	Voter      string `json:"voter"` // by phone JID when known
 	VoterPhone Text   `json:"voterPhone"`
 	VoterLID   Text   `json:"voterLid"`

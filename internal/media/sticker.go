@@ -1,0 +1,500 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"image"
+	"image/gif"
+
+	"github.com/gen2brain/webp"
+	"golang.org/x/image/draw"
+
+	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/fault"
+)
+
+// WhatsApp shows a sticker only as a 512x512 WebP, and its clients refuse
+// to send static ones over 100 KiB and animated ones over 500 KiB or over
+// 10 s: a sticker made from an arbitrary picture is converted here, where
+// those rules can be kept, rather than refused by the phone at the other end.
+const (
+	stickerSide        = 512
+	maxStaticSticker   = 100 << 10
+	maxAnimatedSticker = 500 << 10
+	maxStickerMillis   = 10_000
+)
+
+// maxStickerFrames bounds the frames of a source animation, checked from its
+// header: 500 is 10 s at 50 frames a second, the fastest a GIF plays (2/100 s
+// a frame; shorter delays are shown at 100 ms, see frameMillis).
+const maxStickerFrames = 500
+
+// maxEncodedFrames bounds the frames of an animated sticker. libwebp run as
+// WASM takes 50-200 ms a 512x512 frame on one core, and 500 KiB over 50
+// frames is already only 10 KiB each, about what a lossy 512x512 frame needs
+// to look right: a longer source keeps 50 of its frames, evenly spread, each
+// shown for the frames it stands for, so that its length is kept.
+const maxEncodedFrames = 50
+
+// The encoder's settings. Still stickers start near what WhatsApp's own
+// sticker maker sends and take libwebp's default effort; animations go down
+// faster and with the cheapest effort, as every step re-encodes every frame.
+var (
+	stillQualities = [...]int{80, 65, 50, 35, 20, 10, 1}
+	animQualities  = [...]int{75, 50, 30, 15}
+)
+
+const (
+	stillMethod = 4
+	animMethod  = 0
+	// maxAnimAttempts bounds the encodings of one animation: the qualities,
+	// then frame counts, each chosen from how far the last one missed.
+	maxAnimAttempts = 8
+)
+
+// Sticker converts a PNG, JPEG, GIF or WebP picture (animated or not) into a
+// WhatsApp sticker: the picture fitted in 512x512, centred on a transparent
+// canvas as WhatsApp's sticker maker does, as WebP under WhatsApp's size
+// limits; an animation keeps its timing. Everything a client sends is
+// checked from the headers before anything is decoded, and the decoding and
+// encoding run in one of the image pool's slots.
+func (p *Preparer) Sticker(ctx context.Context, data []byte) (File, error) {
+	src, err := inspectSticker(data)
+	if err != nil {
+		return File{}, err
+	}
+	release, err := p.decodes.Acquire(ctx)
+	if err != nil {
+		return File{}, err
+	}
+	defer release()
+	frames, err := src.decode(ctx, data)
+	if err != nil {
+		return File{}, err
+	}
+	f := File{Mimetype: "image/webp", Width: stickerSide, Height: stickerSide}
+	if len(frames) == 1 {
+		f.Data, err = encodeStill(ctx, frames[0].img)
+	} else {
+		f.Data, f.Animated, err = encodeAnimation(ctx, frames)
+	}
+	if err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// stickerSource is what a source's header says, enough to refuse it
+// before a decode slot is taken.
+type stickerSource struct {
+	mimetype string
+	anim     animInfo // GIFs and animated WebPs
+}
+
+// animInfo is an animation's layout, read from its blocks or chunks without
+// decoding a pixel.
+type animInfo struct {
+	width, height int
+	frames        int
+	millis        int   // shown, each frame's delay as frameMillis has it
+	area          int64 // pixels of all frames (a GIF's are partial)
+}
+
+func inspectSticker(data []byte) (stickerSource, error) {
+	if len(data) > MaxImage {
+		return stickerSource{}, onSource(tooLarge(len(data), "images", MaxImage))
+	}
+	src := stickerSource{mimetype: detect(data)}
+	var ok bool
+	switch src.mimetype {
+	case "image/png", "image/jpeg":
+	case "image/gif":
+		if src.anim, ok = inspectGIF(data); !ok {
+			return src, unreadable(src.mimetype)
+		}
+		return src, src.anim.check(src.mimetype)
+	case "image/webp":
+		if src.anim, ok = inspectWebP(data); !ok {
+			return src, unreadable(src.mimetype)
+		}
+		if src.anim.frames > 0 {
+			return src, src.anim.check(src.mimetype)
+		}
+	default:
+		e := fault.New(fault.Unsupported, "source must be a PNG, JPEG, GIF or WebP image; it is %s", src.mimetype)
+		e.Field = "source"
+		return src, e
+	}
+	if _, err := checkImageHeader(data); err != nil {
+		return src, onSource(imageError(src.mimetype, err))
+	}
+	return src, nil
+}
+
+// check applies the bounds of an animation. Its decoded size counts what
+// the decoders hold at once: a GIF's frames (a byte a pixel) and the canvas
+// they are drawn on, kept twice for the frames that restore it; every frame
+// of a WebP at full canvas size (libwebp's decoder returns them all); and
+// the frames kept for the sticker.
+func (a animInfo) check(mimetype string) error {
+	canvas := int64(a.width) * int64(a.height)
+	switch {
+	case a.frames == 0 || canvas == 0:
+		return unreadable(mimetype)
+	case canvas > maxPixels:
+		return refuse(fault.TooLarge, "source is %dx%d; images may have at most %d megapixels", a.width, a.height, maxPixels>>20)
+	case a.frames > maxStickerFrames:
+		return refuse(fault.TooLarge, "source has %d frames; an animated sticker may have at most %d", a.frames, maxStickerFrames)
+	case a.millis > maxStickerMillis:
+		return refuse(fault.Invalid, "source plays for %.1f s; WhatsApp plays animated stickers for at most %d s", float64(a.millis)/1000, maxStickerMillis/1000)
+	}
+	decoded := int64(min(a.frames, maxEncodedFrames)) * stickerSide * stickerSide * 4
+	if mimetype == "image/gif" {
+		decoded += a.area + 2*4*canvas
+	} else {
+		decoded += int64(a.frames+2) * 4 * canvas
+	}
+	if decoded > maxDecodedBytes {
+		return refuse(fault.TooLarge, "source decodes to %s (%d frames of %dx%d pixels); a sticker's source may take at most %s once decoded",
+			sizeOver(decoded), a.frames, a.width, a.height, config.FormatSize(maxDecodedBytes))
+	}
+	return nil
+}
+
+// frameMillis is how long a frame shows, in milliseconds. Browsers show
+// frames of 10 ms or less for 100 ms, and GIFs are made to look right in
+// them; WhatsApp wants at least 8 ms.
+func frameMillis(ms int) int {
+	if ms <= 10 {
+		return 100
+	}
+	return ms
+}
+
+// inspectGIF walks a GIF's blocks: the logical screen, and for each image
+// its size and the delay of the graphic control extension before it. ok is
+// false when it is not a GIF; a truncated one is left to the decoder.
+func inspectGIF(data []byte) (a animInfo, ok bool) {
+	if len(data) < 13 || (string(data[:6]) != "GIF87a" && string(data[:6]) != "GIF89a") {
+		return a, false
+	}
+	a.width, a.height = int(le16(data[6:])), int(le16(data[8:]))
+	i := 13 + colorTableSize(data[10])
+	delay := 0
+	for i < len(data) {
+		switch data[i] {
+		case 0x21: // extension: label, then sub-blocks
+			if i+2 >= len(data) {
+				return a, true
+			}
+			if data[i+1] == 0xF9 && i+6 <= len(data) && data[i+2] >= 4 {
+				delay = int(le16(data[i+4:]))
+			}
+			i = skipSubBlocks(data, i+2)
+		case 0x2C: // image descriptor, local color table, LZW code size, data
+			if i+10 > len(data) {
+				return a, true
+			}
+			w, h := int64(le16(data[i+5:])), int64(le16(data[i+7:]))
+			i = skipSubBlocks(data, i+10+colorTableSize(data[i+9])+1)
+			a.frames++
+			a.area += w * h
+			a.millis += frameMillis(delay * 10)
+			delay = 0
+		default: // the trailer, or bytes the decoder will refuse
+			return a, true
+		}
+	}
+	return a, true
+}
+
+func colorTableSize(flags byte) int {
+	if flags&0x80 == 0 {
+		return 0
+	}
+	return 3 << (flags&7 + 1)
+}
+
+// skipSubBlocks returns the index after the sub-blocks starting at i.
+func skipSubBlocks(data []byte, i int) int {
+	for i < len(data) {
+		n := int(data[i])
+		i += 1 + n
+		if n == 0 {
+			break
+		}
+	}
+	return i
+}
+
+func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
+
+func le24(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
+
+// inspectWebP reads an animated WebP's canvas and ANMF chunks. A still WebP
+// has no frames here: its header is checked like any image's.
+func inspectWebP(data []byte) (a animInfo, ok bool) {
+	animated := false
+	ok = riffChunks(data, func(fourcc string, body []byte) {
+		switch {
+		case fourcc == "VP8X" && len(body) >= 10:
+			animated = body[0]&0x02 != 0
+			a.width, a.height = le24(body[4:])+1, le24(body[7:])+1
+		case fourcc == "ANMF" && len(body) >= 16:
+			a.frames++
+			a.area += int64(le24(body[6:])+1) * int64(le24(body[9:])+1)
+			a.millis += frameMillis(le24(body[12:]))
+		}
+	})
+	if !animated {
+		return animInfo{}, ok
+	}
+	if a.frames == 0 {
+		return a, false
+	}
+	return a, ok
+}
+
+// riffChunks calls fn with each chunk of a WebP file; false when it is not
+// one. A chunk running past the end stops the walk: the decoder says more.
+func riffChunks(data []byte, fn func(fourcc string, body []byte)) bool {
+	if len(data) < 12 || string(data[:4]) != "RIFF" || string(data[8:12]) != "WEBP" {
+		return false
+	}
+	for b := data[12:]; len(b) >= 8; {
+		n := uint64(binary.LittleEndian.Uint32(b[4:]))
+		if n > uint64(len(b)-8) {
+			break
+		}
+		fn(string(b[:4]), b[8:8+n])
+		b = b[min(uint64(len(b)), 8+n+n&1):]
+	}
+	return true
+}
+
+// stickerFrame is one frame fitted in the sticker: img's bounds are where it
+// sits on the 512x512 canvas, the rest of which stays transparent.
+type stickerFrame struct {
+	img    *image.NRGBA
+	millis int
+}
+
+// decode returns the frames of the sticker, scaled; identical neighbours
+// are merged, and a source of one frame gives one.
+func (s stickerSource) decode(ctx context.Context, data []byte) ([]stickerFrame, error) {
+	switch {
+	case s.mimetype == "image/gif":
+		g, err := gif.DecodeAll(bytes.NewReader(data))
+		if err != nil || len(g.Image) == 0 || len(g.Image) > maxStickerFrames {
+			return nil, unreadable(s.mimetype)
+		}
+		return gifFrames(ctx, g)
+	case s.anim.frames > 0:
+		w, err := webp.DecodeAll(bytes.NewReader(data))
+		if err != nil || len(w.Image) == 0 || len(w.Image) > maxStickerFrames || len(w.Delay) != len(w.Image) {
+			return nil, unreadable(s.mimetype)
+		}
+		sink := newFrameSink(len(w.Image))
+		for i, img := range w.Image {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			w.Image[i] = nil // the sink holds what it keeps
+			sink.add(i, frameMillis(w.Delay[i]), img)
+		}
+		return sink.frames, nil
+	}
+	img, err := decodeImage(data)
+	if err != nil {
+		return nil, onSource(imageError(s.mimetype, err))
+	}
+	return []stickerFrame{{img: fitSticker(img, draw.CatmullRom)}}, nil
+}
+
+// gifFrames draws each frame of g on a canvas of its logical screen as a
+// browser does: a frame may cover only part of the screen, with the rest
+// left from the frames before, and after it is shown its disposal clears
+// its area or restores what was there before it.
+func gifFrames(ctx context.Context, g *gif.GIF) ([]stickerFrame, error) {
+	screen := image.Rect(0, 0, g.Config.Width, g.Config.Height)
+	canvas := image.NewRGBA(screen)
+	var saved *image.RGBA
+	sink := newFrameSink(len(g.Image))
+	for i, frame := range g.Image {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r := frame.Rect.Intersect(screen)
+		disposal := byte(0)
+		if i < len(g.Disposal) {
+			disposal = g.Disposal[i]
+		}
+		if disposal == gif.DisposalPrevious {
+			if saved == nil {
+				saved = image.NewRGBA(screen)
+			}
+			draw.Copy(saved, r.Min, canvas, r, draw.Src, nil)
+		}
+		drawPaletted(canvas, frame, r)
+		delay := 0
+		if i < len(g.Delay) {
+			delay = g.Delay[i]
+		}
+		sink.add(i, frameMillis(delay*10), canvas)
+		switch disposal {
+		case gif.DisposalBackground: // browsers clear to transparent, not to the background color
+			draw.Draw(canvas, r, image.Transparent, image.Point{}, draw.Src)
+		case gif.DisposalPrevious:
+			draw.Copy(canvas, r.Min, saved, r, draw.Src, nil)
+		}
+		g.Image[i] = nil
+	}
+	return sink.frames, nil
+}
+
+// drawPaletted draws the pixels of frame within r over canvas: a GIF's
+// pixels are opaque or, at its transparent index, not drawn.
+func drawPaletted(canvas *image.RGBA, frame *image.Paletted, r image.Rectangle) {
+	var pal [256][4]byte
+	for i, c := range frame.Palette {
+		cr, cg, cb, ca := c.RGBA()
+		pal[i] = [4]byte{byte(cr >> 8), byte(cg >> 8), byte(cb >> 8), byte(ca >> 8)}
+	}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		src := frame.Pix[frame.PixOffset(r.Min.X, y):]
+		dst := canvas.Pix[canvas.PixOffset(r.Min.X, y):]
+		for x := range r.Dx() {
+			if c := pal[src[x]]; c[3] != 0 {
+				copy(dst[4*x:4*x+4], c[:])
+			}
+		}
+	}
+}
+
+// frameSink keeps at most maxEncodedFrames of n frames: frames are taken in
+// evenly spread groups, the first of each shown for the whole group.
+type frameSink struct {
+	n, groups, next int
+	frames          []stickerFrame
+}
+
+func newFrameSink(n int) *frameSink {
+	return &frameSink{n: n, groups: min(n, maxEncodedFrames)}
+}
+
+// add takes frame i, shown for millis; img is only read during the call.
+func (s *frameSink) add(i, millis int, img image.Image) {
+	if s.next >= s.groups || i != s.next*s.n/s.groups {
+		s.frames[len(s.frames)-1].millis += millis
+		return
+	}
+	s.next++
+	kernel := draw.Interpolator(draw.BiLinear) // many frames: the cheaper kernel
+	if s.n == 1 {
+		kernel = draw.CatmullRom
+	}
+	fit := fitSticker(img, kernel)
+	if k := len(s.frames); k > 0 && bytes.Equal(s.frames[k-1].img.Pix, fit.Pix) {
+		s.frames[k-1].millis += millis
+		return
+	}
+	s.frames = append(s.frames, stickerFrame{img: fit, millis: millis})
+}
+
+// fitSticker scales img to fit stickerSide, up or down, keeping its aspect
+// ratio, at its place on the centred canvas. Scaling works on premultiplied
+// pixels (so that transparent ones do not bleed their color into the
+// edges); the result is straight alpha, which is what the encoder reads.
+func fitSticker(img image.Image, kernel draw.Interpolator) *image.NRGBA {
+	b := img.Bounds()
+	w, h := stickerSide, stickerSide
+	if b.Dx() > b.Dy() {
+		h = max(1, (b.Dy()*stickerSide+b.Dx()/2)/b.Dx())
+	} else if b.Dy() > b.Dx() {
+		w = max(1, (b.Dx()*stickerSide+b.Dy()/2)/b.Dy())
+	}
+	r := image.Rect(0, 0, w, h).Add(image.Pt((stickerSide-w)/2, (stickerSide-h)/2))
+	dst := image.NewRGBA(r)
+	kernel.Scale(dst, r, img, b, draw.Src, nil)
+	pix := dst.Pix
+	for i := 0; i < len(pix); i += 4 {
+		if a := uint32(pix[i+3]); a != 0 && a != 255 {
+			pix[i] = uint8((uint32(pix[i])*255 + a/2) / a)
+			pix[i+1] = uint8((uint32(pix[i+1])*255 + a/2) / a)
+			pix[i+2] = uint8((uint32(pix[i+2])*255 + a/2) / a)
+		}
+	}
+	return &image.NRGBA{Pix: pix, Stride: dst.Stride, Rect: r}
+}
+
+// stickerCanvas is a transparent 512x512 picture with img drawn at its place.
+func stickerCanvas(img *image.NRGBA) *image.NRGBA {
+	c := image.NewNRGBA(image.Rect(0, 0, stickerSide, stickerSide))
+	copyNRGBA(c, img.Rect.Min, img, img.Rect)
+	return c
+}
+
+// encodeStill encodes at decreasing qualities until the sticker fits,
+// skipping further down when it misses by far.
+func encodeStill(ctx context.Context, img *image.NRGBA) ([]byte, error) {
+	c := stickerCanvas(img)
+	for i := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out, err := encodeWebP(c, stillQualities[i], stillMethod)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) <= maxStaticSticker {
+			return out, nil
+		}
+		if i == len(stillQualities)-1 {
+			return nil, cannotFit(len(out), "static", maxStaticSticker)
+		}
+		step := 1
+		switch {
+		case len(out) > 2*maxStaticSticker:
+			step = 3
+		case len(out) > maxStaticSticker*3/2:
+			step = 2
+		}
+		i = min(i+step, len(stillQualities)-1)
+	}
+}
+
+// encodeWebP encodes img whole. The encoder reads a picture's pixels as one
+// block from its first, so img must not be a sub-image.
+func encodeWebP(img *image.NRGBA, quality, method int) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := webp.Encode(&buf, img, webp.Options{Quality: quality, Method: method}); err != nil {
+		return nil, fmt.Errorf("sticker: encode webp: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func unreadable(mimetype string) error {
+	return fault.InvalidField("source", "source looks like %s but is not a readable image", mimetype)
+}
+
+func refuse(code fault.Code, format string, args ...any) error {
+	e := fault.New(code, format, args...)
+	e.Field = "source"
+	return e
+}
+
+// onSource names the field of a refusal made by the image checks, some of
+// which name none; a full pool is no fault of the source.
+func onSource(err error) error {
+	if f := fault.From(err); f != nil && f.Field == "" && f.Code != fault.RateLimited {
+		f.Field = "source"
+	}
+	return err
+}
+
+func cannotFit(size int, kind string, limit int) error {
+	return refuse(fault.TooLarge, "source does not fit in a sticker: at the lowest quality the WebP is still %s, over WhatsApp's %s limit for %s stickers; send a smaller or simpler picture",
+		config.FormatSize(int64(size)), config.FormatSize(int64(limit)), kind)
+}
