@@ -180,7 +180,7 @@ func TestChatEvents(t *testing.T) {
 		}, []want{
 			{KindMessagesUpdate, map[string]any{
 				"id": "3EB0STAR", "chat": chat, "status": "starred", "timestamp": anyTime,
-				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": nil, "pollVote": nil,
+				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": nil, "vote": nil,
 			}},
 		}},
 		{"unstar in a group", func() error {
@@ -188,7 +188,7 @@ func TestChatEvents(t *testing.T) {
 		}, []want{
 			{KindMessagesUpdate, map[string]any{
 				"id": "3EB0GRP", "chat": group.String(), "status": "unstarred", "timestamp": anyTime,
-				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": phoneJID(peer2).String(), "pollVote": nil,
+				"error": nil, "messageId": nil, "text": nil, "caption": nil, "sender": phoneJID(peer2).String(), "vote": nil,
 			}},
 		}},
 		{"delete for me", func() error {

@@ -99,7 +99,7 @@ func (r *clientRun) handlePollVote(evt *events.Message) bool {
 	}
 	d := &payload.MessageStatus{
 		ID: key.GetID(), Chat: chatOf(ctx, r.cli, &info.MessageSource).String(), Status: "voted",
-		Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID), PollVote: v, Vote: v,
+		Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID), PollVote: v,
 	}
 	vote, err := r.cli.DecryptPollVote(ctx, evt)
 	if err != nil {

@@ -112,8 +112,8 @@ func TestPollVotes(t *testing.T) {
 		}
 		ev := e.eventWhere("s1", KindMessagesUpdate, func(d map[string]any) bool { return d["messageId"] == voteID })
 		wantData(t, "messages.update", ev.Data, map[string]any{"id": pollID, "chat": chat, "status": "voted", "error": nil})
-		pv, _ := ev.Data["pollVote"].(map[string]any)
-		wantData(t, "pollVote", pv, voter)
+		pv, _ := ev.Data["vote"].(map[string]any)
+		wantData(t, "vote", pv, voter)
 		for _, x := range e.pub.events("s1") {
 			if x.Message != nil && x.Message.ID == voteID {
 				t.Errorf("the vote was published as a message: %+v", x)
@@ -123,11 +123,11 @@ func TestPollVotes(t *testing.T) {
 	}
 	t.Run("vote", func(t *testing.T) {
 		pv := vote(t, []string{"sushi"})
-		wantData(t, "pollVote", pv, map[string]any{"selectedOptions": []string{"sushi"}, "selectedHashes": []string{sha256Hex("sushi")}})
+		wantData(t, "vote", pv, map[string]any{"selectedOptions": []string{"sushi"}, "selectedHashes": []string{sha256Hex("sushi")}})
 	})
 	t.Run("taken back", func(t *testing.T) {
 		pv := vote(t, nil)
-		wantData(t, "pollVote", pv, map[string]any{"selectedOptions": []string{}, "selectedHashes": []string{}})
+		wantData(t, "vote", pv, map[string]any{"selectedOptions": []string{}, "selectedHashes": []string{}})
 	})
 	t.Run("unknown poll", func(t *testing.T) {
 		voteID, err := e.net.SendMessage(peer, phone, &waE2E.Message{PollUpdateMessage: &waE2E.PollUpdateMessage{
@@ -142,8 +142,8 @@ func TestPollVotes(t *testing.T) {
 		if ev.Data["error"] == nil {
 			t.Errorf("an undecryptable vote without error: %v", ev.Data)
 		}
-		pv, _ := ev.Data["pollVote"].(map[string]any)
-		wantData(t, "pollVote", pv, map[string]any{"voter": chat, "selectedOptions": nil, "selectedHashes": nil})
+		pv, _ := ev.Data["vote"].(map[string]any)
+		wantData(t, "vote", pv, map[string]any{"voter": chat, "selectedOptions": nil, "selectedHashes": nil})
 	})
 	t.Run("after a restart", func(t *testing.T) {
 		e.settle(st)
@@ -154,7 +154,7 @@ func TestPollVotes(t *testing.T) {
 		}
 		e.waitStatus(m2, "s1", StatusConnected)
 		pv := vote(t, []string{"pizza"})
-		wantData(t, "pollVote", pv, map[string]any{"selectedOptions": nil, "selectedHashes": []string{sha256Hex("pizza")}})
+		wantData(t, "vote", pv, map[string]any{"selectedOptions": nil, "selectedHashes": []string{sha256Hex("pizza")}})
 	})
 	e.settle(st)
 }

@@ -222,7 +222,7 @@ func TestVoteNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := e.eventWhere("s1", KindMessagesUpdate, func(d map[string]any) bool { return d["messageId"] == voteID })
-	pv, _ := ev.Data["pollVote"].(map[string]any)
-	wantData(t, "pollVote", pv, map[string]any{"selectedOptions": []string{"pizza"}})
+	pv, _ := ev.Data["vote"].(map[string]any)
+	wantData(t, "vote", pv, map[string]any{"selectedOptions": []string{"pizza"}})
 	e.settle(st)
 }

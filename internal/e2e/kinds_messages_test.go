@@ -162,7 +162,7 @@ func messageRows() []kindRow {
 			}
 			k.stored(t, ev("messages.update", status(map[string]any{
 				"id": poll, "chat": userJID(to), "status": "voted", "timestamp": recent, "messageId": vote,
-				"pollVote": map[string]any{
+				"vote": map[string]any{
 					"voter": userJID(to), "voterPhone": to, "voterLid": k.lid(t, to),
 					"selectedOptions": []string{"Samstag"}, "selectedHashes": []string{sha([]byte("Samstag"))},
 				},
@@ -202,7 +202,7 @@ func (k *kindsEnv) outbound(t *testing.T, to, id string, timestamp any, text str
 func status(set map[string]any) map[string]any {
 	return with(map[string]any{
 		"id": nil, "chat": nil, "status": nil, "error": nil, "timestamp": recent, "messageId": nil,
-		"text": nil, "caption": nil, "sender": nil, "pollVote": nil,
+		"text": nil, "caption": nil, "sender": nil, "vote": nil,
 	}, set)
 }
 

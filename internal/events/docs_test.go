@@ -185,7 +185,7 @@ func isKindData(t reflect.Type) bool {
 
 // documentedNames are the names a table must list for t: its keys, and
 // those of the objects inside it, spelled parent.key or list[].key. An
-// object the kind never sets (null "always", as messages.send's pollVote)
+// object the kind never sets (null "always", as messages.send's vote)
 // is listed without its inside.
 func documentedNames(t reflect.Type, prefix string, listed map[string]string) []string {
 	var out []string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"image"
 	"image/gif"
 
@@ -31,28 +30,19 @@ const (
 // a frame; shorter delays are shown at 100 ms, see frameMillis).
 const maxStickerFrames = 500
 
+// maxAnimatedPixels bounds the canvas of a source animation: each frame
+// kept is scaled from the whole canvas. 4 megapixels takes 2048x2048 and
+// 1920x1080, four times the sticker's side; more gains nothing on a
+// 512x512 sticker.
+const maxAnimatedPixels = 4 << 20
+
 // maxEncodedFrames bounds the frames of an animated sticker. libwebp run as
-// WASM takes 50-200 ms a 512x512 frame on one core, and 500 KiB over 50
-// frames is already only 10 KiB each, about what a lossy 512x512 frame needs
-// to look right: a longer source keeps 50 of its frames, evenly spread, each
-// shown for the frames it stands for, so that its length is kept.
+// WASM takes 40-70 ms to encode a 512x512 frame at its cheapest effort, and
+// 500 KiB over 50 frames is already only 10 KiB each, about what a lossy
+// 512x512 frame needs to look right: a longer source keeps 50 of its
+// frames, evenly spread, each shown for the frames it stands for, so that
+// its length is kept.
 const maxEncodedFrames = 50
-
-// The encoder's settings. Still stickers start near what WhatsApp's own
-// sticker maker sends and take libwebp's default effort; animations go down
-// faster and with the cheapest effort, as every step re-encodes every frame.
-var (
-	stillQualities = [...]int{80, 65, 50, 35, 20, 10, 1}
-	animQualities  = [...]int{75, 50, 30, 15}
-)
-
-const (
-	stillMethod = 4
-	animMethod  = 0
-	// maxAnimAttempts bounds the encodings of one animation: the qualities,
-	// then frame counts, each chosen from how far the last one missed.
-	maxAnimAttempts = 8
-)
 
 // Sticker converts a PNG, JPEG, GIF or WebP picture (animated or not) into a
 // WhatsApp sticker: the picture fitted in 512x512, centred on a transparent
@@ -136,8 +126,9 @@ func inspectSticker(data []byte) (stickerSource, error) {
 // check applies the bounds of an animation. Its decoded size counts what
 // the decoders hold at once: a GIF's frames (a byte a pixel) and the canvas
 // they are drawn on, kept twice for the frames that restore it; every frame
-// of a WebP at full canvas size (libwebp's decoder returns them all); and
-// the frames kept for the sticker.
+// of a WebP at full canvas size (libwebp's decoder returns them all, and
+// keeps two canvases of its own); a canvas more for scaling (see shrink);
+// and the frames kept for the sticker.
 func (a animInfo) check(mimetype string) error {
 	canvas := int64(a.width) * int64(a.height)
 	switch {
@@ -145,6 +136,8 @@ func (a animInfo) check(mimetype string) error {
 		return unreadable(mimetype)
 	case canvas > maxPixels:
 		return refuse(fault.TooLarge, "source is %dx%d; images may have at most %d megapixels", a.width, a.height, maxPixels>>20)
+	case a.frames > 1 && canvas > maxAnimatedPixels:
+		return refuse(fault.TooLarge, "source is an animation of %dx%d; animated stickers are made from animations of at most %d megapixels (2048x2048)", a.width, a.height, maxAnimatedPixels>>20)
 	case a.frames > maxStickerFrames:
 		return refuse(fault.TooLarge, "source has %d frames; an animated sticker may have at most %d", a.frames, maxStickerFrames)
 	case a.millis > maxStickerMillis:
@@ -152,9 +145,9 @@ func (a animInfo) check(mimetype string) error {
 	}
 	decoded := int64(min(a.frames, maxEncodedFrames)) * stickerSide * stickerSide * 4
 	if mimetype == "image/gif" {
-		decoded += a.area + 2*4*canvas
+		decoded += a.area + 3*4*canvas
 	} else {
-		decoded += int64(a.frames+2) * 4 * canvas
+		decoded += int64(a.frames+3) * 4 * canvas
 	}
 	if decoded > maxDecodedBytes {
 		return refuse(fault.TooLarge, "source decodes to %s (%d frames of %dx%d pixels); a sticker's source may take at most %s once decoded",
@@ -391,11 +384,12 @@ func (s *frameSink) add(i, millis int, img image.Image) {
 		return
 	}
 	s.next++
-	kernel := draw.Interpolator(draw.BiLinear) // many frames: the cheaper kernel
+	var fit *image.NRGBA
 	if s.n == 1 {
-		kernel = draw.CatmullRom
+		fit = fitSticker(img, draw.CatmullRom)
+	} else {
+		fit = fitSticker(shrink(img), draw.ApproxBiLinear)
 	}
-	fit := fitSticker(img, kernel)
 	if k := len(s.frames); k > 0 && bytes.Equal(s.frames[k-1].img.Pix, fit.Pix) {
 		s.frames[k-1].millis += millis
 		return
@@ -429,50 +423,29 @@ func fitSticker(img image.Image, kernel draw.Interpolator) *image.NRGBA {
 	return &image.NRGBA{Pix: pix, Stride: dst.Stride, Rect: r}
 }
 
-// stickerCanvas is a transparent 512x512 picture with img drawn at its place.
-func stickerCanvas(img *image.NRGBA) *image.NRGBA {
-	c := image.NewNRGBA(image.Rect(0, 0, stickerSide, stickerSide))
-	copyNRGBA(c, img.Rect.Min, img, img.Rect)
-	return c
-}
-
-// encodeStill encodes at decreasing qualities until the sticker fits,
-// skipping further down when it misses by far.
-func encodeStill(ctx context.Context, img *image.NRGBA) ([]byte, error) {
-	c := stickerCanvas(img)
-	for i := 0; ; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out, err := encodeWebP(c, stillQualities[i], stillMethod)
-		if err != nil {
-			return nil, err
-		}
-		if len(out) <= maxStaticSticker {
-			return out, nil
-		}
-		if i == len(stillQualities)-1 {
-			return nil, cannotFit(len(out), "static", maxStaticSticker)
-		}
-		step := 1
-		switch {
-		case len(out) > 2*maxStaticSticker:
-			step = 3
-		case len(out) > maxStaticSticker*3/2:
-			step = 2
-		}
-		i = min(i+step, len(stillQualities)-1)
+// shrink halves a frame, each pixel the mean of four, until it is less
+// than twice the sticker's side: the kernels of package draw cost ten
+// times more on a large frame, and past twice the nearest-pixel one skips
+// pixels. Only *image.RGBA, what both animation decoders give, is shrunk.
+func shrink(img image.Image) image.Image {
+	src, ok := img.(*image.RGBA)
+	if !ok {
+		return img
 	}
-}
-
-// encodeWebP encodes img whole. The encoder reads a picture's pixels as one
-// block from its first, so img must not be a sub-image.
-func encodeWebP(img *image.NRGBA, quality, method int) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := webp.Encode(&buf, img, webp.Options{Quality: quality, Method: method}); err != nil {
-		return nil, fmt.Errorf("sticker: encode webp: %w", err)
+	for b := src.Rect; max(b.Dx(), b.Dy()) >= 2*stickerSide && min(b.Dx(), b.Dy()) >= 2; b = src.Rect {
+		half := image.NewRGBA(image.Rect(0, 0, b.Dx()/2, b.Dy()/2))
+		for y := range half.Rect.Dy() {
+			r0 := src.Pix[src.PixOffset(b.Min.X, b.Min.Y+2*y):]
+			r1 := src.Pix[src.PixOffset(b.Min.X, b.Min.Y+2*y+1):]
+			out := half.Pix[y*half.Stride : y*half.Stride+4*half.Rect.Dx()]
+			for i := range out {
+				j := i/4*8 + i%4
+				out[i] = uint8((uint32(r0[j]) + uint32(r0[j+4]) + uint32(r1[j]) + uint32(r1[j+4]) + 2) / 4)
+			}
+		}
+		src = half
 	}
-	return buf.Bytes(), nil
+	return src
 }
 
 func unreadable(mimetype string) error {

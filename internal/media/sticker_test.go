@@ -174,6 +174,18 @@ func TestSticker(t *testing.T) {
 			}
 		}},
 		{name: "animated webp", data: animWebP, delays: []int{200, 200, 200}},
+		{name: "large animation", data: gifOf(t, 3, 1600, 1200, 10, func(i int, img *image.Paletted) {
+			for p := range img.Pix {
+				img.Pix[p] = uint8(40 * i)
+			}
+		}), delays: []int{100, 100, 100}, check: func(t *testing.T, frames []image.Image) {
+			for i, img := range frames {
+				want := palette256[40*i].(color.RGBA)
+				if c := stickerPixel(img, 1, 0, 0, 256, 256); !nearColor(c, want) {
+					t.Errorf("frame %d is %v, want %v", i, c, want)
+				}
+			}
+		}},
 		{name: "long animation keeps 50 frames and its length", data: gifOf(t, 120, 16, 16, 5, func(i int, img *image.Paletted) {
 			for p := range img.Pix {
 				img.Pix[p] = uint8(i)
@@ -300,7 +312,9 @@ func TestStickerRefusals(t *testing.T) {
 		{"huge dimensions", withSize(t, small, 30000, 30000), fault.TooLarge, []string{"at most 64 megapixels"}},
 		{"animation over 10 s", gifOf(t, 3, 8, 8, 400, func(int, *image.Paletted) {}), fault.Invalid, []string{"plays for 12.0 s", "at most 10 s"}},
 		{"too many frames", gifOf(t, 501, 1, 1, 2, func(int, *image.Paletted) {}), fault.TooLarge, []string{"501 frames", "at most 500"}},
-		{"gif frames decoding to gigabytes", gifHeaders(8000, 8000, 5), fault.TooLarge, []string{"decodes to", "5 frames of 8000x8000", "at most 256 MiB"}},
+		{"gif frames decoding to gigabytes", gifHeaders(2000, 2000, 100), fault.TooLarge, []string{"decodes to", "100 frames of 2000x2000", "at most 256 MiB"}},
+		{"gif animation of 8000x8000", gifHeaders(8000, 8000, 2), fault.TooLarge, []string{"animation of 8000x8000", "at most 4 megapixels"}},
+		{"gif screen of 65535x65535", gifHeaders(65535, 65535, 1), fault.TooLarge, []string{"65535x65535", "at most 64 megapixels"}},
 		{"webp canvas of 16384x16384", webpHeaders(16384, 16384, 2), fault.TooLarge, []string{"16384x16384", "64 megapixels"}},
 		{"webp frames decoding to gigabytes", webpHeaders(2000, 2000, 20), fault.TooLarge, []string{"20 frames of 2000x2000"}},
 		{"gif without frames", []byte("GIF89a\x10\x00\x10\x00\x00\x00\x00;"), fault.Invalid, []string{"source looks like image/gif but is not a readable image"}},

@@ -59,12 +59,9 @@ type MessageStatus struct {
 	// group. They are never part of the event.
 	ByMe    bool `json:"-"`
 	ByAdmin bool `json:"-"`
-	// PollVote is the vote of status "voted" (the message is the poll);
-	// null for every other status.
-	PollVote *PollVote `json:"pollVote"`
-	// Vote is the same vote under the name surface.md gives it; both
-	// point to one value.
-	Vote *PollVote `json:"vote"`
+	// PollVote is the vote of status "voted" (the message is the poll),
+	// `vote` as surface.md names it; null for every other status.
+	PollVote *PollVote `json:"vote"`
 }
 
 // Receipt is a group participant's receipt of one of the account's

@@ -238,7 +238,7 @@ function updateLine(d) {
 // missing when the session has not seen the poll (only hashes then); an
 // empty selection takes the vote back.
 function voteLine(d) {
-  const v = (d.pollVote && typeof d.pollVote === "object" && d.pollVote) || (d.vote && typeof d.vote === "object" && d.vote) || {};
+  const v = (d.vote && typeof d.vote === "object" && d.vote) || {};
   const poll = str(v.pollId) || str(d.id);
   const who = person(v.voter, v.voterPhone) || "someone";
   const names = Array.isArray(v.selectedOptions) ? v.selectedOptions.filter((o) => typeof o === "string") : null;

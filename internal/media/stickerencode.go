@@ -5,13 +5,18 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"image"
+
+	"github.com/gen2brain/webp"
 )
 
-// The animated WebP is put together here: the encoder of
-// github.com/gen2brain/webp writes still pictures only, so each frame is
-// encoded as one and its image chunks are moved into an ANMF chunk of the
-// container (https://developers.google.com/speed/webp/docs/riff_container).
+// The sticker's WebP is encoded here, at the highest quality that fits
+// WhatsApp's limit. The encoder of github.com/gen2brain/webp writes still
+// pictures only, so an animated WebP is put together here: each frame is
+// encoded as a still one and its image chunks are moved into an ANMF chunk
+// of the container
+// (https://developers.google.com/speed/webp/docs/riff_container).
 //
 // A frame is only the rectangle that changed since the frame before,
 // replacing what is under it (no blending, no disposal): the canvas keeps
@@ -21,16 +26,83 @@ import (
 // animHeader is the size of RIFF, VP8X and ANIM before the frames.
 const animHeader = 12 + 8 + 10 + 8 + 6
 
+// The encoder's effort (libwebp's method, 0-6). Still stickers take
+// libwebp's default; animations the cheapest, as every attempt encodes
+// every frame again.
+const (
+	stillMethod = 4
+	animMethod  = 0
+	// maxAnimAttempts bounds the encodings of one animation: the qualities,
+	// then frame counts, each chosen from how far the last one missed.
+	maxAnimAttempts = 8
+)
+
+// The qualities tried, best first. A still sticker starts where lossy
+// artefacts are hard to see and goes down to whatever fits: even noise fits
+// 100 KiB at the bottom. An animation is tried at fewer, as each attempt
+// costs every frame; below 15 it loses frames instead (see encodeAnimation).
+func stillQualities() []int { return []int{80, 65, 50, 35, 20, 10, 1} }
+
+func animQualities() []int { return []int{75, 50, 30, 15} }
+
+// stickerCanvas is a transparent 512x512 picture with img drawn at its place.
+func stickerCanvas(img *image.NRGBA) *image.NRGBA {
+	c := image.NewNRGBA(image.Rect(0, 0, stickerSide, stickerSide))
+	copyNRGBA(c, img.Rect.Min, img, img.Rect)
+	return c
+}
+
+// encodeStill encodes at decreasing qualities until the sticker fits,
+// skipping further down when it misses by far.
+func encodeStill(ctx context.Context, img *image.NRGBA) ([]byte, error) {
+	c := stickerCanvas(img)
+	qualities := stillQualities()
+	for i := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out, err := encodeWebP(c, qualities[i], stillMethod)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) <= maxStaticSticker {
+			return out, nil
+		}
+		if i == len(qualities)-1 {
+			return nil, cannotFit(len(out), "static", maxStaticSticker)
+		}
+		step := 1
+		switch {
+		case len(out) > 2*maxStaticSticker:
+			step = 3
+		case len(out) > maxStaticSticker*3/2:
+			step = 2
+		}
+		i = min(i+step, len(qualities)-1)
+	}
+}
+
+// encodeWebP encodes img whole. The encoder reads a picture's pixels as one
+// block from its first, so img must not be a sub-image.
+func encodeWebP(img *image.NRGBA, quality, method int) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := webp.Encode(&buf, img, webp.Options{Quality: quality, Method: method}); err != nil {
+		return nil, fmt.Errorf("sticker: encode webp: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // encodeAnimation encodes frames within WhatsApp's limit for animated
 // stickers: at decreasing qualities, then with fewer frames, each step
 // chosen from how far the last attempt missed. animated is false when the
 // frames turned out identical and a still sticker was made instead.
 func encodeAnimation(ctx context.Context, frames []stickerFrame) (data []byte, animated bool, err error) {
-	floor := len(animQualities) - 1
+	qualities := animQualities()
+	floor := len(qualities) - 1
 	q, set, size := 0, frames, 0
 	for range maxAnimAttempts {
 		var n int
-		data, n, size, err = muxAnimation(ctx, set, animQualities[q])
+		data, n, size, err = muxAnimation(ctx, set, qualities[q])
 		switch {
 		case err != nil:
 			return nil, false, err
@@ -41,11 +113,11 @@ func encodeAnimation(ctx context.Context, frames []stickerFrame) (data []byte, a
 			return data, true, nil
 		}
 		miss := float64(size) / maxAnimatedSticker
+		// A quality step saves 10-25 %; past that, only the lowest quality
+		// and fewer frames will do.
 		switch {
-		case q < floor && miss < 1.6:
+		case q < floor && miss < 1.3:
 			q++
-		case q < floor && miss < 3:
-			q = min(q+2, floor)
 		case q < floor:
 			q = floor
 		case len(set) > 2:
