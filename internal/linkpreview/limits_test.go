@@ -179,9 +179,9 @@ func TestCheckHeaderBound(t *testing.T) {
 		w, h int
 		ok   bool
 	}{
-		{5000, 5000, true}, // 25 megapixels exactly
-		{5001, 5000, false},
-		{1, 25_000_001, false},
+		{4000, 2000, true}, // 8 megapixels exactly
+		{4001, 2000, false},
+		{1, 8_000_001, false},
 		{100_000, 100_000, false},
 	}
 	for _, c := range cases {
@@ -258,7 +258,7 @@ func TestPreviewImageLimits(t *testing.T) {
 	log, buf := logtest.New(slog.LevelDebug)
 	f, base := publicFetcher(t, Options{Logger: log, Timeout: 10 * time.Second}, s)
 	cases := []struct{ img, why string }{
-		{"huge.png", "more than 25 megapixels"},
+		{"huge.png", "more than 8 megapixels"},
 		{"big.png", "larger than 2 MiB"},
 		{"big-chunked.png", "larger than 2 MiB"},
 		{"notfound.png", "answered 404"},

@@ -21,16 +21,17 @@ import (
 const (
 	maxImageBytes = 2 << 20
 	// maxImagePixels bounds what one decode allocates (up to ~8 bytes a
-	// pixel): a 2 MiB file can claim any size, and only its header is
-	// read before it is refused.
-	maxImagePixels = 25_000_000
+	// pixel, so 64 MB, times the previews made at once): a 2 MiB file can
+	// claim any size, and only its header is read before it is refused.
+	// Pages' preview images are around a megapixel (1200×630).
+	maxImagePixels = 8_000_000
 	thumbSide      = 100
 	thumbQuality   = 75
 )
 
 var (
 	errImageTooLarge    = errors.New("image is larger than 2 MiB")
-	errTooManyPixels    = errors.New("image has more than 25 megapixels")
+	errTooManyPixels    = errors.New("image has more than 8 megapixels")
 	errUnsupportedImage = errors.New("image is not JPEG, PNG, GIF or WebP")
 )
 
@@ -93,7 +94,7 @@ func makeThumbnail(ctx context.Context, data []byte) (thumbnail, error) {
 	draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
 	src, sb := image.Image(img), b
 	// CatmullRom's cost grows with the source: a cheap pass down to four
-	// times the thumbnail first keeps a 25-megapixel image from eating the
+	// times the thumbnail first keeps an 8-megapixel image from eating the
 	// preview's time, and the final pass smooths what it leaves.
 	if pw, ph := fit(b.Dx(), b.Dy(), 4*thumbSide); pw < b.Dx() {
 		mid := image.NewRGBA(image.Rect(0, 0, pw, ph))

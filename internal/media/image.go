@@ -10,9 +10,10 @@ import (
 	_ "image/gif" // SquareJPEG takes a GIF's first frame
 	"image/jpeg"
 	_ "image/png"
+	"io"
 
 	"golang.org/x/image/draw"
-	_ "golang.org/x/image/webp"
+	"golang.org/x/image/webp"
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -142,17 +143,34 @@ func decodeImage(data []byte) (image.Image, error) {
 	if _, err := checkImageHeader(data); err != nil {
 		return nil, err
 	}
-	img, _, err := image.Decode(bytes.NewReader(data))
+	decode := func(r io.Reader) (image.Image, error) { img, _, err := image.Decode(r); return img, err }
+	if isWebP(data) {
+		decode = webp.Decode
+	}
+	img, err := decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("image: %w", err)
 	}
 	return img, nil
 }
 
+// decodeConfig is image.DecodeConfig, except that WebP is read by
+// x/image's decoder: package image has two WebP decoders registered (the
+// sticker encoder's library brings libwebp's, which decodes every frame
+// of an animation) and picks whichever initialised first; the bounds
+// here are computed for x/image's, which decodes one frame.
+func decodeConfig(data []byte) (image.Config, string, error) {
+	if isWebP(data) {
+		cfg, err := webp.DecodeConfig(bytes.NewReader(data))
+		return cfg, "webp", err
+	}
+	return image.DecodeConfig(bytes.NewReader(data))
+}
+
 // checkImageHeader reads the image's header and refuses it when its
 // pixels, or the bytes they take once decoded, are over the bounds.
 func checkImageHeader(data []byte) (image.Config, error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	cfg, format, err := decodeConfig(data)
 	if err != nil {
 		return cfg, fmt.Errorf("image header: %w", err)
 	}
@@ -208,4 +226,9 @@ func encodeJPEG(img image.Image, quality int) ([]byte, error) {
 		return nil, fmt.Errorf("encode jpeg: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// isWebP says whether data is a RIFF WebP file.
+func isWebP(data []byte) bool {
+	return len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP"
 }

@@ -253,7 +253,7 @@ func inspectWebP(data []byte) (a animInfo, ok bool) {
 // riffChunks calls fn with each chunk of a WebP file; false when it is not
 // one. A chunk running past the end stops the walk: the decoder says more.
 func riffChunks(data []byte, fn func(fourcc string, body []byte)) bool {
-	if len(data) < 12 || string(data[:4]) != "RIFF" || string(data[8:12]) != "WEBP" {
+	if !isWebP(data) {
 		return false
 	}
 	for b := data[12:]; len(b) >= 8; {
