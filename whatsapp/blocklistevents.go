@@ -23,12 +23,8 @@ const (
 // personData is p in the data's shape.
 func personData(p person) payload.Person {
 	d := payload.Person{JID: p.jid().String()}
-	if !p.pn.IsEmpty() {
-		d.Phone = payload.Text(p.pn.User)
-	}
-	if !p.lid.IsEmpty() {
-		d.LID = payload.Text(p.lid.String())
-	}
+	d.Phone = p.phoneText()
+	d.LID = p.lidText()
 	return d
 }
 

@@ -94,12 +94,8 @@ func (r *clientRun) handleCall(raw any) bool {
 	if d.From == "" {
 		d.From = c.meta.From.ToNonAD().String()
 	}
-	if !from.pn.IsEmpty() {
-		d.FromPhone = payload.Text(from.pn.User)
-	}
-	if !from.lid.IsEmpty() {
-		d.FromLID = payload.Text(from.lid.String())
-	}
+	d.FromPhone = from.phoneText()
+	d.FromLID = from.lidText()
 	if !c.meta.GroupJID.IsEmpty() {
 		d.GroupJID = payload.Text(c.meta.GroupJID.String())
 	}
@@ -124,12 +120,8 @@ func (m *Manager) RejectCall(ctx context.Context, sessionID string, c CallRef) e
 	}
 	me := own(cli)
 	d := &payload.Call{ID: c.CallID, From: me.jid().String(), Status: "reject", Timestamp: payload.At(time.Now())}
-	if !me.pn.IsEmpty() {
-		d.FromPhone = payload.Text(me.pn.User)
-	}
-	if !me.lid.IsEmpty() {
-		d.FromLID = payload.Text(me.lid.String())
-	}
+	d.FromPhone = me.phoneText()
+	d.FromLID = me.lidText()
 	if err := m.publishEvents(s, nil, Event{Kind: KindCall, Data: d}); err != nil {
 		s.log.Warn("a rejected call's event was not stored", "err", err)
 	}

@@ -171,9 +171,7 @@ func authorData(p person) (payload.Text, payload.Text) {
 	if j := p.jid(); !j.IsEmpty() {
 		jid = payload.Text(j.String())
 	}
-	if !p.pn.IsEmpty() {
-		phone = payload.Text(p.pn.User)
-	}
+	phone = p.phoneText()
 	return jid, phone
 }
 

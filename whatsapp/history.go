@@ -147,12 +147,8 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 		}
 		p := personOf(ctx, r.cli, jid)
 		c := &payload.Contact{ID: p.jid().String(), PushName: payload.Text(pn.GetPushname())}
-		if !p.pn.IsEmpty() {
-			c.Phone = payload.Text(p.pn.User)
-		}
-		if !p.lid.IsEmpty() {
-			c.LID = payload.Text(p.lid.String())
-		}
+		c.Phone = p.phoneText()
+		c.LID = p.lidText()
 		contacts = append(contacts, Event{Kind: KindContactsUpsert, Data: c})
 	}
 	parts := max(1, (len(msgs)+historyPartSize-1)/historyPartSize)
@@ -190,9 +186,7 @@ func (r *clientRun) historyChat(ctx context.Context, jid types.JID, conv *waHist
 		if !p.jid().IsEmpty() {
 			c.ID = p.jid().String()
 		}
-		if !p.lid.IsEmpty() {
-			c.LID = payload.Text(p.lid.String())
-		}
+		c.LID = p.lidText()
 	}
 	name := conv.GetName()
 	if name == "" {

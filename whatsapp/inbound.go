@@ -107,12 +107,8 @@ func (r *clientRun) handleReceipt(evt *events.Receipt) bool {
 		p := senderOf(ctx, r.cli, &evt.MessageSource)
 		for _, id := range evt.MessageIDs {
 			d := &payload.Receipt{ID: id, Chat: chat, Status: status, Timestamp: ts, Participant: p.jid().String()}
-			if !p.pn.IsEmpty() {
-				d.ParticipantPhone = payload.Text(p.pn.User)
-			}
-			if !p.lid.IsEmpty() {
-				d.ParticipantLID = payload.Text(p.lid.String())
-			}
+			d.ParticipantPhone = p.phoneText()
+			d.ParticipantLID = p.lidText()
 			evs = append(evs, Event{Kind: KindMessageReceipt, Data: d, Key: stanzaKey(KindMessageReceipt, chat, id, status, d.Participant)})
 		}
 	} else {

@@ -200,6 +200,22 @@ func personOf(ctx context.Context, cli *whatsmeow.Client, addrs ...types.JID) pe
 
 // jid is the person's address: the phone JID when known, as the message
 // store and sends use it.
+// phoneText and lidText are the person's number and LID as events carry
+// them: null when WhatsApp did not tell.
+func (p person) phoneText() payload.Text {
+	if p.pn.IsEmpty() {
+		return ""
+	}
+	return payload.Text(p.pn.User)
+}
+
+func (p person) lidText() payload.Text {
+	if p.lid.IsEmpty() {
+		return ""
+	}
+	return payload.Text(p.lid.String())
+}
+
 func (p person) jid() types.JID {
 	if !p.pn.IsEmpty() {
 		return p.pn
@@ -253,12 +269,8 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 		Mimetype: payload.Text(c.mimetype), Name: payload.Text(c.name), Address: payload.Text(c.address),
 		VCard: payload.Text(c.vcard), QuotedID: payload.Text(c.quotedID), IsGroup: chat.Server == types.GroupServer,
 	}
-	if !sender.pn.IsEmpty() {
-		d.SenderPhone = payload.Text(sender.pn.User)
-	}
-	if !sender.lid.IsEmpty() {
-		d.SenderLID = payload.Text(sender.lid.String())
-	}
+	d.SenderPhone = sender.phoneText()
+	d.SenderLID = sender.lidText()
 	if c.hasMedia {
 		size := int64(c.size)
 		d.Size = &size

@@ -91,12 +91,8 @@ func (r *clientRun) handlePollVote(evt *events.Message) bool {
 	defer cancel()
 	voter := senderOf(ctx, r.cli, &info.MessageSource)
 	v := &payload.PollVote{PollID: key.GetID(), Voter: voter.jid().String()}
-	if !voter.pn.IsEmpty() {
-		v.VoterPhone = payload.Text(voter.pn.User)
-	}
-	if !voter.lid.IsEmpty() {
-		v.VoterLID = payload.Text(voter.lid.String())
-	}
+	v.VoterPhone = voter.phoneText()
+	v.VoterLID = voter.lidText()
 	d := &payload.MessageStatus{
 		ID: key.GetID(), Chat: chatOf(ctx, r.cli, &info.MessageSource).String(), Status: "voted",
 		Timestamp: payload.At(info.Timestamp), MessageID: payload.Text(info.ID), PollVote: v,

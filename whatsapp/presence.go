@@ -72,10 +72,6 @@ func fillParticipant(d *payload.Presence, p person, addr types.JID) {
 	if p.jid().IsEmpty() {
 		d.Participant = addr.ToNonAD().String()
 	}
-	if !p.pn.IsEmpty() {
-		d.ParticipantPhone = payload.Text(p.pn.User)
-	}
-	if !p.lid.IsEmpty() {
-		d.ParticipantLID = payload.Text(p.lid.String())
-	}
+	d.ParticipantPhone = p.phoneText()
+	d.ParticipantLID = p.lidText()
 }

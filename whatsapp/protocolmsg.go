@@ -52,9 +52,7 @@ func (r *clientRun) handlePhoneNumberShare(evt *events.Message) bool {
 		return true // a share from a contact known by number only: nothing to map
 	}
 	d := &payload.PhoneNumberShare{Chat: chatOf(ctx, r.cli, &info.MessageSource).String(), LID: p.lid.String(), Timestamp: payload.At(info.Timestamp)}
-	if !p.pn.IsEmpty() {
-		d.Phone = payload.Text(p.pn.User)
-	}
+	d.Phone = p.phoneText()
 	return r.m.publishEvents(r.s, r.cli, Event{Kind: KindPhoneNumberShare, Data: d,
 		Key: stanzaKey(KindPhoneNumberShare, info.Chat.String(), info.Sender.String(), info.ID)}) == nil
 }
