@@ -163,7 +163,7 @@ func messageRows() []kindRow {
 			k.stored(t, ev("messages.update", status(map[string]any{
 				"id": poll, "chat": userJID(to), "status": "voted", "timestamp": recent, "messageId": vote,
 				"vote": map[string]any{
-					"voter": userJID(to), "voterPhone": to, "voterLid": k.lid(t, to),
+					"pollId": poll, "voter": userJID(to), "voterPhone": to, "voterLid": k.lid(t, to),
 					"selectedOptions": []string{"Samstag"}, "selectedHashes": []string{sha([]byte("Samstag"))},
 				},
 			}), "id", "status"))
