@@ -12,15 +12,16 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
 func TestPreviewBusy(t *testing.T) {
 	arrived := make(chan struct{}, 1)
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stall" {
 			arrived <- struct{}{}
-			s.hang(r)
+			s.Hang(r)
 			return
 		}
 		htmlHandler(`<title>free</title>`)(w, r)
@@ -65,15 +66,15 @@ func TestPreviewBusy(t *testing.T) {
 
 func TestPreviewLogsAndErrorsNameTheHostOnly(t *testing.T) {
 	const secret = "s3cr3t-t0ken"
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ok":
 			htmlHandler(`<head><title>t</title><meta property="og:image" content="/img.png?sig=`+secret+`"></head>`)(w, r)
 		case "/redirect":
 			http.Redirect(w, r, "http://127.0.0.1:1/?token="+secret, http.StatusFound)
 		case "/stall":
-			s.hang(r)
+			s.Hang(r)
 		case "/img.png":
 			_, _ = w.Write([]byte("not an image " + secret))
 		default:
@@ -116,8 +117,8 @@ func leaked() []string {
 
 func TestPreviewLeavesNoGoroutines(t *testing.T) {
 	img := pngImage(t, 50, 50)
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ok":
 			htmlHandler(`<head><title>t</title><meta property="og:image" content="/img.png"></head>`)(w, r)
@@ -126,7 +127,7 @@ func TestPreviewLeavesNoGoroutines(t *testing.T) {
 		case "/img.png":
 			_, _ = w.Write(img)
 		case "/stall":
-			s.hang(r)
+			s.Hang(r)
 		default:
 			http.NotFound(w, r)
 		}

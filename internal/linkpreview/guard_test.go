@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/netguard"
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
 func TestPreviewGuard(t *testing.T) {
-	trap := newTestServer(t, htmlHandler(`<head><title>secret</title></head>`))
-	trapURL := "http://127.0.0.1:" + trap.port(t)
-	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	trap := netguardtest.NewServer(t, htmlHandler(`<head><title>secret</title></head>`))
+	trapURL := "http://127.0.0.1:" + trap.Port(t)
+	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/to-loopback":
 			http.Redirect(w, r, trapURL+"/", http.StatusFound)
 		case "/to-evil":
-			http.Redirect(w, r, "http://evil.example:"+trap.port(t)+"/", http.StatusMovedPermanently)
+			http.Redirect(w, r, "http://evil.example:"+trap.Port(t)+"/", http.StatusMovedPermanently)
 		case "/to-metadata":
 			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusTemporaryRedirect)
 		case "/to-ftp":
@@ -38,8 +39,8 @@ func TestPreviewGuard(t *testing.T) {
 
 	refused := []struct{ name, url string }{
 		{"loopback literal", trapURL + "/"},
-		{"loopback name", "http://localhost:" + trap.port(t) + "/"},
-		{"name resolving to loopback", "http://evil.example:" + trap.port(t) + "/"},
+		{"loopback name", "http://localhost:" + trap.Port(t) + "/"},
+		{"name resolving to loopback", "http://evil.example:" + trap.Port(t) + "/"},
 		{"redirect to another loopback port", base + "/to-loopback"},
 		{"redirect to a name resolving to loopback", base + "/to-evil"},
 		{"redirect to metadata", base + "/to-metadata"},
@@ -68,7 +69,7 @@ func TestPreviewGuard(t *testing.T) {
 			t.Fatalf("%s: got %+v, %v; want the title without a thumbnail", path, p, err)
 		}
 	}
-	if n := trap.hits.Load(); n != 0 {
+	if n := trap.Hits(); n != 0 {
 		t.Fatalf("the loopback server was reached %d times", n)
 	}
 
@@ -82,18 +83,18 @@ func TestPreviewGuard(t *testing.T) {
 
 func TestPreviewGuardDefaultResolver(t *testing.T) {
 	// New, not the tests' newFetcher: nothing is declared public.
-	s := newTestServer(t, htmlHandler(`<head><title>t</title></head>`))
+	s := netguardtest.NewServer(t, htmlHandler(`<head><title>t</title></head>`))
 	f := New(Options{})
 	for _, u := range []string{
 		s.URL,
-		fmt.Sprintf("http://[::ffff:127.0.0.1]:%s/", s.port(t)),
-		fmt.Sprintf("http://2130706433:%s/", s.port(t)),
+		fmt.Sprintf("http://[::ffff:127.0.0.1]:%s/", s.Port(t)),
+		fmt.Sprintf("http://2130706433:%s/", s.Port(t)),
 	} {
 		if p, err := f.Preview(t.Context(), u); p != nil || err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("%s: got %+v, %v; want a loopback refusal", u, p, err)
 		}
 	}
-	if n := s.hits.Load(); n != 0 {
+	if n := s.Hits(); n != 0 {
 		t.Fatalf("the loopback server was reached %d times", n)
 	}
 }

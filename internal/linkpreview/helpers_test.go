@@ -2,89 +2,30 @@ package linkpreview
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
-	"strconv"
-	"sync/atomic"
 	"testing"
+
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
-
-// fakeResolver answers from a table; names it does not know do not exist.
-type fakeResolver map[string][]netip.Addr
-
-func (r fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	addrs, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	out := make([]net.IPAddr, len(addrs))
-	for i, a := range addrs {
-		out[i] = net.IPAddr{IP: a.AsSlice()}
-	}
-	return out, nil
-}
-
-// testServer is an httptest server that counts requests and lets hanging
-// handlers go at cleanup.
-type testServer struct {
-	*httptest.Server
-	hits    atomic.Int64
-	release chan struct{} // closed at cleanup: handlers that hang return
-}
-
-func newTestServer(t *testing.T, h http.HandlerFunc) *testServer {
-	t.Helper()
-	s := &testServer{release: make(chan struct{})}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		h(w, r)
-	}))
-	t.Cleanup(s.Close)
-	t.Cleanup(func() { close(s.release) }) // runs first: LIFO
-	return s
-}
-
-func (s *testServer) addrPort(t *testing.T) netip.AddrPort {
-	t.Helper()
-	ap, err := netip.ParseAddrPort(s.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ap
-}
-
-func (s *testServer) port(t *testing.T) string {
-	return strconv.Itoa(int(s.addrPort(t).Port()))
-}
-
-// hang blocks a handler until the client leaves or the test ends.
-func (s *testServer) hang(r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-s.release:
-	}
-}
 
 // publicFetcher returns a Fetcher that treats s as a public host named
 // public.example, and the base URL to reach it by that name.
-func publicFetcher(t *testing.T, opts Options, s *testServer) (*Fetcher, string) {
+func publicFetcher(t *testing.T, opts Options, s *netguardtest.Server) (*Fetcher, string) {
 	t.Helper()
-	resolver := fakeResolver{
-		"public.example": {s.addrPort(t).Addr()},
+	resolver := netguardtest.Resolver{
+		"public.example": {s.AddrPort(t).Addr()},
 		"evil.example":   {netip.MustParseAddr("127.0.0.1")},
 	}
 	if opts.Resolver == nil {
 		opts.Resolver = resolver
 	}
-	return newFetcher(opts, []netip.AddrPort{s.addrPort(t)}), "http://public.example:" + s.port(t)
+	return newFetcher(opts, []netip.AddrPort{s.AddrPort(t)}), "http://public.example:" + s.Port(t)
 }
 
 // pngImage encodes a w x h PNG of a gradient.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
 // endlessHead serves a head padded with harmless <meta>s, tags at tagsAt
@@ -67,7 +68,7 @@ func TestPreviewReadsAtMostTheLimit(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var written atomic.Int64
 			done := make(chan struct{})
-			s := newTestServer(t, endlessHead(`<meta property="og:title" content="late">`, c.tagsAt, total, &written, done))
+			s := netguardtest.NewServer(t, endlessHead(`<meta property="og:title" content="late">`, c.tagsAt, total, &written, done))
 			f, base := publicFetcher(t, Options{Timeout: 10 * time.Second}, s)
 			p, err := f.Preview(t.Context(), base)
 			if c.tagsAt > maxHTMLBytes {
@@ -92,7 +93,7 @@ func TestPreviewReadsAtMostTheLimit(t *testing.T) {
 func TestPreviewStopsAtHead(t *testing.T) {
 	var written atomic.Int64
 	done := make(chan struct{})
-	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = w.Write([]byte(`<html><head><title>t</title></head><body>`))
@@ -236,7 +237,7 @@ func TestMakeThumbnailFormats(t *testing.T) {
 func TestPreviewImageLimits(t *testing.T) {
 	huge := hugePNG(t, 8000, 4000)
 	big := append(pngImage(t, 10, 10), bytes.Repeat([]byte{0}, maxImageBytes)...)
-	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/page":
 			img := r.URL.Query().Get("img")

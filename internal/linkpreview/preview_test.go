@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
 const ogPage = `<!doctype html>
@@ -28,8 +30,8 @@ const ogPage = `<!doctype html>
 
 func TestPreviewOpenGraph(t *testing.T) {
 	cover := pngImage(t, 400, 200)
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/start":
 			http.Redirect(w, r, "/article/1?x=1", http.StatusFound)
@@ -131,7 +133,7 @@ func TestPreviewFallbacks(t *testing.T) {
 	img := pngImage(t, 30, 60)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				switch r.URL.Path {
 				case "/page":
 					switch c.contentType {
@@ -170,7 +172,7 @@ func TestPreviewFallbacks(t *testing.T) {
 func TestPreviewCaps(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	longer := strings.Repeat("word ", 400)
-	s := newTestServer(t, htmlHandler(`<head><title>`+long+`</title><meta name="description" content="`+longer+`"></head>`))
+	s := netguardtest.NewServer(t, htmlHandler(`<head><title>`+long+`</title><meta name="description" content="`+longer+`"></head>`))
 	f, base := publicFetcher(t, Options{}, s)
 	p, err := f.Preview(t.Context(), base+"/")
 	if err != nil {
@@ -200,7 +202,7 @@ func TestPreviewCharsets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if c.contentType == "none" {
 					w.Header()["Content-Type"] = nil // no sniffing by the server
 				} else {
@@ -221,7 +223,7 @@ func TestPreviewCharsets(t *testing.T) {
 }
 
 func TestPreviewWithoutPreview(t *testing.T) {
-	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/empty":
 			htmlHandler("<html><head></head><body>nothing</body></html>")(w, r)
@@ -266,22 +268,22 @@ func TestPreviewWithoutPreview(t *testing.T) {
 }
 
 func TestPreviewTimeout(t *testing.T) {
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/no-headers":
-			s.hang(r)
+			s.Hang(r)
 		case "/stalled-body":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, "<html><head><meta charset=utf-8>")
 			w.(http.Flusher).Flush()
-			s.hang(r)
+			s.Hang(r)
 		case "/stalled-image":
 			htmlHandler(`<head><title>t</title><meta property="og:image" content="/img"></head>`)(w, r)
 		case "/img":
 			w.Header().Set("Content-Type", "image/png")
 			w.(http.Flusher).Flush()
-			s.hang(r)
+			s.Hang(r)
 		}
 	})
 	const timeout = 200 * time.Millisecond
@@ -310,8 +312,8 @@ func TestPreviewTimeout(t *testing.T) {
 }
 
 func TestPreviewCallerContext(t *testing.T) {
-	var s *testServer
-	s = newTestServer(t, func(w http.ResponseWriter, r *http.Request) { s.hang(r) })
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { s.Hang(r) })
 	f, base := publicFetcher(t, Options{Timeout: time.Minute}, s)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()

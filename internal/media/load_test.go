@@ -6,64 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
-
-// fakeResolver answers from a table; names it does not know do not exist.
-type fakeResolver map[string][]netip.Addr
-
-func (r fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	addrs, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	out := make([]net.IPAddr, len(addrs))
-	for i, a := range addrs {
-		out[i] = net.IPAddr{IP: a.AsSlice()}
-	}
-	return out, nil
-}
-
-// countingServer is a test server that counts the requests reaching it.
-type countingServer struct {
-	*httptest.Server
-	hits    atomic.Int64
-	release chan struct{} // closed at cleanup: handlers that hang return
-}
-
-func newCountingServer(t *testing.T, h http.HandlerFunc) *countingServer {
-	t.Helper()
-	s := &countingServer{release: make(chan struct{})}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.hits.Add(1)
-		h(w, r)
-	}))
-	t.Cleanup(s.Close)
-	t.Cleanup(func() { close(s.release) }) // runs first: LIFO
-	return s
-}
-
-func (s *countingServer) addrPort(t *testing.T) netip.AddrPort {
-	t.Helper()
-	ap, err := netip.ParseAddrPort(s.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ap
-}
-
-func (s *countingServer) port(t *testing.T) string {
-	return strconv.Itoa(int(s.addrPort(t).Port()))
-}
 
 // newTestLoader builds a Loader that, besides what opts allow, treats the
 // given addresses as public: how a test puts a "public" server on loopback.
@@ -90,10 +42,10 @@ func wantFault(t *testing.T, err error, code fault.Code, field string, parts ...
 const refusedTail = "; private addresses are refused unless --allow-private-urls"
 
 func TestLoadRefusesNonPublicDestinations(t *testing.T) {
-	trap := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") })
-	port := trap.port(t)
-	trapAddr := trap.addrPort(t).Addr()
-	resolver := fakeResolver{
+	trap := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") })
+	port := trap.Port(t)
+	trapAddr := trap.AddrPort(t).Addr()
+	resolver := netguardtest.Resolver{
 		"evil.example": {netip.MustParseAddr("127.0.0.1")},
 		// One public-looking answer does not save a name with a private one.
 		"mixed.example": {netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("10.1.2.3")},
@@ -143,15 +95,15 @@ func TestLoadRefusesNonPublicDestinations(t *testing.T) {
 			wantFault(t, err, fault.Invalid, "source", c.want)
 		})
 	}
-	if n := trap.hits.Load(); n != 0 {
+	if n := trap.Hits(); n != 0 {
 		t.Fatalf("the loopback server (%s) was reached %d times", trapAddr, n)
 	}
 }
 
 func TestLoadRedirects(t *testing.T) {
-	trap := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") })
-	trapPort := trap.port(t)
-	public := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	trap := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") })
+	trapPort := trap.Port(t)
+	public := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/ok":
 			fmt.Fprint(w, "hello")
@@ -176,12 +128,12 @@ func TestLoadRedirects(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	base := "http://public.example:" + public.port(t)
-	resolver := fakeResolver{
-		"public.example": {public.addrPort(t).Addr()},
+	base := "http://public.example:" + public.Port(t)
+	resolver := netguardtest.Resolver{
+		"public.example": {public.AddrPort(t).Addr()},
 		"evil.example":   {netip.MustParseAddr("127.0.0.1")},
 	}
-	l := newTestLoader(LoaderOptions{Resolver: resolver, Timeout: 5 * time.Second}, public.addrPort(t))
+	l := newTestLoader(LoaderOptions{Resolver: resolver, Timeout: 5 * time.Second}, public.AddrPort(t))
 
 	ok := []struct{ path, want string }{
 		{"/ok", "hello"},
@@ -207,14 +159,14 @@ func TestLoadRedirects(t *testing.T) {
 			wantFault(t, err, fault.Invalid, "source", c.want)
 		})
 	}
-	if n := trap.hits.Load(); n != 0 {
+	if n := trap.Hits(); n != 0 {
 		t.Fatalf("a redirect reached the loopback server %d times", n)
 	}
 }
 
-// recordingResolver is a fakeResolver that remembers the names it was asked.
+// recordingResolver is a netguardtest.Resolver that remembers the names it was asked.
 type recordingResolver struct {
-	fakeResolver
+	netguardtest.Resolver
 	mu    sync.Mutex
 	asked []string
 }
@@ -223,7 +175,7 @@ func (r *recordingResolver) LookupIPAddr(ctx context.Context, host string) ([]ne
 	r.mu.Lock()
 	r.asked = append(r.asked, host)
 	r.mu.Unlock()
-	return r.fakeResolver.LookupIPAddr(ctx, host)
+	return r.Resolver.LookupIPAddr(ctx, host)
 }
 
 // TestLoadNumericHostsAreAddresses: a host in a numeric notation is dialled
@@ -231,15 +183,15 @@ func (r *recordingResolver) LookupIPAddr(ctx context.Context, host string) ([]ne
 // read it differently (here: as a name of a public server). Refused without
 // --allow-private-urls, it reaches the loopback server with it.
 func TestLoadNumericHostsAreAddresses(t *testing.T) {
-	local := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "loopback") })
-	decoy := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "decoy") })
-	port := local.port(t)
+	local := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "loopback") })
+	decoy := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "decoy") })
+	port := local.Port(t)
 	hosts := []string{"2130706433", "0x7f000001", "0x7f.1", "0177.0.0.1", "127.1", "127.0.0.1."}
-	r := &recordingResolver{fakeResolver: fakeResolver{}}
+	r := &recordingResolver{Resolver: netguardtest.Resolver{}}
 	for _, h := range hosts {
-		r.fakeResolver[h] = []netip.Addr{decoy.addrPort(t).Addr()}
+		r.Resolver[h] = []netip.Addr{decoy.AddrPort(t).Addr()}
 	}
-	strict := newTestLoader(LoaderOptions{Resolver: r, Timeout: 5 * time.Second}, decoy.addrPort(t))
+	strict := newTestLoader(LoaderOptions{Resolver: r, Timeout: 5 * time.Second}, decoy.AddrPort(t))
 	open := NewLoader(LoaderOptions{AllowPrivate: true, Resolver: r, Timeout: 5 * time.Second})
 	for _, h := range hosts {
 		t.Run(h, func(t *testing.T) {
@@ -252,19 +204,19 @@ func TestLoadNumericHostsAreAddresses(t *testing.T) {
 			}
 		})
 	}
-	if r.asked != nil || decoy.hits.Load() != 0 {
-		t.Fatalf("the resolver was asked %q and the decoy reached %d times; numeric hosts are addresses", r.asked, decoy.hits.Load())
+	if r.asked != nil || decoy.Hits() != 0 {
+		t.Fatalf("the resolver was asked %q and the decoy reached %d times; numeric hosts are addresses", r.asked, decoy.Hits())
 	}
-	if n := local.hits.Load(); n != int64(len(hosts)) {
+	if n := local.Hits(); n != int64(len(hosts)) {
 		t.Fatalf("the loopback server was reached %d times, want %d (only with AllowPrivate)", n, len(hosts))
 	}
 }
 
 func TestLoadAllowPrivate(t *testing.T) {
-	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "local media") })
+	srv := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "local media") })
 	for _, host := range []string{"127.0.0.1", "evil.example"} {
-		l := NewLoader(LoaderOptions{AllowPrivate: true, Resolver: fakeResolver{"evil.example": {netip.MustParseAddr("127.0.0.1")}}})
-		data, err := l.Load(t.Context(), "source", "http://"+host+":"+srv.port(t)+"/")
+		l := NewLoader(LoaderOptions{AllowPrivate: true, Resolver: netguardtest.Resolver{"evil.example": {netip.MustParseAddr("127.0.0.1")}}})
+		data, err := l.Load(t.Context(), "source", "http://"+host+":"+srv.Port(t)+"/")
 		if err != nil || string(data) != "local media" {
 			t.Fatalf("%s with AllowPrivate: got %q, %v", host, data, err)
 		}
@@ -273,8 +225,8 @@ func TestLoadAllowPrivate(t *testing.T) {
 
 func TestLoadFetchFailures(t *testing.T) {
 	const limit = 1 << 10
-	var srv *countingServer
-	srv = newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+	var srv *netguardtest.Server
+	srv = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/exact":
 			w.Write(make([]byte, limit))
@@ -285,20 +237,14 @@ func TestLoadFetchFailures(t *testing.T) {
 			w.Header().Set("Content-Length", strconv.Itoa(limit+1))
 			w.Write([]byte("abc"))
 			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-			case <-srv.release:
-			}
+			srv.Hang(r)
 		case "/streamed-over":
 			for range 8 {
 				w.Write(make([]byte, 256)) // chunked: no Content-Length
 				w.(http.Flusher).Flush()
 			}
 		case "/hang":
-			select {
-			case <-r.Context().Done():
-			case <-srv.release:
-			}
+			srv.Hang(r)
 		case "/gone":
 			http.Error(w, "custom words", http.StatusGone)
 		default:
@@ -312,8 +258,8 @@ func TestLoadFetchFailures(t *testing.T) {
 	closedAddr := netip.MustParseAddrPort(closed.Addr().String())
 	closed.Close()
 
-	resolver := fakeResolver{"public.example": {srv.addrPort(t).Addr()}, "closed.example": {closedAddr.Addr()}}
-	base := "http://public.example:" + srv.port(t)
+	resolver := netguardtest.Resolver{"public.example": {srv.AddrPort(t).Addr()}, "closed.example": {closedAddr.Addr()}}
+	base := "http://public.example:" + srv.Port(t)
 	cases := []struct {
 		name, source string
 		timeout      time.Duration
@@ -330,7 +276,7 @@ func TestLoadFetchFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := newTestLoader(LoaderOptions{MaxBytes: limit, Timeout: c.timeout, Resolver: resolver}, srv.addrPort(t), closedAddr)
+			l := newTestLoader(LoaderOptions{MaxBytes: limit, Timeout: c.timeout, Resolver: resolver}, srv.AddrPort(t), closedAddr)
 			_, err := l.Load(t.Context(), "input.source", c.source)
 			field := "" // a TooLarge fault names no field
 			if c.code == fault.Invalid {
@@ -339,7 +285,7 @@ func TestLoadFetchFailures(t *testing.T) {
 			wantFault(t, err, c.code, field, c.want)
 		})
 	}
-	l := newTestLoader(LoaderOptions{MaxBytes: limit, Resolver: resolver}, srv.addrPort(t))
+	l := newTestLoader(LoaderOptions{MaxBytes: limit, Resolver: resolver}, srv.AddrPort(t))
 	data, err := l.Load(t.Context(), "source", base+"/exact")
 	if err != nil || len(data) != limit {
 		t.Fatalf("body of exactly the cap: %d bytes, %v", len(data), err)
@@ -347,15 +293,15 @@ func TestLoadFetchFailures(t *testing.T) {
 }
 
 func TestLoadIgnoresProxyEnvironment(t *testing.T) {
-	proxy := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "from proxy") })
+	proxy := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "from proxy") })
 	t.Setenv("HTTP_PROXY", proxy.URL)
 	t.Setenv("http_proxy", proxy.URL)
 	t.Setenv("HTTPS_PROXY", proxy.URL)
-	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "direct") })
-	l := newTestLoader(LoaderOptions{Resolver: fakeResolver{"public.example": {srv.addrPort(t).Addr()}}}, srv.addrPort(t))
-	data, err := l.Load(t.Context(), "source", "http://public.example:"+srv.port(t)+"/")
-	if err != nil || string(data) != "direct" || proxy.hits.Load() != 0 {
-		t.Fatalf("got %q, %v, proxy hits %d; want a direct fetch", data, err, proxy.hits.Load())
+	srv := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "direct") })
+	l := newTestLoader(LoaderOptions{Resolver: netguardtest.Resolver{"public.example": {srv.AddrPort(t).Addr()}}}, srv.AddrPort(t))
+	data, err := l.Load(t.Context(), "source", "http://public.example:"+srv.Port(t)+"/")
+	if err != nil || string(data) != "direct" || proxy.Hits() != 0 {
+		t.Fatalf("got %q, %v, proxy hits %d; want a direct fetch", data, err, proxy.Hits())
 	}
 }
 

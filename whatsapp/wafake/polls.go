@@ -2,7 +2,6 @@ package wafake
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -10,8 +9,6 @@ import (
 	"go.mau.fi/whatsmeow/proto/waCommon"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
-	"go.mau.fi/whatsmeow/util/gcmutil"
-	"go.mau.fi/whatsmeow/util/hkdfutil"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -71,24 +68,11 @@ func (n *Network) VotePoll(pollID, to string, options []string) (string, error) 
 	if !ok {
 		return "", fmt.Errorf("wafake: no poll %s sent by a phone of the network", pollID)
 	}
-	hashes := make([][]byte, len(options))
-	for i, o := range options {
-		h := sha256.Sum256([]byte(o))
-		hashes[i] = h[:]
-	}
-	plain, err := proto.Marshal(&waE2E.PollVoteMessage{SelectedOptions: hashes})
-	if err != nil {
-		return "", err
-	}
 	// The creator votes in its own poll: whatsmeow takes the vote's sender
 	// (the creator's number, as SendMessage addresses it) for both the
 	// poll's sender and the voter.
-	voter := types.NewJID(p.creator, types.DefaultUserServer).String()
-	useCase := []byte(pollID + voter + voter + "Poll Vote")
-	key := hkdfutil.SHA256(p.secret, nil, useCase, 32)
-	iv := make([]byte, 12)
-	_, _ = rand.Read(iv)
-	ct, err := gcmutil.Encrypt(key, iv, plain, fmt.Appendf(nil, "%s\x00%s", pollID, voter))
+	voter := types.NewJID(p.creator, types.DefaultUserServer)
+	vote, err := encryptVote(p.secret, pollID, voter, voter, options)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +80,7 @@ func (n *Network) VotePoll(pollID, to string, options []string) (string, error) 
 		PollCreationMessageKey: &waCommon.MessageKey{
 			RemoteJID: proto.String(types.NewJID(to, types.DefaultUserServer).String()), FromMe: proto.Bool(true), ID: proto.String(pollID),
 		},
-		Vote:              &waE2E.PollEncValue{EncPayload: ct, EncIV: iv},
+		Vote:              vote,
 		SenderTimestampMS: proto.Int64(time.Now().UnixMilli()),
 	}})
 }

@@ -88,6 +88,21 @@ func (n *Network) Vote(from, to, pollID string, options []string) (string, error
 	if secret == nil {
 		return "", &ValueError{What: "a poll " + to + " sent to " + from, Value: pollID}
 	}
+	voter, creator := types.NewJID(from, types.DefaultUserServer), types.NewJID(to, types.DefaultUserServer)
+	vote, err := encryptVote(secret, pollID, creator, voter, options)
+	if err != nil {
+		return "", err
+	}
+	return n.SendMessage(from, to, &waE2E.Message{PollUpdateMessage: &waE2E.PollUpdateMessage{
+		PollCreationMessageKey: &waCommon.MessageKey{RemoteJID: proto.String(creator.String()), FromMe: proto.Bool(false), ID: proto.String(pollID)},
+		Vote:                   vote,
+		SenderTimestampMS:      proto.Int64(time.Now().UnixMilli()),
+	}})
+}
+
+// encryptVote is a vote for options in poll pollID of creator, by voter,
+// as phones encrypt it: the options named by the SHA-256 of their names.
+func encryptVote(secret []byte, pollID string, creator, voter types.JID, options []string) (*waE2E.PollEncValue, error) {
 	hashes := make([][]byte, len(options))
 	for i, o := range options {
 		h := sha256.Sum256([]byte(o))
@@ -95,20 +110,16 @@ func (n *Network) Vote(from, to, pollID string, options []string) (string, error
 	}
 	plain, err := proto.Marshal(&waE2E.PollVoteMessage{SelectedOptions: hashes})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	voter, creator := types.NewJID(from, types.DefaultUserServer), types.NewJID(to, types.DefaultUserServer)
 	iv := make([]byte, 12)
 	_, _ = rand.Read(iv)
-	ct, err := gcmutil.Encrypt(secretKey(secret, pollID, creator, voter, "Poll Vote"), iv, plain, fmt.Appendf(nil, "%s\x00%s", pollID, voter))
+	key := secretKey(secret, pollID, creator, voter, "Poll Vote")
+	ct, err := gcmutil.Encrypt(key, iv, plain, fmt.Appendf(nil, "%s\x00%s", pollID, voter.ToNonAD()))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return n.SendMessage(from, to, &waE2E.Message{PollUpdateMessage: &waE2E.PollUpdateMessage{
-		PollCreationMessageKey: &waCommon.MessageKey{RemoteJID: proto.String(creator.String()), FromMe: proto.Bool(false), ID: proto.String(pollID)},
-		Vote:                   &waE2E.PollEncValue{EncPayload: ct, EncIV: iv},
-		SenderTimestampMS:      proto.Int64(time.Now().UnixMilli()),
-	}})
+	return &waE2E.PollEncValue{EncPayload: ct, EncIV: iv}, nil
 }
 
 // pollSecret is the secret of a received poll; nil when r is none.
