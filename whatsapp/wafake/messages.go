@@ -224,6 +224,12 @@ func (n *Network) SendText(from, to, text string) (string, error) {
 // SendMessage has the phone of account from send msg to every linked device
 // of account to. Devices that are offline get it when they log in.
 func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, error) {
+	return n.sendMessage(from, to, msg, true)
+}
+
+// sendMessage is SendMessage; withSecrets gives a text or media message
+// the secret phones give it (secrets.go).
+func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets bool) (string, error) {
 	n.mu.Lock()
 	sender, err := n.accountLocked(from)
 	if err != nil {
@@ -231,7 +237,7 @@ func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, erro
 		return "", err
 	}
 	id := newMessageID()
-	if carriesSecret(msg) {
+	if withSecrets && carriesSecret(msg) {
 		msg = withSecret(msg, sender.messageSecret(id))
 	}
 	plain, err := proto.Marshal(msg)
