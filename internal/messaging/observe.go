@@ -22,7 +22,7 @@ const (
 // Kinds lists the kinds of sends; a request of any other type is observed
 // as "unknown", so a client's type never becomes a series of its own.
 func Kinds() []string {
-	return []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeLocation, TypeContact}
+	return []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeLocation, TypeContact, TypePoll, TypeSticker, TypeForward}
 }
 
 // observe tells the observer, if any, how a send of kind ended: sent,
