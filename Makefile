@@ -30,24 +30,29 @@ sandbox: build
 
 # Every test on SQLite; then, when a PostgreSQL server is at hand
 # (WAGRAPH_TEST_POSTGRES: `.ci/postgres.sh make test` starts a throwaway
-# one), every test again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres):
-# each test that stores anything opens its database through internal/dbtest,
-# a fresh one per test, and a server or child process it starts gets its
-# --database-url (internal/dbtest says why a pass, not subtests). A package
-# that stores nothing simply runs twice. A package's tests may take up to
-# 30 minutes (go test's 10 minutes was within reach of internal/e2e on a
-# loaded 2-core machine); CI's own bound is the whole run's 90.
+# one), the tests again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres): each
+# test that stores anything opens its database through internal/dbtest, a
+# fresh one per test, and a server or child process it starts gets its
+# --database-url (internal/dbtest says why a pass, not subtests). The
+# PostgreSQL pass runs only the packages whose test binary links
+# internal/dbtest (DB_PKGS, read off the build graph by go list, so a
+# package that starts storing joins it by importing dbtest); the others
+# store nothing and would only run twice. A package's tests may take up to
+# 30 minutes; CI's own bound is the whole run's 90.
+DB_PKGS = $(shell $(GO) list -test -f '{{if eq .Name "main"}}{{range .Deps}}{{if eq . "github.com/wagraph/wagraph/internal/dbtest"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}{{end}}' ./... | sed -n 's/\.test$$//p')
+
 test: deps-test
 	@echo "== all tests on SQLite"
 	$(GO) test -race -count=1 -timeout 30m ./...
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
-		echo "== all tests on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
-		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' ./..."; \
-		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' ./... && \
+		pkgs="$(DB_PKGS)"; \
+		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
+		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs"; \
+		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs && \
 		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
 		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/; \
 	else \
-		echo "== all tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
+		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
 
 # The quick pass while developing: every test on SQLite with -short, which

@@ -9,7 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -22,12 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/client"
-
 	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // AdminToken is the bootstrap admin token of every test server.
@@ -41,7 +39,6 @@ type Server struct {
 	*httptest.Server
 	App     *app.App
 	Config  config.Config
-	gql     *client.Client
 	Stderr  *bytes.Buffer
 	DataDir string
 
@@ -51,11 +48,12 @@ type Server struct {
 }
 
 // Config returns the settings of a test server: defaults, a temporary data
-// directory, a fresh database of the run's backend (internal/dbtest), the admin token, and a rate limit high enough to stay out of the
-// way.
+// directory, a fresh database of the run's backend (internal/dbtest: its
+// schema already migrated), the admin token, and a rate limit high enough
+// to stay out of the way.
 func Config(t testing.TB) config.Config {
 	t.Helper()
-	dir := t.TempDir()
+	dir := dbtest.DataDir(t)
 	cfg, err := config.Load([]string{"--data-dir", dir, "--admin-token", AdminToken, "--rate", "10000/s,10000", "--node-id", nodeID(dir)},
 		func(string) (string, bool) { return "", false }, io.Discard)
 	if err != nil {
@@ -116,7 +114,6 @@ func start(t testing.TB, cfg config.Config, opts app.Options) *Server {
 		t.Fatalf("start server: %v", err)
 	}
 	s := &Server{Server: httptest.NewServer(a.Handler()), App: a, Config: cfg, Stderr: stderr, DataDir: cfg.DataDir}
-	s.gql = client.New(a.Handler(), client.Path("/graphql"))
 	t.Cleanup(func() { s.Stop(t) })
 	s.WaitReady(t)
 	return s
@@ -229,57 +226,20 @@ func (s *Server) Do(t testing.TB, method, path, token, body string, headers map[
 }
 
 // GQLError is one GraphQL error as a client sees it.
-type GQLError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-// Code is the error's extensions.code.
-func (e GQLError) Code() string { c, _ := e.Extensions["code"].(string); return c }
+type GQLError = testclient.Error
 
 // GQLResponse is a GraphQL answer.
-type GQLResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []GQLError      `json:"errors"`
-}
+type GQLResponse = testclient.Answer
 
-// GraphQL runs one operation through gqlgen's client with token (none when
-// empty).
+// GraphQL runs one operation over HTTP with token (none when empty): the
+// answer, whatever errors it holds (testclient.Post).
 func (s *Server) GraphQL(t testing.TB, token, query string, vars map[string]any) GQLResponse {
 	t.Helper()
-	opts := []client.Option{}
-	if token != "" {
-		opts = append(opts, client.AddHeader("Authorization", token))
-	}
-	for k, v := range vars {
-		opts = append(opts, client.Var(k, v))
-	}
-	out := GQLResponse{}
-	raw, err := s.gql.RawPost(query, opts...)
+	ans, err := testclient.Post(context.Background(), s.Client(), s.URL, token, query, vars)
 	if err != nil {
-		// gqlgen's client refuses 4xx answers (a query that does not
-		// validate is 422) but keeps their body in the error.
-		var code int
-		var body string
-		if _, scanErr := fmt.Sscanf(err.Error(), "http %d:", &code); scanErr != nil {
-			t.Fatalf("graphql: %v", err)
-		}
-		_, body, _ = strings.Cut(err.Error(), ": ")
-		if err := json.Unmarshal([]byte(body), &out); err != nil {
-			t.Fatalf("graphql http %d: %s", code, body)
-		}
-		return out
+		t.Fatal(err)
 	}
-	if raw.Data != nil {
-		out.Data, _ = json.Marshal(raw.Data)
-	}
-	if raw.Errors != nil {
-		if err := json.Unmarshal(raw.Errors, &out.Errors); err != nil {
-			t.Fatalf("graphql errors: %v: %s", err, raw.Errors)
-		}
-	}
-	return out
+	return ans
 }
 
 // MustGraphQL runs an operation that must succeed and decodes its data into v.

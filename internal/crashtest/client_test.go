@@ -3,7 +3,6 @@
 package crashtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // A GraphQL client of the server as any other client would be, and the
@@ -26,56 +27,12 @@ type server struct {
 	http  *http.Client
 }
 
-// gqlError is one GraphQL error with its extensions.code.
-type gqlError struct {
-	Message    string         `json:"message"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-func (e gqlError) String() string { return fmt.Sprintf("%v: %s", e.Extensions["code"], e.Message) }
-
 // graphql runs one operation and decodes its data into out; a transport
 // failure or any GraphQL error is an error.
 func (s *server) graphql(query string, vars map[string]any, out any) error {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	res, err := s.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []gqlError      `json:"errors"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("HTTP %d, not a GraphQL answer: %.300s", res.StatusCode, raw)
-	}
-	if len(r.Errors) > 0 {
-		msgs := make([]string, len(r.Errors))
-		for i, e := range r.Errors {
-			msgs[i] = e.String()
-		}
-		return fmt.Errorf("GraphQL errors: %s", strings.Join(msgs, "; "))
-	}
-	if out != nil {
-		return json.Unmarshal(r.Data, out)
-	}
-	return nil
+	return testclient.GraphQL(ctx, s.http, s.base, "Bearer "+s.token, query, vars, out)
 }
 
 // must runs an operation that has to succeed.

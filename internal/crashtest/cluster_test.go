@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // The cluster test (issue 12, must show 2): a network process and three
@@ -379,7 +380,7 @@ func subscribeAll(t *testing.T, srv *server, ids []string) []*sseSub {
 					Data struct {
 						Events struct{ Data messageData }
 					}
-					Errors []gqlError
+					Errors []testclient.Error
 				}
 				if err := json.Unmarshal([]byte(line), &msg); err != nil || len(msg.Errors) > 0 {
 					s.mu.Lock()

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	neturl "net/url"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -81,7 +82,26 @@ type Location struct {
 // directory, and on PostgreSQL a new database (dropped when the test ends).
 func NewLocation(t testing.TB) Location {
 	t.Helper()
-	return Location{DataDir: t.TempDir(), URL: DatabaseURL(t)}
+	return Location{DataDir: DataDir(t), URL: DatabaseURL(t)}
+}
+
+// DataDir is a fresh data directory for a test's server or database. On
+// SQLite it holds a copy of the test binary's migrated database (see
+// template), so the server opening it finds its schema in place.
+func DataDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if Postgres(t) {
+		return dir
+	}
+	file, err := templates.sqlite()
+	if err != nil {
+		t.Fatalf("the migrated SQLite database the tests start from: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sqliteFile), file, 0o600); err != nil {
+		t.Fatalf("copy the migrated SQLite database: %v", err)
+	}
+	return dir
 }
 
 // Open opens the database at l (creating it on SQLite) with its schema,
@@ -118,7 +138,11 @@ func createDatabase(t testing.TB) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	name := "wagraph_test_" + hex.EncodeToString(b[:])
-	if err := adminExec(server, "CREATE DATABASE "+name); err != nil {
+	tmpl, err := templates.postgres(server)
+	if err != nil {
+		t.Fatalf("the migrated PostgreSQL database the tests start from, on %s: %v", storage.PostgresWhere(server), err)
+	}
+	if err := adminExec(server, "CREATE DATABASE "+name+" TEMPLATE "+tmpl); err != nil {
 		t.Fatalf("create a test database on %s: %v", storage.PostgresWhere(server), err)
 	}
 	t.Cleanup(func() {

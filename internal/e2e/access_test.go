@@ -51,6 +51,7 @@ var validBodies = map[string]string{
 // owner gets past access (whatever WhatsApp then says). A route added later
 // is covered without editing this test.
 func TestEveryRouteChecksAccess(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	owned := s.LinkSession(t, "4915550012001")
 	var u struct{ CreateUser struct{ Token string } }

@@ -31,6 +31,7 @@ func accountView(t *testing.T, s *apptest.Server, phone string) sandboxAccount {
 // read and the four privacy updates, through REST and GraphQL, each checked
 // in the network's view of the account.
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, member = "4915550004001", "4915550004002"
 	sess := s.LinkSession(t, phone)

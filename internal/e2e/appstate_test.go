@@ -17,6 +17,7 @@ import (
 // last, and the next update works too (parallel patches built on one stored
 // state used to answer 502 and break the session's app state for good).
 func TestProfileNameUpdatesInParallel(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone = "4915550008001"
 	sess := s.LinkSession(t, phone)

@@ -15,6 +15,7 @@ import (
 // the call was rejected, and a call event with status reject follows.
 // Bad input names its field.
 func TestRejectCall(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, caller = "4915550280001", "4915550280002"
 	sess := s.LinkSession(t, phone)

@@ -53,6 +53,7 @@ func (v sandboxView) readBy(reader string) []string {
 // their sender; bad input is refused naming the field, before anything
 // is sent.
 func TestMarkRead(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, contact, member = "4915550250001", "4915550250002", "4915550250003"
@@ -157,6 +158,7 @@ func TestMarkRead(t *testing.T) {
 // chat are checked first. subscribePresence makes the contact's
 // availability reach the session as presence.update.
 func TestPresence(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550250011", "4915550250012"
 	sess := s.LinkSession(t, phone)
@@ -239,6 +241,7 @@ func TestPresence(t *testing.T) {
 // the other session of the same gateway, as on two phones: its typing as
 // presence.update, its read receipt as the message's status read.
 func TestConversationBetweenSessions(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phoneA, phoneB = "4915550250021", "4915550250022"
 	a := s.LinkSession(t, phoneA)

@@ -14,6 +14,7 @@ import (
 // delete answered finds it, and afterwards its device is unlinked and the
 // WhatsApp device store holds no device.
 func TestDeleteWhileReading(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	net := s.Network(t)
 	sess := s.LinkSession(t, "4915550011001")

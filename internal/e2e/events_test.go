@@ -111,6 +111,7 @@ var inboundOnly = []string{"INBOUND_MESSAGE_UPSERT"}
 // the same live events, in the same order, with the same ids, as the
 // events query then lists them.
 func TestEventsOverEachTransport(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550013001", "4915550013002"
 	sess := s.LinkSession(t, phone)
@@ -187,6 +188,7 @@ func TestEventsOverEachTransport(t *testing.T) {
 // duplicate; also across a restart of the server, with messages the
 // network queued while the server was down.
 func TestEventsResume(t *testing.T) {
+	t.Parallel()
 	net, control := apptest.RemoteNetwork(t)
 	cfg := apptest.SandboxConfig(t)
 	cfg.SandboxNetwork = control
@@ -371,6 +373,7 @@ func stalledSubscriber(t *testing.T, transport string) {
 // token ends its streams on every transport; deleting the session ends the
 // streams of tokens that outlive it.
 func TestEventsTokens(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sid := s.CreateSession(t, "tokens")
 	vars := map[string]any{"s": sid}
@@ -434,6 +437,7 @@ func TestEventsTokens(t *testing.T) {
 // event id), filters by kind, and refuses a bad first or after naming the
 // argument; a session the token does not reach is not found.
 func TestEventsQuery(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550013301", "4915550013302"
 	sess := s.LinkSession(t, phone)

@@ -81,6 +81,7 @@ func wantOneFailureLine(t *testing.T, logs *logtest.Buffer, id, level, sessionID
 // whatsmeow's cause, the request id and the session id. The client's
 // message does not carry the cause.
 func TestWhatsAppRefusalLogged(t *testing.T) {
+	t.Parallel()
 	s, logs := startLogged(t, true)
 	const owner, member, invitee = "4915550008001", "4915550008002", "4915550008003"
 	// whatsmeow's text of the refusal (ErrGroupInviteLinkUnauthorized).
@@ -132,6 +133,7 @@ func TestWhatsAppRefusalLogged(t *testing.T) {
 // cause, the request id and the session id (REST: the path's, GraphQL: the
 // field's argument); the client reads only the request id.
 func TestInternalFailureLogged(t *testing.T) {
+	t.Parallel()
 	s, logs := startLogged(t, false)
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }

@@ -21,6 +21,7 @@ import (
 // under new keys) with its caption. What the store cannot send again (a
 // location) is refused naming messageId; an unknown message is 404.
 func TestForwardMessage(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, ana, ben = "4915550280001", "4915550280002", "4915550280003"
@@ -89,6 +90,7 @@ func TestForwardMessage(t *testing.T) {
 // edit or revoke of the account's own message is refused; none of them
 // changes the stored message.
 func TestInboundEditsAndRevokes(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, ana, eve = "4915550290001", "4915550290002", "4915550290003"

@@ -39,6 +39,7 @@ func roles(g sandboxGroup) map[string]string {
 // TestGroups: create, update (REST and GraphQL), send an invite, demote
 // with a failed participant; each checked in the network's view.
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const owner, a, b, invitee = "4915550003001", "4915550003002", "4915550003003", "4915550003004"
 	sess := s.LinkSession(t, owner)

@@ -14,6 +14,7 @@ import (
 // body disagreeing is 400. Peers' users report duplicates when their HTTP
 // client retries a send (OpenWA #464, waha #2031).
 func TestIdempotentSends(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550270001", "4915550270002"
 	sess := s.LinkSession(t, phone)

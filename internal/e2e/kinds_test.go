@@ -32,6 +32,7 @@ const (
 // by the kind and sets up what it needs itself, so one row runs alone:
 // go test -run 'TestEveryKindStored/groups.update' ./internal/e2e/
 func TestEveryKindStored(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	// What the login finds: a block list and a group the account is in.

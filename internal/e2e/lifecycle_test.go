@@ -12,6 +12,7 @@ import (
 // session's message store; reactions, receipts and presence are accepted;
 // GraphQL sendGroupInvite works.
 func TestInboundAndControls(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550009001", "4915550009002"
 	sess := s.LinkSession(t, phone)
@@ -87,6 +88,7 @@ func waitStored(t *testing.T, s *apptest.Server, sessionID, id string) storedMes
 // disconnect and connect; logout through REST; removal by the phone; and
 // deleting a linked session unlinks its device.
 func TestSessionLifecycle(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	net := s.Network(t)
 	sess := s.LinkSession(t, "4915550010001")
@@ -144,6 +146,7 @@ func TestSessionLifecycle(t *testing.T) {
 // for its WhatsApp operations; a session token reaches its own; outside
 // sandbox mode the controls say so, and sandboxMode tells which mode.
 func TestAccessAndSandboxOff(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550011001")
 	var u struct{ CreateUser struct{ Token string } }

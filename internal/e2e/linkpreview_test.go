@@ -16,6 +16,7 @@ import (
 // linkPreview false it goes without; a page that never answers costs the
 // send its 3 s budget at most and never fails it.
 func TestLinkPreview(t *testing.T) {
+	t.Parallel()
 	photo := pngImage(t, 200, 100)
 	stall := make(chan struct{})
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

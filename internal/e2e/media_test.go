@@ -15,6 +15,7 @@ import (
 // stored message names the route as mediaUrl; a message without media, an
 // unknown one and a token that does not reach the session are 404.
 func TestMessageMedia(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550013001", "4915550013002"
 	sess := s.LinkSession(t, phone)

@@ -12,6 +12,7 @@ import (
 // TestSends sends every kind of message through REST and through GraphQL
 // and asserts what the recipient's phone decrypted.
 func TestSends(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550001001")
 	const to = "4915550001002"
@@ -104,6 +105,7 @@ func inputType(field string) string { return "S" + field[1:] + "Input" }
 // TestDeleteForEveryone revokes a sent message through REST and through
 // GraphQL; the recipient sees it revoked; unknown ids are 404.
 func TestDeleteForEveryone(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550002001")
 	const to = "4915550002002"

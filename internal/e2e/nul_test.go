@@ -15,6 +15,7 @@ import (
 // refuses NUL in text and jsonb): the events query shows it, the network
 // holds nothing unacknowledged, and a reconnect delivers it no second time.
 func TestNULFromWhatsAppIsStored(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	net := s.Network(t)
 	sess := s.LinkSession(t, "4915550021001")
@@ -81,6 +82,7 @@ func waitAcked(t *testing.T, unacked func(whatsapp.JID) int, dev whatsapp.JID) {
 // still land: after a restart the session is DISCONNECTED as it was left,
 // with that name.
 func TestNULPushNameKeepsStatusSaves(t *testing.T) {
+	t.Parallel()
 	const phone = "4915550021003"
 	cfg := apptest.SandboxConfig(t)
 	first := apptest.StartLive(t, cfg)
@@ -129,6 +131,7 @@ func TestNULPushNameKeepsStatusSaves(t *testing.T) {
 // TestNULRefusedInGraphQL: a NUL in any text argument is BAD_USER_INPUT
 // naming the field, as REST refuses it, and nothing is sent.
 func TestNULRefusedInGraphQL(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	net := s.Network(t)
 	sess := s.LinkSession(t, "4915550021004")

@@ -15,6 +15,7 @@ import (
 // ("0155…") is 400 naming number and reaches nobody; and "004915550007002",
 // once sent to an account of that name, now reaches 4915550007002.
 func TestNumbersReachOneAccount(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550007001")
 	const to = "4915550007002"
@@ -65,6 +66,7 @@ func TestNumbersReachOneAccount(t *testing.T) {
 // writing: a contact card's phoneNumber, a group's participants and the
 // pairing phone.
 func TestNumberFieldsAsWritten(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const owner, a, b = "4915550007101", "4915550007102", "4915550007103"
 	sess := s.LinkSession(t, owner)
@@ -111,6 +113,7 @@ func TestNumberFieldsAsWritten(t *testing.T) {
 // for an optional string left unset — is a send without a quote, through
 // REST and GraphQL.
 func TestQuotedEmpty(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	sess := s.LinkSession(t, "4915550007201")
 	const to = "4915550007202"

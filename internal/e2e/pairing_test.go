@@ -27,6 +27,7 @@ func restCreateSession(t *testing.T, s *apptest.Server) string {
 // TestPairByQRThroughREST: connect, read the QR code from GET /qr (JSON
 // and PNG), the simulated phone scans it, the session is CONNECTED.
 func TestPairByQRThroughREST(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone = "4915550005001"
 	id := restCreateSession(t, s)
@@ -86,6 +87,7 @@ func TestPairByQRThroughREST(t *testing.T) {
 // TestPairByQRThroughSubscription: the sessionStatus subscription shows
 // the QR code; the phone scans it; the subscription shows CONNECTED.
 func TestPairByQRThroughSubscription(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone = "4915550005002"
 	var created struct {
@@ -129,6 +131,7 @@ func TestPairByQRThroughSubscription(t *testing.T) {
 // TestPairByPhoneCode: REST pair-phone gives a code the phone enters
 // (sandboxEnterPairingCode); GraphQL pairPhone likewise.
 func TestPairByPhoneCode(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	for _, api := range []string{"REST", "GraphQL"} {
 		t.Run(api, func(t *testing.T) {

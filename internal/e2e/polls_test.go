@@ -46,6 +46,7 @@ func votesOf(p *pollTally) map[string]int {
 // does not have, or for more options than it allows, is not counted. Bad
 // polls are refused naming the field.
 func TestSendPoll(t *testing.T) {
+	t.Parallel()
 	n, control := apptest.RemoteNetwork(t)
 	cfg := apptest.SandboxConfig(t)
 	cfg.SandboxNetwork = control

@@ -53,6 +53,7 @@ func storedWithReactions(t *testing.T, s *apptest.Server, sessionID, id string) 
 // the account's own message shows on the phone's copy of it. Bad input is
 // refused naming the field.
 func TestSendReaction(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, contact = "4915550260001", "4915550260002"
@@ -130,6 +131,7 @@ func TestSendReaction(t *testing.T) {
 // checked first (a message made older is refused, nothing sent), and a
 // received message cannot be edited.
 func TestEditMessage(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, contact = "4915550260011", "4915550260012"
@@ -201,6 +203,7 @@ func TestEditMessage(t *testing.T) {
 // reach the phone as view-once media (what it decrypted); without it, an
 // image is an ordinary one.
 func TestViewOnce(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phone, contact = "4915550260021", "4915550260022"
 	sess := s.LinkSession(t, phone)

@@ -44,6 +44,7 @@ func checkRefusals(t *testing.T, s *apptest.Server, cases []refusal) {
 // private URLs are not allowed. Redirects to such addresses are covered by
 // internal/media's tests, which can stand up an allowed public server.
 func TestSSRFRefused(t *testing.T) {
+	t.Parallel()
 	cfg := apptest.SandboxConfig(t)
 	cfg.AllowPrivateURLs = false
 	s := apptest.Start(t, cfg)
@@ -66,6 +67,7 @@ func TestSSRFRefused(t *testing.T) {
 // TestRefusals: bad input and WhatsApp's refusals, each with the status of
 // rest.md and a message naming the problem.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	geocoder := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("q") == "Pariser Platz 1, Berlin" {
 			_ = json.NewEncoder(w).Encode([]map[string]string{{"lat": "52.5163", "lon": "13.3777", "display_name": "Pariser Platz 1, Berlin", "name": "Brandenburger Tor"}})

@@ -15,6 +15,7 @@ import (
 // simulated network runs apart (as `wagraph sandbox-network`), so it
 // outlives the server.
 func TestRestart(t *testing.T) {
+	t.Parallel()
 	net, control := apptest.RemoteNetwork(t)
 	cfg := apptest.SandboxConfig(t)
 	cfg.SandboxNetwork = control

@@ -17,6 +17,7 @@ import (
 // was and the event names who tried; the sender's own revoke and edit,
 // and a group admin's revoke, are applied.
 func TestRevokeAndEditNeedTheSender(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const me, a, b, host = "4915550061001", "4915550061002", "4915550061003", "4915550061004"

@@ -31,6 +31,7 @@ func textBothWays(t *testing.T, s *apptest.Server, sess apptest.Session, contact
 // restart is CONNECTED after it, as the same device and without linking
 // again, and texts go both ways.
 func TestSandboxSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	const phone, contact = "4915550007001", "4915550007002"
 	cfg := apptest.SandboxConfig(t)
 	first := apptest.StartLive(t, cfg)
@@ -54,6 +55,7 @@ func TestSandboxSurvivesRestart(t *testing.T) {
 // its state ends LOGGED_OUT with a reason that says so, not WhatsApp's
 // "logged out from another device"; it can be linked again.
 func TestSandboxResetSaysLinkAgain(t *testing.T) {
+	t.Parallel()
 	const phone = "4915550007003"
 	cfg := apptest.SandboxConfig(t)
 	first := apptest.StartLive(t, cfg)

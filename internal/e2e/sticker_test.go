@@ -40,6 +40,7 @@ func animatedGIF(t *testing.T, w, h, frames int) []byte {
 // animated GIF an animated one, as the recipient's phone decrypts and
 // decodes them; what is no image is refused naming source.
 func TestSendSticker(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	n := s.Network(t)
 	const phone, ana = "4915550300001", "4915550300002"

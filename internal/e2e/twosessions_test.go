@@ -16,6 +16,7 @@ import (
 // On main before this the network relayed nothing to linked devices: the
 // phone's inbox had the text, the other session never heard of it.
 func TestSessionsOfOneGatewayTalk(t *testing.T) {
+	t.Parallel()
 	s := apptest.StartSandbox(t)
 	const phoneA, phoneB = "4915550240001", "4915550240002"
 	a := s.LinkSession(t, phoneA)

@@ -29,6 +29,7 @@ func newerThanBuiltin(t *testing.T) string {
 // with builtin it stays DISCONNECTED with the "client outdated" reason,
 // and the server keeps serving.
 func TestOutdatedClient(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"auto", "builtin"} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := apptest.SandboxConfig(t)

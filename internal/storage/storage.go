@@ -61,7 +61,7 @@ func (d *DB) Close() error { return d.Ent.Close() }
 
 // Open opens the database at url when it is set (a postgres:// URL), or
 // else the SQLite file wagraph.db in dataDir (created with the directory
-// when missing), and migrates its schema.
+// when missing), and migrates its schema (migrate.go).
 func Open(ctx context.Context, dataDir, url string) (*DB, error) {
 	var (
 		d   *DB
@@ -75,7 +75,7 @@ func Open(ctx context.Context, dataDir, url string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Ent.Schema.Create(ctx); err != nil {
+	if err := migrate(ctx, d); err != nil {
 		d.SQL.Close()
 		return nil, fmt.Errorf("migrate %s: %w", d.Where, err)
 	}

@@ -53,6 +53,10 @@ func TestGraphQL(t *testing.T) {
 		switch {
 		case r.URL.Path != "/graphql" || r.Header.Get("Authorization") != "tok":
 			http.Error(w, "no", http.StatusUnauthorized)
+		case strings.Contains(string(body), "invalid"):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"errors":[{"message":"no field invalid","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`)
 		case strings.Contains(string(body), "bad"):
 			_, _ = io.WriteString(w, `{"errors":[{"message":"bad field"}]}`)
 		default:
@@ -69,6 +73,7 @@ func TestGraphQL(t *testing.T) {
 	tests := []struct{ name, auth, query, want string }{
 		{"GraphQL error", "tok", "{ bad }", "bad field"},
 		{"refused", "", "{ n }", "401"},
+		{"invalid", "tok", "{ invalid }", "422: GRAPHQL_VALIDATION_FAILED: no field invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,5 +82,28 @@ func TestGraphQL(t *testing.T) {
 				t.Errorf("error %v, want one naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPost: an answer with errors is an answer (a test asserts its codes);
+// only what is not a GraphQL answer is an error.
+func TestPost(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = io.WriteString(w, `{"errors":[{"message":"no field x","path":["x"],"extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	ans, err := Post(context.Background(), srv.Client(), srv.URL, "tok", "{ x }", nil)
+	if err != nil || ans.Status != http.StatusUnprocessableEntity || len(ans.Errors) != 1 ||
+		ans.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" || ans.Errors[0].Message != "no field x" || len(ans.Errors[0].Path) != 1 {
+		t.Errorf("answer %+v, %v", ans, err)
+	}
+	if _, err := Post(context.Background(), srv.Client(), srv.URL, "", "{ x }", nil); err == nil || !strings.Contains(err.Error(), "HTTP 401, not a GraphQL answer") {
+		t.Errorf("a plain-text 401: %v", err)
 	}
 }
