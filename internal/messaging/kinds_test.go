@@ -150,7 +150,7 @@ func TestScheduledSendStoredBefore(t *testing.T) {
 	want := whatsapp.Outgoing{ID: "3EB0X", Type: "image", To: to, Caption: "c", ViewOnce: true, GIFPlayback: true, Forwarded: true,
 		Media:    &whatsapp.Media{Data: []byte("png"), Mimetype: "image/jpeg", Width: 2, Height: 2},
 		Mentions: []whatsapp.JID{other}, Quoted: &whatsapp.Quote{ID: "Q1", Sender: other, Chat: to, Text: "t"},
-		Poll:     &whatsapp.PollSpec{Options: []string{"a", "b"}, Selectable: 1}, VCard: "V", ContactName: "N"}
+		Poll: &whatsapp.PollSpec{Options: []string{"a", "b"}, Selectable: 1}, VCard: "V", ContactName: "N"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read\n%+v\nwant\n%+v", got, want)
 	}
