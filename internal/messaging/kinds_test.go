@@ -96,11 +96,31 @@ func TestScheduledSendKeepsEverything(t *testing.T) {
 			}
 			got := k.last(t)
 			out.ID = res.MessageID
-			if !reflect.DeepEqual(got, out) {
-				t.Errorf("stored and sent as\n%+v\nwant\n%+v", got, out)
+			for _, d := range differences(got, out) {
+				t.Errorf("stored and sent with %s", d)
 			}
 		})
 	}
+}
+
+// differences names each field of got that is not want's, with both.
+func differences(got, want whatsapp.Outgoing) []string {
+	var out []string
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range g.NumField() {
+		if gf, wf := g.Field(i).Interface(), w.Field(i).Interface(); !reflect.DeepEqual(gf, wf) {
+			out = append(out, fmt.Sprintf("%s %s, want %s", g.Type().Field(i).Name, show(gf), show(wf)))
+		}
+	}
+	return out
+}
+
+// show is a field's value, what a pointer points at rather than where.
+func show(v any) string {
+	if r := reflect.ValueOf(v); r.Kind() == reflect.Pointer && !r.IsNil() {
+		return fmt.Sprintf("&%+v", r.Elem().Interface())
+	}
+	return fmt.Sprintf("%+v", v)
 }
 
 // TestSamplesSetEveryField: every field of whatsapp.Outgoing (and of its
