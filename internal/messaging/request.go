@@ -14,7 +14,7 @@ import (
 // Request is one send as both APIs take it. Field names in errors are the
 // contract's (number, source, latitude, contact.phoneNumber, …).
 type Request struct {
-	Type        string
+	Type        string // a kind's Name (KindTable)
 	Number      string
 	Text        string
 	Source      string
@@ -62,7 +62,8 @@ const (
 )
 
 // prepare validates req and turns it into what the manager sends, with its
-// media loaded and prepared. The delay is returned apart.
+// media loaded and prepared: the rules every kind shares, then its kind's
+// own (KindTable). The delay is returned apart.
 func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (whatsapp.Outgoing, int, error) {
 	out := whatsapp.Outgoing{Type: req.Type}
 	to, err := whatsapp.ParseRecipient("number", req.Number)
