@@ -20,48 +20,54 @@ import (
 )
 
 // Media is media prepared by the app (internal/media), ready to upload.
+// Its JSON is how a send travels to the process running its session and
+// how a scheduled send is stored (the bytes apart there).
 type Media struct {
-	Data          []byte
-	Mimetype      string
-	FileName      string
-	Thumbnail     []byte // JPEG or nil
-	Width, Height uint32
-	Seconds       uint32
-	Waveform      []byte // voice notes: 64 values 0..100
-	Animated      bool   // a sticker that moves
+	Data      []byte `json:"data,omitempty"`
+	Mimetype  string `json:"mimetype"`
+	FileName  string `json:"fileName,omitempty"`
+	Thumbnail []byte `json:"thumbnail,omitempty"` // JPEG or nil
+	Width     uint32 `json:"width,omitempty"`
+	Height    uint32 `json:"height,omitempty"`
+	Seconds   uint32 `json:"seconds,omitempty"`
+	Waveform  []byte `json:"waveform,omitempty"` // voice notes: 64 values 0..100
+	Animated  bool   `json:"animated,omitempty"` // a sticker that moves
 }
 
 // Quote is the message an outgoing one quotes (the app looks it up in its
 // store).
 type Quote struct {
-	ID     string
-	Sender types.JID
-	Chat   types.JID
-	Text   string
+	ID     string    `json:"id"`
+	Sender types.JID `json:"sender"`
+	Chat   types.JID `json:"chat"`
+	Text   string    `json:"text"`
 }
 
-// Outgoing is one message to send.
+// Outgoing is one message to send. Its JSON is how a send travels to the
+// process running its session and how a scheduled send is stored
+// (internal/messaging): a field added here is carried and stored with no
+// other change. JIDs are their strings.
 type Outgoing struct {
-	ID          string    // a reserved id (NewMessageID); "" = a new one
-	To          types.JID // a user (s.whatsapp.net or lid) or a group (g.us)
-	Type        string    // "text", "image", "video", "document", "audio", "location", "contact", "poll", "sticker"
-	Text        string
-	Caption     string
-	Media       *Media
-	GIFPlayback bool
-	VoiceNote   bool // audio as push-to-talk, with Media's Waveform and Seconds
-	ViewOnce    bool // image, video or audio the recipient can open once
-	Latitude    float64
-	Longitude   float64
-	Name        string // location
-	Address     string // location
-	ContactName string // the contact's display name
-	VCard       string
-	Mentions    []types.JID
-	Quoted      *Quote
-	Poll        *PollSpec    // a poll: its options (Text is the question)
-	LinkPreview *LinkPreview // a text's preview of its first URL
-	Forwarded   bool         // shown as forwarded (forwardMessage)
+	ID          string       `json:"id,omitempty"` // a reserved id (NewMessageID); "" = a new one
+	To          types.JID    `json:"to"`           // a user (s.whatsapp.net or lid) or a group (g.us)
+	Type        string       `json:"type"`         // a builder's name (Builders): "text", "image", …
+	Text        string       `json:"text,omitempty"`
+	Caption     string       `json:"caption,omitempty"`
+	Media       *Media       `json:"media,omitempty"`
+	GIFPlayback bool         `json:"gifPlayback,omitempty"`
+	VoiceNote   bool         `json:"voiceNote,omitempty"` // audio as push-to-talk, with Media's Waveform and Seconds
+	ViewOnce    bool         `json:"viewOnce,omitempty"`  // image, video or audio the recipient can open once
+	Latitude    float64      `json:"latitude,omitempty"`
+	Longitude   float64      `json:"longitude,omitempty"`
+	Name        string       `json:"name,omitempty"`        // location
+	Address     string       `json:"address,omitempty"`     // location
+	ContactName string       `json:"contactName,omitempty"` // the contact's display name
+	VCard       string       `json:"vcard,omitempty"`
+	Mentions    []types.JID  `json:"mentions,omitempty"`
+	Quoted      *Quote       `json:"quoted,omitempty"`
+	Poll        *PollSpec    `json:"poll,omitempty"`        // a poll: its options (Text is the question)
+	LinkPreview *LinkPreview `json:"linkPreview,omitempty"` // a text's preview of its first URL
+	Forwarded   bool         `json:"forwarded,omitempty"`   // shown as forwarded (forwardMessage)
 }
 
 // Sent is a message WhatsApp acknowledged.
@@ -208,120 +214,6 @@ func (m *Manager) recipient(ctx context.Context, s *session, cli *whatsmeow.Clie
 	}
 	s.recipients.remember(to.User, jid, time.Now())
 	return jid, nil
-}
-
-// buildMessage builds the message of out, uploading its media.
-func buildMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Outgoing) (*waE2E.Message, error) {
-	ci := contextInfo(out)
-	switch out.Type {
-	case "text":
-		if strings.TrimSpace(out.Text) == "" {
-			return nil, fault.InvalidField("text", "text must not be empty")
-		}
-		return textMessage(out, ci), nil
-	case "poll":
-		return pollMessage(cli, out, ci)
-	case "sticker":
-		return stickerMessage(ctx, id, cli, out, ci)
-	case "location":
-		return &waE2E.Message{LocationMessage: &waE2E.LocationMessage{
-			DegreesLatitude: proto.Float64(out.Latitude), DegreesLongitude: proto.Float64(out.Longitude),
-			Name: nonEmpty(out.Name), Address: nonEmpty(out.Address), ContextInfo: ci,
-		}}, nil
-	case "contact":
-		if out.VCard == "" {
-			return nil, fault.InvalidField("contact", "contact is required")
-		}
-		return &waE2E.Message{ContactMessage: &waE2E.ContactMessage{
-			DisplayName: proto.String(out.ContactName), Vcard: proto.String(out.VCard), ContextInfo: ci,
-		}}, nil
-	case "image", "video", "document", "audio":
-		return mediaMessage(ctx, id, cli, out, ci)
-	}
-	return nil, fault.InvalidField("type", "unknown message type %q", out.Type)
-}
-
-// mediaMessage uploads out's media as its kind and builds its message.
-func mediaMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Outgoing, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
-	md := out.Media
-	if md == nil || len(md.Data) == 0 {
-		return nil, fault.InvalidField("source", "the %s is empty", out.Type)
-	}
-	kinds := map[string]whatsmeow.MediaType{
-		"image": whatsmeow.MediaImage, "video": whatsmeow.MediaVideo,
-		"document": whatsmeow.MediaDocument, "audio": whatsmeow.MediaAudio,
-	}
-	up, err := cli.Upload(ctx, md.Data, kinds[out.Type])
-	if err != nil {
-		return nil, classify(id, "upload the "+out.Type, err)
-	}
-	mimetype := md.Mimetype
-	if out.VoiceNote {
-		mimetype = voiceNoteMimetype
-	}
-	if mimetype == "" {
-		mimetype = "application/octet-stream"
-	}
-	msg := mediaContent(out, up, mimetype, ci)
-	if out.ViewOnce {
-		// As WhatsApp's apps send it: the flag on the media, and the
-		// message wrapped as view-once.
-		if img := msg.GetImageMessage(); img != nil {
-			img.ViewOnce = proto.Bool(true)
-		}
-		if v := msg.GetVideoMessage(); v != nil {
-			v.ViewOnce = proto.Bool(true)
-		}
-		if a := msg.GetAudioMessage(); a != nil {
-			a.ViewOnce = proto.Bool(true)
-		}
-		msg = &waE2E.Message{ViewOnceMessageV2: &waE2E.FutureProofMessage{Message: msg}}
-	}
-	return msg, nil
-}
-
-// mediaContent is the message of out's uploaded media.
-func mediaContent(out Outgoing, up whatsmeow.UploadResponse, mimetype string, ci *waE2E.ContextInfo) *waE2E.Message {
-	md := out.Media
-	keyTime := proto.Int64(time.Now().Unix())
-	switch out.Type {
-	case "image":
-		return &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
-			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height), ContextInfo: ci,
-		}}
-	case "video":
-		return &waE2E.Message{VideoMessage: &waE2E.VideoMessage{
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
-			JPEGThumbnail: md.Thumbnail, Width: nonZero(md.Width), Height: nonZero(md.Height),
-			Seconds: nonZero(md.Seconds), GifPlayback: proto.Bool(out.GIFPlayback), ContextInfo: ci,
-		}}
-	case "document":
-		name := md.FileName
-		if name == "" {
-			name = "document"
-		}
-		return &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Caption: nonEmpty(out.Caption),
-			FileName: proto.String(name), Title: proto.String(name), JPEGThumbnail: md.Thumbnail, ContextInfo: ci,
-		}}
-	default: // audio
-		a := &waE2E.AudioMessage{
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
-			MediaKeyTimestamp: keyTime, Mimetype: proto.String(mimetype), Seconds: nonZero(md.Seconds), ContextInfo: ci,
-		}
-		if out.VoiceNote {
-			a.PTT, a.Waveform = proto.Bool(true), md.Waveform
-		}
-		return &waE2E.Message{AudioMessage: a}
-	}
 }
 
 // contextInfo carries the mentions, the quote and the forwarded mark of

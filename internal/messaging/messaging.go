@@ -29,13 +29,36 @@ type Publisher interface {
 	Publish(ctx context.Context, sessionID string, ev whatsapp.Event) error
 }
 
+// Loader reads a send's source (a URL or base64 data) into bytes
+// (media.Loader); field names the source in errors.
+type Loader interface {
+	Load(ctx context.Context, field, source string) ([]byte, error)
+}
+
+// Preparer makes loaded media what WhatsApp's apps show (media.Preparer),
+// and bounds the downloads held in memory at once.
+type Preparer interface {
+	Image(ctx context.Context, data []byte, fileName string) (media.File, error)
+	Video(ctx context.Context, data []byte, fileName string) (media.File, error)
+	Document(ctx context.Context, data []byte, fileName string) (media.File, error)
+	Audio(ctx context.Context, data []byte, voiceNote bool) (media.File, error)
+	Sticker(ctx context.Context, data []byte) (media.File, error)
+	DownloadSlot(ctx context.Context) (release func(), err error)
+}
+
+// Geocoder finds the coordinates of a location's address
+// (geocode.Geocoder).
+type Geocoder interface {
+	Lookup(ctx context.Context, address string) (geocode.Place, error)
+}
+
 // Options are the dependencies of a Service.
 type Options struct {
 	DB       *ent.Client
 	Sender   whatsapp.Runner // runs the sends where their session runs
-	Loader   *media.Loader
-	Preparer *media.Preparer
-	Geocoder *geocode.Geocoder
+	Loader   Loader
+	Preparer Preparer
+	Geocoder Geocoder
 	// Previewer makes texts' link previews; nil: texts go without.
 	Previewer Previewer
 	Publisher Publisher
@@ -77,9 +100,9 @@ type Service struct {
 
 	db       *ent.Client
 	wa       whatsapp.Runner
-	loader   *media.Loader
-	prep     *media.Preparer
-	geo      *geocode.Geocoder
+	loader   Loader
+	prep     Preparer
+	geo      Geocoder
 	previews Previewer
 	pub      Publisher
 	now      func() time.Time

@@ -19,23 +19,15 @@ const (
 	OutcomeScheduled = "scheduled" // stored for the scheduler, observed again when made
 )
 
-// Kinds lists the kinds of sends; a request of any other type is observed
-// as "unknown", so a client's type never becomes a series of its own.
-func Kinds() []string {
-	return []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeLocation, TypeContact, TypePoll, TypeSticker, TypeForward}
-}
-
 // observe tells the observer, if any, how a send of kind ended: sent,
 // scheduled, or failed with err.
 func (s *Service) observe(kind string, scheduled bool, err error) {
 	if s.obs == nil {
 		return
 	}
-	known := false
-	for _, k := range Kinds() {
-		known = known || k == kind
-	}
-	if !known {
+	// A request of a type no kind has is observed as "unknown", so a
+	// client's type never becomes a series of its own.
+	if _, known := lookupKind(kind); !known {
 		kind = "unknown"
 	}
 	outcome := OutcomeSent

@@ -8,28 +8,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/internal/fault"
-	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/whatsapp"
-)
-
-// The kinds of sends.
-const (
-	TypeText     = "text"
-	TypeImage    = "image"
-	TypeVideo    = "video"
-	TypeDocument = "document"
-	TypeAudio    = "audio"
-	TypeLocation = "location"
-	TypeContact  = "contact"
-	TypePoll     = "poll"
-	TypeSticker  = "sticker"
-	TypeForward  = "forward" // a stored message sent again, marked forwarded
 )
 
 // Request is one send as both APIs take it. Field names in errors are the
 // contract's (number, source, latitude, contact.phoneNumber, …).
 type Request struct {
-	Type        string
+	Type        string // a kind's Name (KindTable)
 	Number      string
 	Text        string
 	Source      string
@@ -77,7 +62,8 @@ const (
 )
 
 // prepare validates req and turns it into what the manager sends, with its
-// media loaded and prepared. The delay is returned apart.
+// media loaded and prepared: the rules every kind shares, then its kind's
+// own (KindTable). The delay is returned apart.
 func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (whatsapp.Outgoing, int, error) {
 	out := whatsapp.Outgoing{Type: req.Type}
 	to, err := whatsapp.ParseRecipient("number", req.Number)
@@ -104,72 +90,29 @@ func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (w
 	if err := s.mentionsAndQuote(ctx, sessionID, req, &out); err != nil {
 		return out, 0, err
 	}
-	switch req.Type {
-	case TypeText:
-		if strings.TrimSpace(req.Text) == "" {
-			return out, 0, fault.InvalidField("text", "text must not be empty")
-		}
-		if err := checkText("text", &req.Text, maxTextLen); err != nil {
-			return out, 0, err
-		}
-		out.Text = req.Text
-		if req.LinkPreview == nil || *req.LinkPreview {
-			out.LinkPreview = s.linkPreview(ctx, sessionID, req.Text)
-		}
-	case TypePoll:
-		if err := poll(req, &out); err != nil {
-			return out, 0, err
-		}
-	case TypeSticker:
-		if err := s.sticker(ctx, req.Source, &out); err != nil {
-			return out, 0, err
-		}
-	case TypeForward:
-		if err := s.forward(ctx, sessionID, req.Forward, &out); err != nil {
-			return out, 0, err
-		}
-	case TypeImage, TypeVideo, TypeDocument, TypeAudio:
-		f, err := s.loadMedia(ctx, req)
-		if err != nil {
-			return out, 0, err
-		}
-		out.Media = mediaOf(f)
-		out.GIFPlayback = req.Type == TypeVideo && req.GIFPlayback
-		out.ViewOnce = req.ViewOnce && req.Type != TypeDocument
-		out.VoiceNote = req.Type == TypeAudio && req.VoiceNote
-	case TypeLocation:
-		if err := s.location(ctx, req, &out); err != nil {
-			return out, 0, err
-		}
-	case TypeContact:
-		if err := contact(req.Contact, &out); err != nil {
-			return out, 0, err
-		}
-	default:
+	k, ok := lookupKind(req.Type)
+	if !ok {
 		return out, 0, fmt.Errorf("messaging: unknown send type %q", req.Type)
+	}
+	if err := k.prepare(s, ctx, sessionID, req, &out); err != nil {
+		return out, 0, err
 	}
 	return out, delay, nil
 }
 
-func (s *Service) loadMedia(ctx context.Context, req Request) (media.File, error) {
-	data, err := s.loader.Load(ctx, "source", req.Source)
-	if err != nil {
-		return media.File{}, err
+// text applies a text's rules and makes its link preview.
+func (s *Service) text(ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error {
+	if strings.TrimSpace(req.Text) == "" {
+		return fault.InvalidField("text", "text must not be empty")
 	}
-	name := ""
-	if req.FileName != nil {
-		name = *req.FileName
+	if err := checkText("text", &req.Text, maxTextLen); err != nil {
+		return err
 	}
-	switch req.Type {
-	case TypeImage:
-		return s.prep.Image(ctx, data, name)
-	case TypeVideo:
-		return s.prep.Video(ctx, data, name)
-	case TypeDocument:
-		return s.prep.Document(ctx, data, name)
-	default:
-		return s.prep.Audio(ctx, data, req.VoiceNote)
+	out.Text = req.Text
+	if req.LinkPreview == nil || *req.LinkPreview {
+		out.LinkPreview = s.linkPreview(ctx, sessionID, req.Text)
 	}
+	return nil
 }
 
 func (s *Service) mentionsAndQuote(ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error {
@@ -217,7 +160,7 @@ func (s *Service) mentionsAndQuote(ctx context.Context, sessionID string, req Re
 
 // location applies rest.md's rules: coordinates, or an address to geocode;
 // coordinates win when both are given.
-func (s *Service) location(ctx context.Context, req Request, out *whatsapp.Outgoing) error {
+func (s *Service) location(ctx context.Context, _ string, req Request, out *whatsapp.Outgoing) error {
 	if err := checkText("name", req.Name, maxNameLen); err != nil {
 		return err
 	}

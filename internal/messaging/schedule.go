@@ -30,103 +30,38 @@ const (
 	giveUpAfter    = 24 * time.Hour
 )
 
-// stored is a send as the scheduled_sends row keeps it (media bytes apart).
-type stored struct {
-	Type        string                `json:"type"`
-	To          string                `json:"to"`
-	Text        string                `json:"text,omitempty"`
-	Caption     string                `json:"caption,omitempty"`
-	Media       *storedMedia          `json:"media,omitempty"`
-	GIFPlayback bool                  `json:"gifPlayback,omitempty"`
-	VoiceNote   bool                  `json:"voiceNote,omitempty"`
-	ViewOnce    bool                  `json:"viewOnce,omitempty"`
-	Latitude    float64               `json:"latitude,omitempty"`
-	Longitude   float64               `json:"longitude,omitempty"`
-	Name        string                `json:"name,omitempty"`
-	Address     string                `json:"address,omitempty"`
-	ContactName string                `json:"contactName,omitempty"`
-	VCard       string                `json:"vcard,omitempty"`
-	Mentions    []string              `json:"mentions,omitempty"`
-	Quoted      *storedQuote          `json:"quoted,omitempty"`
-	Poll        *storedPoll           `json:"poll,omitempty"`
-	LinkPreview *whatsapp.LinkPreview `json:"linkPreview,omitempty"`
-	Forwarded   bool                  `json:"forwarded,omitempty"`
-}
-
-type storedPoll struct {
-	Options    []string `json:"options"`
-	Selectable int      `json:"selectable"`
-}
-
-type storedMedia struct {
-	Mimetype  string `json:"mimetype"`
-	FileName  string `json:"fileName,omitempty"`
-	Thumbnail []byte `json:"thumbnail,omitempty"`
-	Width     uint32 `json:"width,omitempty"`
-	Height    uint32 `json:"height,omitempty"`
-	Seconds   uint32 `json:"seconds,omitempty"`
-	Waveform  []byte `json:"waveform,omitempty"`
-	Animated  bool   `json:"animated,omitempty"`
-}
-
-type storedQuote struct {
-	ID, Sender, Chat, Text string
-}
-
-func toStored(out whatsapp.Outgoing) (stored, []byte) {
-	st := stored{
-		Type: out.Type, To: out.To.String(), Text: out.Text, Caption: out.Caption,
-		GIFPlayback: out.GIFPlayback, VoiceNote: out.VoiceNote, ViewOnce: out.ViewOnce, Latitude: out.Latitude, Longitude: out.Longitude,
-		Name: out.Name, Address: out.Address, ContactName: out.ContactName, VCard: out.VCard,
-		LinkPreview: out.LinkPreview, Forwarded: out.Forwarded,
-	}
-	if p := out.Poll; p != nil {
-		st.Poll = &storedPoll{Options: p.Options, Selectable: p.Selectable}
-	}
-	for _, m := range out.Mentions {
-		st.Mentions = append(st.Mentions, m.String())
-	}
-	if q := out.Quoted; q != nil {
-		st.Quoted = &storedQuote{ID: q.ID, Sender: q.Sender.String(), Chat: q.Chat.String(), Text: q.Text}
-	}
-	var data []byte
+// encodeScheduled is the stored form of a scheduled send: the JSON of
+// out, whose fields are all kept (whatsapp.Outgoing is written for it), with
+// its media's bytes apart (the row's media column) and without its id (the
+// row's).
+func encodeScheduled(out whatsapp.Outgoing) (payload, data []byte, err error) {
+	out.ID = ""
 	if m := out.Media; m != nil {
-		st.Media = &storedMedia{Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
-			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform, Animated: m.Animated}
 		data = m.Data
+		bare := *m
+		bare.Data = nil
+		out.Media = &bare
 	}
-	return st, data
+	payload, err = json.Marshal(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode scheduled send: %w", err)
+	}
+	return payload, data, nil
 }
 
-func (st stored) outgoing(id string, data []byte) (whatsapp.Outgoing, error) {
-	out := whatsapp.Outgoing{
-		ID: id, Type: st.Type, Text: st.Text, Caption: st.Caption, GIFPlayback: st.GIFPlayback, VoiceNote: st.VoiceNote, ViewOnce: st.ViewOnce,
-		Latitude: st.Latitude, Longitude: st.Longitude, Name: st.Name, Address: st.Address,
-		ContactName: st.ContactName, VCard: st.VCard, LinkPreview: st.LinkPreview, Forwarded: st.Forwarded,
+// decodeScheduled is the send stored as payload and data under id. A row
+// stored before Outgoing was its own stored form reads the same: its keys
+// were Outgoing's but for case, which encoding/json ignores.
+func decodeScheduled(id string, payload, data []byte) (whatsapp.Outgoing, error) {
+	var out whatsapp.Outgoing
+	if err := json.Unmarshal(payload, &out); err != nil {
+		return whatsapp.Outgoing{}, err
 	}
-	if p := st.Poll; p != nil {
-		out.Poll = &whatsapp.PollSpec{Options: p.Options, Selectable: p.Selectable}
+	out.ID = id
+	if out.Media != nil {
+		out.Media.Data = data
 	}
-	var err error
-	parse := func(s string) whatsapp.JID {
-		j, e := whatsapp.ParseJID(s)
-		if e != nil && err == nil {
-			err = e
-		}
-		return j
-	}
-	out.To = parse(st.To)
-	for _, m := range st.Mentions {
-		out.Mentions = append(out.Mentions, parse(m))
-	}
-	if q := st.Quoted; q != nil {
-		out.Quoted = &whatsapp.Quote{ID: q.ID, Sender: parse(q.Sender), Chat: parse(q.Chat), Text: q.Text}
-	}
-	if m := st.Media; m != nil {
-		out.Media = &whatsapp.Media{Data: data, Mimetype: m.Mimetype, FileName: m.FileName, Thumbnail: m.Thumbnail,
-			Width: m.Width, Height: m.Height, Seconds: m.Seconds, Waveform: m.Waveform, Animated: m.Animated}
-	}
-	return out, err
+	return out, nil
 }
 
 // schedule stores a send for later under a reserved message id; the
@@ -138,10 +73,9 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 	}
 	now := s.now().UTC()
 	due := now.Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
-	st, data := toStored(out)
-	payload, err := json.Marshal(st)
+	payload, data, err := encodeScheduled(out)
 	if err != nil {
-		return Result{}, fmt.Errorf("encode scheduled send: %w", err)
+		return Result{}, err
 	}
 	err = ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
 		if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
@@ -299,24 +233,19 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 // waited for; any other failure is final and reported.
 func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 	log := s.log.With("session_id", row.SessionID, "message_id", row.ID)
-	var st stored
-	err := json.Unmarshal(row.Payload, &st)
-	var out whatsapp.Outgoing
-	if err == nil {
-		var data []byte
-		if row.Media != nil {
-			data = *row.Media
-		}
-		out, err = st.outgoing(row.ID, data)
+	var data []byte
+	if row.Media != nil {
+		data = *row.Media
 	}
+	out, err := decodeScheduled(row.ID, row.Payload, data)
 	if err != nil {
-		s.finish(ctx, log, row, st, fmt.Errorf("stored send cannot be read: %w", err))
+		s.finish(ctx, log, row, out, fmt.Errorf("stored send cannot be read: %w", err))
 		return
 	}
 	_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
 	switch {
 	case err == nil:
-		s.finish(ctx, log, row, st, nil)
+		s.finish(ctx, log, row, out, nil)
 	case ctx.Err() != nil:
 		// Shutting down: the row stays pending and is sent after the next start.
 	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
@@ -327,7 +256,7 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		}
 		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
 	default:
-		s.finish(ctx, log, row, st, err)
+		s.finish(ctx, log, row, out, err)
 	}
 }
 
@@ -335,8 +264,8 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 // messages.update (sent or failed). A failure is logged with its cause: no
 // request carries it to a transport, and the stored reason a user reads
 // does not say it. log carries the session and the send's id.
-func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, st stored, sendErr error) {
-	s.observe(st.Type, false, sendErr)
+func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, out whatsapp.Outgoing, sendErr error) {
+	s.observe(out.Type, false, sendErr)
 	state, status, reason := scheduledsend.StateSent, entmessage.StatusSent, ""
 	if sendErr != nil {
 		state, status, reason = scheduledsend.StateFailed, entmessage.StatusFailed, clientMessage(sendErr)
@@ -356,7 +285,7 @@ func (s *Service) finish(ctx context.Context, log *slog.Logger, row *ent.Schedul
 		log.Error("scheduler: record outcome", "err", err)
 		return
 	}
-	data := &payload.MessageStatus{ID: row.ID, Chat: st.To, Status: string(status), Error: payload.Text(reason), Timestamp: payload.At(now)}
+	data := &payload.MessageStatus{ID: row.ID, Chat: out.To.String(), Status: string(status), Error: payload.Text(reason), Timestamp: payload.At(now)}
 	if s.pub != nil {
 		if err := s.pub.Publish(ctx, row.SessionID, whatsapp.Event{Kind: whatsapp.KindMessagesUpdate, Data: data}); err != nil {
 			log.Error("scheduler: publish outcome", "err", err)
