@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -117,8 +118,9 @@ func UnheldState(rec StatusRecord) SessionState {
 // States returns the state of each of sessions, in their order, without
 // reading the database: a session this manager has loaded shows its live
 // state, any other what its record (read with the list) says, as loading
-// it would (StoredState).
-func (m *Manager) States(sessions []StoredSession) []SessionState {
+// it would (StoredState). It never fails: the error is a cluster's router's
+// (its States), whose signature this shares.
+func (m *Manager) States(_ context.Context, sessions []StoredSession) ([]SessionState, error) {
 	out := make([]SessionState, len(sessions))
 	m.mu.Lock()
 	loaded := make([]*session, len(sessions))
@@ -135,5 +137,5 @@ func (m *Manager) States(sessions []StoredSession) []SessionState {
 		}
 		out[i] = StoredState(ss.Record)
 	}
-	return out
+	return out, nil
 }

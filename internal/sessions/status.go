@@ -31,6 +31,11 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 	if err != nil {
 		return whatsapp.StatusRecord{}, false, fmt.Errorf("load session %s: %w", id, err)
 	}
+	return statusRecord(row), true, nil
+}
+
+// statusRecord is the status record a session's row holds.
+func statusRecord(row *ent.Session) whatsapp.StatusRecord {
 	rec := whatsapp.StatusRecord{Status: whatsapp.Status(row.Status)}
 	if row.Jid != nil {
 		rec.JID = *row.Jid
@@ -41,7 +46,7 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 	if row.ConnectedAt != nil {
 		rec.ConnectedAt = *row.ConnectedAt
 	}
-	return rec, true, nil
+	return rec
 }
 
 // SaveStatus writes a session's status record.
