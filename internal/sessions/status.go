@@ -1,6 +1,7 @@
 // Package sessions is the home of the session record outside the WhatsApp
-// adapter: the Service (who reaches a session, its creation and deletion)
-// and the status store the session manager persists into.
+// adapter: the Service (who reaches a session, the sessions a caller
+// reaches, their creation and deletion; the API's only way to the
+// records) and the status store the session manager persists into.
 package sessions
 
 import (
