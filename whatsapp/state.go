@@ -109,10 +109,17 @@ const UnheldReason = "no process of the cluster runs it at the moment: one takes
 // behind reading DISCONNECTED with UnheldReason.
 func UnheldState(rec StatusRecord) SessionState {
 	st := StoredState(rec)
-	if rec.Status != StatusDisconnected && rec.Status != StatusLoggedOut && rec.Status != "" {
+	if rec.Status.Running() {
 		st.Reason = UnheldReason
 	}
 	return st
+}
+
+// Running reports whether a session saved with status was running then
+// (CONNECTING, PAIRING, CONNECTED): a process runs it, or one that did
+// not close cleanly left the status behind.
+func (s Status) Running() bool {
+	return s != StatusDisconnected && s != StatusLoggedOut && s != ""
 }
 
 // States returns the state of each of sessions, in their order, without

@@ -167,7 +167,7 @@ func (r *Router) States(ctx context.Context, sessions []whatsapp.StoredSession) 
 	}
 	var ask []string
 	for _, s := range sessions {
-		if !r.node.Holds(s.ID) && running(s.Record.Status) {
+		if !r.node.Holds(s.ID) && s.Record.Status.Running() {
 			ask = append(ask, s.ID)
 		}
 	}
@@ -185,12 +185,6 @@ func (r *Router) States(ctx context.Context, sessions []whatsapp.StoredSession) 
 		}
 	}
 	return out, nil
-}
-
-// running reports whether a session whose record has status was running
-// when it was saved.
-func running(st whatsapp.Status) bool {
-	return st != whatsapp.StatusDisconnected && st != whatsapp.StatusLoggedOut && st != ""
 }
 
 // Delete forgets a deleted session where it runs, which unlinks its device
