@@ -9,7 +9,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -141,7 +140,7 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 	}
 	// deleteSession deletes the record, then ends the session's
 	// subscriptions: one registered after that finds the record gone here.
-	exists, err := r.DB.Session.Query().Where(entsession.ID(sessionID)).Exist(ctx)
+	exists, err := r.Sessions.Exists(ctx, sessionID)
 	if ctx.Err() != nil {
 		// The token was revoked (or the subscriber left) while the stream
 		// was being set up: it ends as it would have a moment later.
@@ -155,7 +154,7 @@ func (r *Resolver) followEvents(ctx context.Context, sessionID string, kinds []m
 		sub.Close()
 		release()
 		if err != nil {
-			return nil, fmt.Errorf("check session %s: %w", sessionID, err)
+			return nil, err
 		}
 		return nil, SessionNotFound(sessionID)
 	}

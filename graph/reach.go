@@ -2,17 +2,23 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/auth"
 )
 
 // Sessions is the home of the session records (sessions.Service): who
-// reaches which session (the owner cached), creating a session and
-// deleting one.
+// reaches which session (the owner cached), the sessions a caller reaches
+// (one read, each record with the status its holder saved), creating a
+// session and deleting one. graph reads no session from the database but
+// through it.
 type Sessions interface {
 	Reach(ctx context.Context, p *auth.Principal, id string) error
 	Get(ctx context.Context, p *auth.Principal, id string) (*ent.Session, error)
+	List(ctx context.Context, p *auth.Principal) ([]*ent.Session, error)
+	Exists(ctx context.Context, id string) (bool, error)
+	ConnectedAt(ctx context.Context, id string) (at time.Time, ok bool, err error)
 	Create(ctx context.Context, p *auth.Principal, name string) (*ent.Session, string, error)
 	Delete(ctx context.Context, s *ent.Session) error
 	Forget(id string)

@@ -8,13 +8,11 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/ent"
-	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/events"
@@ -78,22 +76,6 @@ func (r *Resolver) reachSession(ctx context.Context, id string) (*auth.Principal
 		return nil, nil, err
 	}
 	return p, s, nil
-}
-
-// visibleSessions returns every session the caller reaches, oldest first.
-func (r *Resolver) visibleSessions(ctx context.Context, p *auth.Principal) ([]*ent.Session, error) {
-	q := r.DB.Session.Query().Order(entsession.ByCreatedAt(), entsession.ByID())
-	switch {
-	case p.IsSessionToken():
-		q.Where(entsession.ID(p.SessionID))
-	case !p.Admin:
-		q.Where(entsession.OwnerID(p.UserID))
-	}
-	ss, err := q.All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return ss, nil
 }
 
 // inArgument names the argument a BAD_USER_INPUT error is about, so

@@ -97,22 +97,11 @@ func (r *queryResolver) Sessions(ctx context.Context) ([]*model.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	ss, err := r.visibleSessions(ctx, p)
+	ss, err := r.Resolver.Sessions.List(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.Session, 0, len(ss))
-	for _, s := range ss {
-		m, err := r.sessionOf(ctx, s)
-		if isNotFound(err) {
-			continue // deleted since the list was read
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return r.sessionsOf(ctx, ss)
 }
 
 func (r *queryResolver) Session(ctx context.Context, id string) (*model.Session, error) {

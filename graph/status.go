@@ -2,10 +2,7 @@ package graph
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/events"
-	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -96,84 +92,17 @@ func (r *Resolver) followState(ctx context.Context, sessionID string, sub *event
 }
 
 // applyStatusEvent is st after env, as the manager changed its own state
-// when it published env (whatsapp/session.go): connection.update carries
-// the status, QR code, pairing code and reason; creds.update what the
-// account became.
+// when it published env (whatsapp.SessionState.Applied, the one home of
+// that rule); the time a session became CONNECTED comes from its record
+// (the manager saves it before it publishes the change), the event's time
+// when the record has none.
 func (r *Resolver) applyStatusEvent(ctx context.Context, st whatsapp.SessionState, env events.Envelope) whatsapp.SessionState {
-	switch env.Kind {
-	case events.ConnectionUpdate:
-		var c payload.Connection
-		if json.Unmarshal(env.Data, &c) != nil || c.Status == "" {
-			return st // not a state (nothing the manager publishes)
+	return st.Applied(string(env.Kind), env.Data, func() time.Time {
+		if at, ok, err := r.Sessions.ConnectedAt(ctx, env.SessionID); err == nil && ok {
+			return at
 		}
-		was := st.Status
-		st.Status, st.Reason = whatsapp.Status(c.Status), string(c.Reason)
-		if qr := string(c.QR); qr != st.QRCode {
-			st.QRCode, st.QRImage = qr, qrImage(qr)
-		}
-		st.PairingCode = string(c.PairingCode)
-		if st.Status != whatsapp.StatusPairing {
-			st.PairingCode = ""
-		}
-		switch st.Status {
-		case whatsapp.StatusLoggedOut: // the device is gone
-			st.JID, st.LID, st.Phone, st.PushName = "", "", "", ""
-		case whatsapp.StatusConnected:
-			if was != whatsapp.StatusConnected {
-				st.ConnectedAt = r.connectedAt(ctx, env)
-			}
-		}
-	case events.CredsUpdate:
-		var c payload.Creds
-		if json.Unmarshal(env.Data, &c) != nil {
-			return st
-		}
-		if c.JID != "" {
-			st.JID, st.Phone = string(c.JID), jidUser(string(c.JID))
-		}
-		if c.Phone != "" {
-			st.Phone = string(c.Phone)
-		}
-		if c.LID != "" {
-			st.LID = string(c.LID)
-		}
-		if c.PushName != "" {
-			st.PushName = string(c.PushName)
-		}
-	}
-	return st
-}
-
-// connectedAt is when the session of env became CONNECTED: the manager
-// saves the record (with the time) before it publishes the change, so the
-// record has it; the event's time when the record does not.
-func (r *Resolver) connectedAt(ctx context.Context, env events.Envelope) time.Time {
-	s, err := r.DB.Session.Get(ctx, env.SessionID)
-	if err == nil && s.ConnectedAt != nil {
-		return s.ConnectedAt.UTC()
-	}
-	return env.Timestamp.UTC()
-}
-
-// jidUser is the user part of a JID (the phone number of a device's
-// JID: "4915550001:3@s.whatsapp.net" → "4915550001").
-func jidUser(jid string) string {
-	user, _, _ := strings.Cut(jid, "@")
-	user, _, _ = strings.Cut(user, ":")
-	return user
-}
-
-// qrImage is a QR code as a data:image/png;base64 URL, as the manager
-// shows it; "" for no code.
-func qrImage(code string) string {
-	if code == "" {
-		return ""
-	}
-	png, err := whatsapp.QRPNG(code)
-	if err != nil {
-		return ""
-	}
-	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+		return env.Timestamp.UTC()
+	})
 }
 
 // sameLiveState reports whether two states show the same thing, so a
@@ -229,7 +158,7 @@ func (r *Resolver) followSessionStatuses(ctx context.Context) (<-chan *model.Ses
 	if _, err := r.eventBus(); err != nil {
 		return nil, err
 	}
-	ss, err := r.visibleSessions(ctx, p)
+	ss, err := r.Sessions.List(ctx, p)
 	if err != nil {
 		return nil, err
 	}

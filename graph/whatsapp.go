@@ -5,15 +5,19 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
+	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // WhatsApp runs the operations on sessions (whatsapp.Op's Do) where each
-// session runs, and reads a session's live state: the manager, or a
-// cluster's router.
+// session runs, and reads a session's live state (Status: from the process
+// running it) or the states of a list of sessions from their records
+// (States: no call to another process): the manager, or a cluster's
+// router.
 type WhatsApp interface {
 	whatsapp.Runner
 	Status(ctx context.Context, sessionID string) (whatsapp.SessionState, error)
+	States(ctx context.Context, sessions []whatsapp.StoredSession) ([]whatsapp.SessionState, error)
 }
 
 // sessionOf is a session as GraphQL shows it: the stored record with the
@@ -24,6 +28,21 @@ func (r *Resolver) sessionOf(ctx context.Context, s *ent.Session) (*model.Sessio
 		return nil, err
 	}
 	return toLiveSession(s, st), nil
+}
+
+// sessionsOf is a list of sessions as GraphQL shows it: the records read
+// with the list, each with the state its process shows, in one more read at
+// most (a cluster's leases) and no call to another process.
+func (r *Resolver) sessionsOf(ctx context.Context, ss []*ent.Session) ([]*model.Session, error) {
+	states, err := r.WhatsApp.States(ctx, sessions.Stored(ss))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Session, len(ss))
+	for i, s := range ss {
+		out[i] = toLiveSession(s, states[i])
+	}
+	return out, nil
 }
 
 func toLiveSession(s *ent.Session, st whatsapp.SessionState) *model.Session {

@@ -188,6 +188,34 @@ func (n *Node) HolderOf(ctx context.Context, sessionID string) (Holder, error) {
 	return h, nil
 }
 
+// HoldersOf returns which of sessionIDs a live process holds (by its node id),
+// in one read: the sessions missing from it nobody runs.
+func (n *Node) HoldersOf(ctx context.Context, sessionIDs []string) (map[string]string, error) {
+	held := make(map[string]string, len(sessionIDs))
+	if len(sessionIDs) == 0 {
+		return held, nil
+	}
+	rows, err := n.db.QueryContext(ctx, `
+		SELECT l.session_id, l.holder
+		FROM session_leases l JOIN cluster_nodes c ON c.id = l.holder
+		WHERE l.session_id = ANY($1) AND l.expires_at > now() AND c.expires_at > now()`, sessionIDs)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: read the holders of %d sessions: %w", len(sessionIDs), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, holder string
+		if err := rows.Scan(&id, &holder); err != nil {
+			return nil, fmt.Errorf("cluster: read the holders of %d sessions: %w", len(sessionIDs), err)
+		}
+		held[id] = holder
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: read the holders of %d sessions: %w", len(sessionIDs), err)
+	}
+	return held, nil
+}
+
 // forget removes the lease row of a deleted session held here.
 func (n *Node) forget(ctx context.Context, sessionID string) error {
 	n.mu.Lock()

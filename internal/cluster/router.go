@@ -150,11 +150,41 @@ func (r *Router) Status(ctx context.Context, id string) (whatsapp.SessionState, 
 	if !found {
 		return whatsapp.SessionState{}, fault.New(fault.NotFound, "session %s not found", id)
 	}
-	st := whatsapp.StoredState(rec)
-	if rec.Status != whatsapp.StatusDisconnected && rec.Status != whatsapp.StatusLoggedOut && rec.Status != "" {
-		st.Reason = "no process of the cluster runs it at the moment: one takes it over shortly"
+	return whatsapp.UnheldState(rec), nil
+}
+
+// States returns the state of each of sessions (their records read with
+// the list, in one query) without a call to another process: a session
+// held here shows this manager's state; one another process runs, the
+// record its holder saved (whatsapp.HeldState); one nobody runs, its
+// record as a process taking it over would load it (whatsapp.UnheldState).
+// Which of them a live process holds is one read of the leases, made only
+// when a record says its session was running.
+func (r *Router) States(ctx context.Context, sessions []whatsapp.StoredSession) ([]whatsapp.SessionState, error) {
+	out, err := r.m.States(ctx, sessions)
+	if err != nil {
+		return nil, err
 	}
-	return st, nil
+	var ask []string
+	for _, s := range sessions {
+		if !r.node.Holds(s.ID) && s.Record.Status.Running() {
+			ask = append(ask, s.ID)
+		}
+	}
+	held, err := r.node.HoldersOf(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range sessions {
+		switch {
+		case r.node.Holds(s.ID) || held[s.ID] == r.node.ID(): // this manager's state
+		case held[s.ID] != "":
+			out[i] = whatsapp.HeldState(s.Record)
+		default:
+			out[i] = whatsapp.UnheldState(s.Record)
+		}
+	}
+	return out, nil
 }
 
 // Delete forgets a deleted session where it runs, which unlinks its device

@@ -1,6 +1,7 @@
 // Package sessions is the home of the session record outside the WhatsApp
-// adapter: the Service (who reaches a session, its creation and deletion)
-// and the status store the session manager persists into.
+// adapter: the Service (who reaches a session, the sessions a caller
+// reaches, their creation and deletion; the API's only way to the
+// records) and the status store the session manager persists into.
 package sessions
 
 import (
@@ -31,6 +32,11 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 	if err != nil {
 		return whatsapp.StatusRecord{}, false, fmt.Errorf("load session %s: %w", id, err)
 	}
+	return statusRecord(row), true, nil
+}
+
+// statusRecord is the status record a session's row holds.
+func statusRecord(row *ent.Session) whatsapp.StatusRecord {
 	rec := whatsapp.StatusRecord{Status: whatsapp.Status(row.Status)}
 	if row.Jid != nil {
 		rec.JID = *row.Jid
@@ -41,7 +47,7 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 	if row.ConnectedAt != nil {
 		rec.ConnectedAt = *row.ConnectedAt
 	}
-	return rec, true, nil
+	return rec
 }
 
 // SaveStatus writes a session's status record.
