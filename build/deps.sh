@@ -17,9 +17,9 @@
 #                           chromedp), nodejs and npm, and `npm ci` in each
 #                           test tool directory that has a package-lock.json
 #                           when its node_modules is missing or older
-#   build/deps.sh test-short  the tests make test-short runs: test's without
-#                           Chromium and PostgreSQL (-short skips the browser
-#                           tests; the PostgreSQL pass is make test's)
+#   build/deps.sh test-short  the tests make test-short runs: run's only
+#                           (-short skips the browser tests and the tests of
+#                           the npm tools; the PostgreSQL pass is make test's)
 #
 # Go itself is build/go.sh's: run installs the distribution's go (golang-go)
 # only when there is no go at all and GOPROXY is unset, so that build/go.sh
@@ -61,11 +61,7 @@ need_test() {
 	need nodejs has node
 	need npm has npm
 }
-need_test_short() {
-	need_run
-	need nodejs has node
-	need npm has npm
-}
+need_test_short() { need_run; }
 
 case "$1" in
 run) need_run ;;
@@ -89,7 +85,7 @@ fi
 
 # The npm tools of the tests, exactly as their lockfiles pin them. The
 # stamp is written after a whole `npm ci`: an interrupted one is redone.
-if [ "$1" = test ] || [ "$1" = test-short ]; then
+if [ "$1" = test ]; then
 	for d in restcompat/testdata/tools graph/testdata/codegen; do
 		[ -f "$d/package-lock.json" ] || continue
 		stamp=$d/node_modules/.wagraph-npm-ci

@@ -21,8 +21,12 @@ const codegenDir = "testdata/codegen"
 // TypeScript from a running server's schema (its introspection, with a
 // token) for the documents in src/, every custom scalar mapped
 // (strictScalars), and the generated code with a client using it passes
-// tsc --strict.
+// tsc --strict. Not with -short: it runs the npm tools (a minute), which
+// make test-short does not install.
 func TestGraphQLCodegen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the npm tools: make test")
+	}
 	bin := func(name string) string {
 		p, err := filepath.Abs(filepath.Join(codegenDir, "node_modules", ".bin", name))
 		if err != nil {
