@@ -37,20 +37,26 @@ sandbox: build
 # PostgreSQL pass runs only the packages whose test binary links
 # internal/dbtest (DB_PKGS, read off the build graph by go list, so a
 # package that starts storing joins it by importing dbtest); the others
-# store nothing and would only run twice. A package's tests may take up to
-# 30 minutes; CI's own bound is the whole run's 90.
+# store nothing and would only run twice. The tests that run wagraph as a
+# process (cmd/wagraph, internal/crashtest) run the one binary built here
+# with -race (internal/testbin), not a link of their own per package and
+# pass. A package's tests may take up to 30 minutes; CI's own bound is the
+# whole run's 90.
 DB_PKGS = $(shell $(GO) list -test -f '{{if eq .Name "main"}}{{range .Deps}}{{if eq . "github.com/wagraph/wagraph/internal/dbtest"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}{{end}}' ./... | sed -n 's/\.test$$//p')
 
+TEST_BINARY := bin/wagraph-race
+
 test: deps-test
+	$(GO) build -race -o $(TEST_BINARY) ./cmd/wagraph
 	@echo "== all tests on SQLite"
-	$(GO) test -race -count=1 -timeout 30m ./...
+	WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) $(GO) test -race -count=1 -timeout 30m ./...
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
 		pkgs="$(DB_PKGS)"; \
 		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
 		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs"; \
-		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs && \
+		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs && \
 		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
-		WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/; \
+		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/; \
 	else \
 		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi

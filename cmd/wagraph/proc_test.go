@@ -1,77 +1,32 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/logtest"
-)
-
-// The wagraph binary of the tests that need real processes (one data
-// directory, two processes; a child run as another user), built once per
-// test run, with the race detector when the test has it: the packages are
-// then the ones `go test -race` compiled already, and only the link is left.
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
+	"github.com/wagraph/wagraph/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Remove()
 	os.Exit(code)
 }
 
-// wagraphBinary builds (once) and returns the wagraph command, in a
-// directory every user may read and run from.
+// wagraphBinary is the wagraph command (internal/testbin: built once per
+// test run, or by make test for every package), in a directory every user
+// may read and run from.
 func wagraphBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "wagraph-bin-")
-		if binErr != nil {
-			return
-		}
-		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "wagraph")
-		args := []string{"build", "-o", binPath}
-		if raceBuild {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/wagraph/wagraph/cmd/wagraph")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		// `go test` puts its own go command first on PATH.
-		if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
-			binErr = &buildError{args: args, err: err, out: string(out)}
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	bin, err := testbin.Wagraph()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
-}
-
-type buildError struct {
-	args []string
-	err  error
-	out  string
-}
-
-func (e *buildError) Error() string {
-	return "go " + strings.Join(e.args, " ") + ": " + e.err.Error() + "\n" + e.out
+	return bin
 }
 
 // proc is a wagraph child process.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -53,14 +54,23 @@ type Server struct {
 // to stay out of the way.
 func Config(t testing.TB) config.Config {
 	t.Helper()
-	dir := dbtest.DataDir(t)
-	cfg, err := config.Load([]string{"--data-dir", dir, "--admin-token", AdminToken, "--rate", "10000/s,10000", "--node-id", nodeID(dir)},
-		func(string) (string, bool) { return "", false }, io.Discard)
+	cfg, err := configIn(dbtest.DataDir(t))
 	if err != nil {
-		t.Fatalf("test config: %v", err)
+		t.Fatal(err)
 	}
 	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" on SQLite: the data directory holds it
 	return cfg
+}
+
+// configIn is a test server's settings on the data directory dir, its
+// database not yet chosen.
+func configIn(dir string) (config.Config, error) {
+	cfg, err := config.Load([]string{"--data-dir", dir, "--admin-token", AdminToken, "--rate", "10000/s,10000", "--node-id", nodeID(dir)},
+		func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		return cfg, fmt.Errorf("test config: %w", err)
+	}
+	return cfg, nil
 }
 
 // LogEnv, when set, makes the servers the tests start write their log to

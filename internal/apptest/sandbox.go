@@ -1,12 +1,16 @@
 package apptest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -69,25 +73,57 @@ type Session struct {
 // sandboxLinkDevice control; it returns once the session is CONNECTED.
 func (s *Server) LinkSession(t testing.TB, phone string) Session {
 	t.Helper()
+	sess, err := link(context.Background(), s.Client(), s.URL, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Track(sess)
+}
+
+// link is LinkSession on the server at base, failing no test: the linked
+// fixture (linked.go) links before any test runs.
+func link(ctx context.Context, hc *http.Client, base, phone string) (Session, error) {
+	gql := func(query string, vars map[string]any, out any) error {
+		return testclient.GraphQL(ctx, hc, base, AdminToken, query, vars, out)
+	}
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }
 	}
-	s.MustGraphQL(t, AdminToken, `mutation { createSession { session { id } } }`, nil, &created)
+	if err := gql(`mutation { createSession { session { id } } }`, nil, &created); err != nil {
+		return Session{}, err
+	}
 	id := created.CreateSession.Session.ID
-	s.MustGraphQL(t, AdminToken, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil)
-	s.WaitStatus(t, id, "PAIRING", func(st map[string]any) bool { return st["qrCode"] != nil })
+	if err := gql(`mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil); err != nil {
+		return Session{}, err
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var out struct {
+			Session struct{ Status, QRCode *string }
+		}
+		if err := gql(`query($id: ID!) { session(id: $id) { status qrCode } }`, map[string]any{"id": id}, &out); err != nil {
+			return Session{}, err
+		}
+		if st := out.Session; st.Status != nil && *st.Status == "PAIRING" && st.QRCode != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return Session{}, fmt.Errorf("session %s shows no QR code within 20 s", id)
+		}
+	}
 	var linked struct {
 		SandboxLinkDevice struct {
 			Status string
 			Jid    string
 		}
 	}
-	s.MustGraphQL(t, AdminToken, `mutation($id: ID!, $phone: String!) { sandboxLinkDevice(sessionId: $id, phone: $phone) { status jid } }`,
-		map[string]any{"id": id, "phone": phone}, &linked)
-	if linked.SandboxLinkDevice.Status != "CONNECTED" {
-		t.Fatalf("linked session %s is %s", id, linked.SandboxLinkDevice.Status)
+	if err := gql(`mutation($id: ID!, $phone: String!) { sandboxLinkDevice(sessionId: $id, phone: $phone) { status jid } }`,
+		map[string]any{"id": id, "phone": phone}, &linked); err != nil {
+		return Session{}, err
 	}
-	return s.Track(Session{ID: id, Phone: phone, JID: linked.SandboxLinkDevice.Jid})
+	if linked.SandboxLinkDevice.Status != "CONNECTED" {
+		return Session{}, fmt.Errorf("linked session %s is %s", id, linked.SandboxLinkDevice.Status)
+	}
+	return Session{ID: id, Phone: phone, JID: linked.SandboxLinkDevice.Jid}, nil
 }
 
 // Track has the server settle a session a test linked by itself before it
@@ -126,16 +162,22 @@ func (s *Server) WaitStatus(t testing.TB, id, status string, ok func(map[string]
 // a session before the server stops.
 func Settle(t testing.TB, n *wafake.Network, sess Session) {
 	t.Helper()
+	if err := settle(n, sess); err != nil {
+		t.Log(err)
+	}
+}
+
+func settle(n *wafake.Network, sess Session) error {
 	dev, err := whatsapp.ParseJID(sess.JID)
 	if err != nil {
-		t.Fatalf("device JID %q: %v", sess.JID, err)
+		return fmt.Errorf("device JID %q: %w", sess.JID, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if n.Unacked(dev) == 0 && n.Idle(dev) > 200*time.Millisecond {
-			return
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Logf("device %s did not settle (unacked %d)", sess.JID, n.Unacked(dev))
+	return fmt.Errorf("device %s did not settle (unacked %d)", sess.JID, n.Unacked(dev))
 }

@@ -5,7 +5,6 @@ package crashtest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,29 +16,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/testbin"
 )
 
 // The child processes: wagraph built once per test run, each child in its
 // own process group (so a kill reaches anything it started) with its output
 // in a file of the test's temporary directory, printed when the test fails.
 
-// buildWagraph builds the wagraph command into dir, with the race detector
-// when the test has it: the packages are then the ones `go test -race`
-// compiled already, and only the link is left to do.
-func buildWagraph(t *testing.T, dir string) string {
+// buildWagraph is the wagraph command (internal/testbin: built once per
+// test run, or by make test for every package).
+func buildWagraph(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(dir, "wagraph")
-	args := []string{"build", "-o", bin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	args = append(args, "github.com/wagraph/wagraph/cmd/wagraph")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	// `go test` puts its own go command first on PATH.
-	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
+	bin, err := testbin.Wagraph()
 	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -64,7 +55,7 @@ func newChildren(t *testing.T) *children {
 		t.Skip("a crash or cluster test (child processes): make test runs it, make test-short skips it")
 	}
 	dir := t.TempDir()
-	cs := &children{t: t, bin: buildWagraph(t, dir), dir: dir}
+	cs := &children{t: t, bin: buildWagraph(t), dir: dir}
 	t.Cleanup(cs.report)
 	return cs
 }

@@ -26,6 +26,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,14 +95,29 @@ func DataDir(t testing.TB) string {
 	if Postgres(t) {
 		return dir
 	}
-	file, err := templates.sqlite()
-	if err != nil {
-		t.Fatalf("the migrated SQLite database the tests start from: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, sqliteFile), file, 0o600); err != nil {
-		t.Fatalf("copy the migrated SQLite database: %v", err)
+	if err := SeedSQLite(dir); err != nil {
+		t.Fatal(err)
 	}
 	return dir
+}
+
+// SeedSQLite writes the test binary's migrated SQLite database into the
+// data directory dir.
+func SeedSQLite(dir string) error {
+	file, err := templates.sqlite()
+	if err != nil {
+		return fmt.Errorf("the migrated SQLite database the tests start from: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sqliteFile), file, 0o600); err != nil {
+		return fmt.Errorf("copy the migrated SQLite database: %w", err)
+	}
+	return nil
+}
+
+// PostgresTemplate is the migrated database on the run's PostgreSQL
+// server that test databases are copied from (NewDatabase's source).
+func PostgresTemplate() (string, error) {
+	return templates.postgres(os.Getenv(ServerEnv))
 }
 
 // Open opens the database at l (creating it on SQLite) with its schema,
@@ -123,37 +139,73 @@ func Open(t testing.TB) *storage.DB {
 	return NewLocation(t).Open(t)
 }
 
-// createDatabase creates a database named for nothing but randomness (tests
-// of every package share the server at once) and drops it at cleanup. The
-// server connection it takes for that is closed in between: a test holds
-// no connection of its own beyond its database's, and leaves no pool (nor
-// its goroutine) behind while it runs.
+// createDatabase creates a database copied from the migrated template (see
+// template.go) and drops it at cleanup.
 func createDatabase(t testing.TB) string {
 	t.Helper()
 	server := os.Getenv(ServerEnv)
-	u, err := neturl.Parse(server)
-	if err != nil {
-		t.Fatalf("%s: not a URL", ServerEnv)
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "wagraph_test_" + hex.EncodeToString(b[:])
 	tmpl, err := templates.postgres(server)
 	if err != nil {
 		t.Fatalf("the migrated PostgreSQL database the tests start from, on %s: %v", storage.PostgresWhere(server), err)
 	}
-	if err := adminExec(server, "CREATE DATABASE "+name+" TEMPLATE "+tmpl); err != nil {
-		t.Fatalf("create a test database on %s: %v", storage.PostgresWhere(server), err)
+	return CopyDatabase(t, tmpl)
+}
+
+// CopyDatabase is a fresh PostgreSQL database of the run's server copied
+// from the database source (on no connection at the time), dropped when
+// the test ends; its URL is returned.
+func CopyDatabase(t testing.TB, source string) string {
+	t.Helper()
+	url, drop, err := NewDatabase(source)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// FORCE: a pool the test left open (a server it stopped uncleanly
-		// on purpose) must not keep the database alive.
-		if err := adminExec(server, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Error(err)
 		}
 	})
+	return url
+}
+
+// NewDatabase creates a database on the run's PostgreSQL server, named for
+// nothing but randomness (tests of every package share the server at
+// once), copied from the database source, and returns its URL and what
+// drops it. For what outlives one test (internal/apptest's linked
+// session); a test takes CopyDatabase. The server connection it takes is
+// closed in between: nothing holds a connection of its own beyond the
+// database's, and no pool (nor its goroutine) is left behind.
+func NewDatabase(source string) (url string, drop func() error, err error) {
+	server := os.Getenv(ServerEnv)
+	u, err := neturl.Parse(server)
+	if err != nil || server == "" {
+		return "", nil, fmt.Errorf("%s: not a URL", ServerEnv)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "wagraph_test_" + hex.EncodeToString(b[:])
+	if err := adminExec(server, "CREATE DATABASE "+name+" TEMPLATE "+source); err != nil {
+		return "", nil, fmt.Errorf("create a test database on %s: %w", storage.PostgresWhere(server), err)
+	}
+	drop = func() error {
+		// FORCE: a pool left open (a server stopped uncleanly on purpose)
+		// must not keep the database alive.
+		if err := adminExec(server, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop test database %s: %w", name, err)
+		}
+		return nil
+	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), drop, nil
+}
+
+// DatabaseName is the database of a postgres:// URL.
+func DatabaseName(url string) string {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }
 
 // adminExec runs one statement on the server's maintenance database over a

@@ -32,9 +32,8 @@ func accountView(t *testing.T, s *apptest.Server, phone string) sandboxAccount {
 // in the network's view of the account.
 func TestAccount(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, member = "4915550004001", "4915550004002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, member = apptest.LinkedPhone, "4915550004002"
 	base := "/session/" + sess.ID
 
 	wide := pngImage(t, 300, 200)

@@ -18,9 +18,8 @@ import (
 // state used to answer 502 and break the session's app state for good).
 func TestProfileNameUpdatesInParallel(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone = "4915550008001"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone = apptest.LinkedPhone
 	n := s.Network(t)
 	path := s.URL + "/api/v1/session/" + sess.ID + "/update-profile-name"
 	const critical = "critical_block"

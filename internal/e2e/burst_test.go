@@ -14,9 +14,8 @@ import (
 // a count out of 1..10000 is refused naming count and the rule; the control
 // is gated like the others.
 func TestSandboxSendBurst(t *testing.T) {
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550012001", "4915550012002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550012002"
 	const burst = `mutation($s: ID!, $f: String!, $n: Int!) { sandboxSendBurst(sessionId: $s, from: $f, count: $n, prefix: "lead-") }`
 
 	var out struct{ SandboxSendBurst int }

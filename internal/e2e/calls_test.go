@@ -16,9 +16,8 @@ import (
 // Bad input names its field.
 func TestRejectCall(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, caller = "4915550280001", "4915550280002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, caller = apptest.LinkedPhone, "4915550280002"
 	var call struct{ SandboxCall string }
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!) { sandboxCall(sessionId: $s, from: $f, video: true) }`,
 		map[string]any{"s": sess.ID, "f": caller}, &call)

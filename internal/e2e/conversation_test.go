@@ -54,10 +54,9 @@ func (v sandboxView) readBy(reader string) []string {
 // is sent.
 func TestMarkRead(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, contact, member = "4915550250001", "4915550250002", "4915550250003"
-	sess := s.LinkSession(t, phone)
+	const phone, contact, member = apptest.LinkedPhone, "4915550250002", "4915550250003"
 
 	first, err := n.SendText(contact, phone, "Eins")
 	if err != nil {
@@ -159,9 +158,8 @@ func TestMarkRead(t *testing.T) {
 // availability reach the session as presence.update.
 func TestPresence(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550250011", "4915550250012"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550250012"
 	send := func(state string, chat any) apptest.GQLResponse {
 		return s.GraphQL(t, apptest.AdminToken, `mutation($s: ID!, $st: PresenceState!, $c: String) { sendPresence(sessionId: $s, state: $st, chat: $c) }`,
 			map[string]any{"s": sess.ID, "st": state, "c": chat})

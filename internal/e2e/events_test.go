@@ -112,9 +112,8 @@ var inboundOnly = []string{"INBOUND_MESSAGE_UPSERT"}
 // events query then lists them.
 func TestEventsOverEachTransport(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550013001", "4915550013002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550013002"
 	vars := map[string]any{"s": sess.ID, "k": []string{"INBOUND_MESSAGE_UPSERT", "CHATS_UPSERT"}}
 	streams := map[string]apptest.Stream{
 		"graphql-transport-ws": s.SubscribeWS(t, apptest.AdminToken, eventsSubscription, vars, apptest.StreamOptions{}),
@@ -438,9 +437,8 @@ func TestEventsTokens(t *testing.T) {
 // argument; a session the token does not reach is not found.
 func TestEventsQuery(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550013301", "4915550013302"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550013302"
 	sendTexts(t, s.Network(t), contact, phone, "p1", "p2", "p3", "p4", "p5")
 	waitInbound(t, s, sess.ID, 5)
 

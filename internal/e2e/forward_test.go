@@ -22,10 +22,9 @@ import (
 // location) is refused naming messageId; an unknown message is 404.
 func TestForwardMessage(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, ana, ben = "4915550280001", "4915550280002", "4915550280003"
-	sess := s.LinkSession(t, phone)
+	const phone, ana, ben = apptest.LinkedPhone, "4915550280002", "4915550280003"
 	text, err := n.SendText(ana, phone, "Weiterleiten bitte")
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +90,9 @@ func TestForwardMessage(t *testing.T) {
 // changes the stored message.
 func TestInboundEditsAndRevokes(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, ana, eve = "4915550290001", "4915550290002", "4915550290003"
-	sess := s.LinkSession(t, phone)
+	const phone, ana, eve = apptest.LinkedPhone, "4915550290002", "4915550290003"
 	theirs, err := n.SendText(ana, phone, "Treffen um 5")
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,8 @@ import (
 // client retries a send (OpenWA #464, waha #2031).
 func TestIdempotentSends(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550270001", "4915550270002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550270002"
 	path := "/api/v1/session/" + sess.ID + "/message/text"
 	body := `{"number":"` + contact + `","text":"Ihre Bestellung 4711 ist unterwegs"}`
 	post := func(key, body string) apptest.Response {

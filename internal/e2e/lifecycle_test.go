@@ -13,9 +13,8 @@ import (
 // GraphQL sendGroupInvite works.
 func TestInboundAndControls(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550009001", "4915550009002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550009002"
 
 	var sent struct{ SandboxSendText string }
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!) { sandboxSendText(sessionId: $s, from: $f, text: "hi there") }`,

@@ -40,9 +40,8 @@ func TestLinkPreview(t *testing.T) {
 	defer site.Close()
 	defer close(stall)
 
-	s := apptest.StartSandbox(t)
-	const phone, ana = "4915550310001", "4915550310002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, ana = apptest.LinkedPhone, "4915550310002"
 
 	text := "Schau mal: " + site.URL + "/article."
 	got := received(t, s, ana, restSend(t, s, sess.ID, "text", map[string]any{"number": ana, "text": text}))

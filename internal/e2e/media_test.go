@@ -16,9 +16,8 @@ import (
 // unknown one and a token that does not reach the session are 404.
 func TestMessageMedia(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550013001", "4915550013002"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550013002"
 	base := "/session/" + sess.ID + "/message/"
 
 	photo := pngImage(t, 32, 24)

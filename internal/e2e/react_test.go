@@ -54,10 +54,9 @@ func storedWithReactions(t *testing.T, s *apptest.Server, sessionID, id string) 
 // refused naming the field.
 func TestSendReaction(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, contact = "4915550260001", "4915550260002"
-	sess := s.LinkSession(t, phone)
+	const phone, contact = apptest.LinkedPhone, "4915550260002"
 	theirs, err := n.SendText(contact, phone, "Wie geht's?")
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +131,9 @@ func TestSendReaction(t *testing.T) {
 // received message cannot be edited.
 func TestEditMessage(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, contact = "4915550260011", "4915550260012"
-	sess := s.LinkSession(t, phone)
+	const phone, contact = apptest.LinkedPhone, "4915550260012"
 	id := restSend(t, s, sess.ID, "text", map[string]any{"number": contact, "text": "Treffen um 10"})
 	var res struct{ EditMessage struct{ MessageID string } }
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $m: ID!) { editMessage(sessionId: $s, messageId: $m, text: "Treffen um 11") { messageId } }`,
@@ -204,9 +202,8 @@ func TestEditMessage(t *testing.T) {
 // image is an ordinary one.
 func TestViewOnce(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const phone, contact = "4915550260021", "4915550260022"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinked(t)
+	const phone, contact = apptest.LinkedPhone, "4915550260022"
 	once := restSend(t, s, sess.ID, "image", map[string]any{"number": contact, "source": b64(pngImage(t, 8, 8)), "viewOnce": true})
 	video := restSend(t, s, sess.ID, "video", map[string]any{"number": contact, "source": b64(mp4Video(t)), "viewOnce": true})
 	plain := restSend(t, s, sess.ID, "image", map[string]any{"number": contact, "source": b64(pngImage(t, 8, 8))})

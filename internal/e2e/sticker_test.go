@@ -41,10 +41,9 @@ func animatedGIF(t *testing.T, w, h, frames int) []byte {
 // decodes them; what is no image is refused naming source.
 func TestSendSticker(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const phone, ana = "4915550300001", "4915550300002"
-	sess := s.LinkSession(t, phone)
+	const phone, ana = apptest.LinkedPhone, "4915550300002"
 
 	for _, tt := range []struct {
 		name     string

@@ -1,0 +1,5 @@
+//go:build !race
+
+package testbin
+
+const race = false
