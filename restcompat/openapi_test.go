@@ -426,9 +426,17 @@ func TestOpenAPIGenerated(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	restcompat.OpenAPI().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
-	if got := rec.Body.String(); got != string(want) {
-		t.Errorf("the served openapi.json is not what the route table generates (%d bytes served, %d generated): run make generate", len(got), len(want))
+	got := rec.Body.String()
+	if got == string(want) {
+		return
 	}
+	served, generated := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(served), len(generated)) {
+		if served[i] != generated[i] {
+			t.Fatalf("the served openapi.json is not what the route table generates: run make generate. First difference, line %d:\nserved:    %s\ngenerated: %s", i+1, served[i], generated[i])
+		}
+	}
+	t.Fatalf("the served openapi.json is not what the route table generates: run make generate (%d lines served, %d generated)", len(served), len(generated))
 }
 
 func TestOpenAPIHandler(t *testing.T) {

@@ -2,6 +2,7 @@ package restcompat
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -18,7 +19,10 @@ import (
 // route table: what openapi.json holds (make generate writes it, a test
 // holds the two equal).
 func Document() ([]byte, error) {
-	g := newGenerator()
+	g, err := newGenerator()
+	if err != nil {
+		return nil, err
+	}
 	for _, rt := range routes() {
 		if err := g.add(rt); err != nil {
 			return nil, fmt.Errorf("openapi: %s: %w", rt.pattern(), err)
@@ -47,7 +51,7 @@ type generator struct {
 	refl *openapi31.Reflector
 }
 
-func newGenerator() *generator {
+func newGenerator() (*generator, error) {
 	spec := &openapi31.Spec{Openapi: "3.1.0", Info: info(), Servers: []openapi31.Server{{URL: Prefix}},
 		Security: []map[string][]string{{"token": {}}}, Tags: tags()}
 	comps := spec.ComponentsEns()
@@ -63,15 +67,16 @@ func newGenerator() *generator {
 	g := &generator{spec: spec, refl: r}
 	// The failure answers above refer to the envelope.
 	if _, err := g.schema(failure{}, false); err != nil {
-		panic(fmt.Sprintf("openapi: the failure envelope: %v", err)) // a fixed type: fails in every test or never
+		return nil, fmt.Errorf("openapi: the failure envelope: %w", err)
 	}
-	return g
+	return g, nil
 }
 
 // schema reflects the Go type of v into a $ref to its component schema,
 // adding the components it needs. A request's objects are closed
 // (additionalProperties false) because decodeBody refuses unknown fields.
 func (g *generator) schema(v any, request bool) (map[string]any, error) {
+	var collectErr error
 	opts := []func(*jsonschema.ReflectContext){
 		jsonschema.RootRef,
 		jsonschema.DefinitionsPrefix(schemaRefs),
@@ -86,14 +91,15 @@ func (g *generator) schema(v any, request bool) (map[string]any, error) {
 			}
 			sm, err := s.ToSchemaOrBool().ToSimpleMap()
 			if err != nil {
-				panic(fmt.Sprintf("openapi: schema %s: %v", name, err)) // a schema just reflected always converts
+				collectErr = errors.Join(collectErr, fmt.Errorf("schema %s: %w", name, err))
+				return
 			}
 			g.spec.Components.WithSchemasItem(name, sm)
 		}),
 	}
 	s, err := g.refl.Reflect(v, opts...)
-	if err != nil {
-		return nil, err
+	if err != nil || collectErr != nil {
+		return nil, errors.Join(err, collectErr)
 	}
 	if request {
 		closeObject(&s)
