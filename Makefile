@@ -140,13 +140,14 @@ bin/wagraph-bench: deps-run
 generate: deps-run
 	$(GO) generate ./ent
 	$(if $(findstring /,$(GO)),PATH="$(dir $(GO)):$$PATH") $(GO) tool gqlgen generate
+	$(GO) run ./restcompat/internal/openapigen -o restcompat/openapi.json
 
 # Regenerates and fails when that changed anything: generated code is never
 # edited by hand, and never stale.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- ent graph gqlgen.yml go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- ent graph gqlgen.yml go.mod go.sum restcompat/openapi.json)" ]; then \
 		echo "generated code is stale; run 'make generate' and commit the result:"; \
-		git status --porcelain -- ent graph gqlgen.yml go.mod go.sum; \
+		git status --porcelain -- ent graph gqlgen.yml go.mod go.sum restcompat/openapi.json; \
 		exit 1; \
 	fi
 

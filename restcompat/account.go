@@ -4,38 +4,41 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
 )
 
-func (h *Handler) updateDisplayPicture(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Identifier string `json:"identifier"`
-		Source     string `json:"source"`
-	}
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	if _, err := h.m.UpdateDisplayPicture(r.Context(), r.PathValue("sessionId"), in.Identifier, in.Source); err != nil {
+type displayPictureRequest struct {
+	Identifier string `json:"identifier" required:"true" description:"The session's own number, or a group id (400 for anything else)." minLength:"1"`
+	Source     source `json:"source" required:"true" description:"A JPEG, PNG or WebP image (415 otherwise), as a URL or base64."`
+}
+
+type profileNameRequest struct {
+	Name string   `json:"name" required:"true" description:"The new profile name, 1 to 25 characters." minLength:"1" maxLength:"25"`
+	_    struct{} `description:"The account's new profile name."`
+}
+
+func (h *Handler) updateDisplayPicture(w http.ResponseWriter, r *http.Request, in displayPictureRequest) {
+	if _, err := h.m.UpdateDisplayPicture(r.Context(), r.PathValue("sessionId"), in.Identifier, string(in.Source)); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
 	ok(w, http.StatusOK, empty{})
 }
 
-func (h *Handler) updateProfileName(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Name string `json:"name"`
-	}
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
+func (h *Handler) updateProfileName(w http.ResponseWriter, r *http.Request, in profileNameRequest) {
 	if _, err := h.m.UpdateProfileName(r.Context(), r.PathValue("sessionId"), in.Name); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
 	ok(w, http.StatusOK, empty{})
+}
+
+// logoutResultJSON is the seed's logout answer: a message, no data.
+type logoutResultJSON struct {
+	Status  string   `json:"status" required:"true" const:"success"`
+	Message string   `json:"message" required:"true" examples:"[\"Session 3f2a… logged out\"]"`
+	_       struct{} `description:"The seed's logout answer: a message instead of data."`
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
@@ -44,21 +47,19 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Status  string `json:"status"`
-		Message string `json:"message"`
-	}{"success", "Session " + id + " logged out"})
+	writeJSON(w, http.StatusOK, logoutResultJSON{Status: "success", Message: "Session " + id + " logged out"})
 }
 
 // privacyJSON is the seed's bare privacy object (callAdd is an addition).
 type privacyJSON struct {
-	LastSeen       string `json:"lastSeen"`
-	Online         string `json:"online"`
-	ProfilePicture string `json:"profilePicture"`
-	Status         string `json:"status"`
-	ReadReceipts   string `json:"readReceipts"`
-	GroupsAdd      string `json:"groupsAdd"`
-	CallAdd        string `json:"callAdd"`
+	LastSeen       string   `json:"lastSeen" required:"true"`
+	Online         string   `json:"online" required:"true"`
+	ProfilePicture string   `json:"profilePicture" required:"true"`
+	Status         string   `json:"status" required:"true"`
+	ReadReceipts   string   `json:"readReceipts" required:"true"`
+	GroupsAdd      string   `json:"groupsAdd" required:"true"`
+	CallAdd        string   `json:"callAdd"`
+	_              struct{} `description:"The account's privacy settings. WhatsApp's values: all, contacts, contact_blacklist, none, match_last_seen, known. Extra keys (such as callAdd) may appear."`
 }
 
 func (h *Handler) getPrivacy(w http.ResponseWriter, r *http.Request) {
@@ -76,30 +77,33 @@ func (h *Handler) getPrivacy(w http.ResponseWriter, r *http.Request) {
 // The bodies of the privacy PUTs: one field each, decoded strictly like
 // every other body.
 type (
-	privacyBody struct {
-		Privacy string `json:"privacy"`
+	disappearingModeRequest struct {
+		Mode string `json:"mode" required:"true" description:"Default timer of new chats; THREE_MONTHS is an alias of NINETY_DAYS." enum:"OFF,ONE_DAY,ONE_WEEK,NINETY_DAYS,THREE_MONTHS"`
 	}
-	modeBody struct {
-		Mode string `json:"mode"`
+	readReceiptsPrivacyRequest struct {
+		Privacy string `json:"privacy" required:"true" description:"all: everybody sees read receipts; none: nobody (nor does the account see others')." enum:"all,none"`
+	}
+	groupsAddPrivacyRequest struct {
+		Privacy string `json:"privacy" required:"true" description:"all: everybody; contacts: the account's contacts; contact_blacklist: contacts except those excluded on the phone; none: nobody." enum:"all,contacts,contact_blacklist,none"`
+	}
+	statusPrivacyRequest struct {
+		Privacy string `json:"privacy" required:"true" description:"all: everybody; contacts: the account's contacts; contact_blacklist: contacts except those excluded on the phone; none: nobody." enum:"all,contacts,contact_blacklist,none"`
 	}
 )
 
-func (b privacyBody) value() string { return b.Privacy }
-func (b modeBody) value() string    { return b.Mode }
+func (b disappearingModeRequest) value() string    { return b.Mode }
+func (b readReceiptsPrivacyRequest) value() string { return b.Privacy }
+func (b groupsAddPrivacyRequest) value() string    { return b.Privacy }
+func (b statusPrivacyRequest) value() string       { return b.Privacy }
 
 // privacySetter serves one of the privacy PUTs: its body's one field is
 // the value the mutation takes.
-func privacySetter[B interface{ value() string }](h *Handler, set func(ctx context.Context, sessionID, value string) (*model.PrivacySettings, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in B
-		if err := decodeBody(r, &in, false); err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
-		if _, err := set(r.Context(), r.PathValue("sessionId"), in.value()); err != nil {
+func privacySetter[B interface{ value() string }](set func(m graph.MutationResolver, ctx context.Context, sessionID, value string) (*model.PrivacySettings, error)) handling {
+	return withBody(false, func(h *Handler, w http.ResponseWriter, r *http.Request, in B) {
+		if _, err := set(h.m, r.Context(), r.PathValue("sessionId"), in.value()); err != nil {
 			writeError(w, r, h.log, err)
 			return
 		}
 		ok(w, http.StatusOK, empty{})
-	}
+	})
 }

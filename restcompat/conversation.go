@@ -2,6 +2,9 @@ package restcompat
 
 import (
 	"context"
+
+	"github.com/swaggest/jsonschema-go"
+
 	"net/http"
 
 	"github.com/wagraph/wagraph/graph"
@@ -12,110 +15,110 @@ import (
 // The bodies of the conversation routes (surface.md, section 1): named as
 // the GraphQL arguments.
 type (
-	markReadBody struct {
-		MessageIDs []string `json:"messageIds"`
+	markReadRequest struct {
+		MessageIDs []messageID `json:"messageIds" description:"The messages to mark read; absent or empty: every stored received message of the chat not yet read (at most 1000)." maxItems:"1000"`
 	}
-	presenceBody struct {
-		State string  `json:"state"`
-		Chat  *string `json:"chat"`
+	presenceRequest struct {
+		State string     `json:"state" required:"true" description:"AVAILABLE and UNAVAILABLE are the account's own presence (no chat); COMPOSING (typing), RECORDING (a voice note) and PAUSED are shown in chat." enum:"AVAILABLE,UNAVAILABLE,COMPOSING,RECORDING,PAUSED"`
+		Chat  *recipient `json:"chat" nullable:"false" description:"The chat COMPOSING, RECORDING or PAUSED is shown in; required with those, refused with AVAILABLE and UNAVAILABLE."`
 	}
-	chatBody struct {
-		Chat string `json:"chat"`
+	subscribePresenceRequest struct {
+		Chat recipient `json:"chat" required:"true" description:"The user whose availability to follow (not a group)."`
 	}
 )
 
-// doneHandler decodes a body of type In (optional: an absent body is the
-// zero In) and calls a mutation that answers only whether it was done: the
+// done serves a route whose body is an In (optional: an absent body is
+// the zero In) and whose mutation answers only whether it was done: the
 // success's data is {}.
-func doneHandler[In any](h *Handler, optional bool, call func(ctx context.Context, r *http.Request, in In) (bool, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in In
-		if err := decodeBody(r, &in, optional); err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
-		if _, err := call(r.Context(), r, in); err != nil {
+func done[In any](optional bool, call func(h *Handler, ctx context.Context, r *http.Request, in In) (bool, error)) handling {
+	return withBody(optional, func(h *Handler, w http.ResponseWriter, r *http.Request, in In) {
+		if _, err := call(h, r.Context(), r, in); err != nil {
 			writeError(w, r, h.log, err)
 			return
 		}
 		ok(w, http.StatusOK, empty{})
-	}
+	})
 }
 
-func (h *Handler) markRead(ctx context.Context, r *http.Request, in markReadBody) (bool, error) {
-	return h.m.MarkRead(ctx, r.PathValue("sessionId"), r.PathValue("chat"), in.MessageIDs)
+func (h *Handler) markRead(ctx context.Context, r *http.Request, in markReadRequest) (bool, error) {
+	return h.m.MarkRead(ctx, r.PathValue("sessionId"), r.PathValue("chat"), toStrings(in.MessageIDs))
 }
 
-func (h *Handler) sendPresence(ctx context.Context, r *http.Request, in presenceBody) (bool, error) {
-	return h.m.SendPresence(ctx, r.PathValue("sessionId"), model.PresenceState(in.State), in.Chat)
+func (h *Handler) sendPresence(ctx context.Context, r *http.Request, in presenceRequest) (bool, error) {
+	return h.m.SendPresence(ctx, r.PathValue("sessionId"), model.PresenceState(in.State), (*string)(in.Chat))
 }
 
-func (h *Handler) subscribePresence(ctx context.Context, r *http.Request, in chatBody) (bool, error) {
-	return h.m.SubscribePresence(ctx, r.PathValue("sessionId"), in.Chat)
+func (h *Handler) subscribePresence(ctx context.Context, r *http.Request, in subscribePresenceRequest) (bool, error) {
+	return h.m.SubscribePresence(ctx, r.PathValue("sessionId"), string(in.Chat))
+}
+
+// messageID is the id of a message of the session.
+type messageID string
+
+func (messageID) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithMinLength(1).WithDescription("A message id of this session.")
+	return nil
 }
 
 type (
-	reactionBody struct {
-		Emoji *string `json:"emoji"`
+	reactionRequest struct {
+		Emoji *string `json:"emoji" required:"true" nullable:"false" description:"One emoji; \"\" takes the account's reaction back." maxLength:"64"`
 	}
-	editBody struct {
-		Text string `json:"text"`
+	editMessageRequest struct {
+		Text string `json:"text" required:"true" description:"The new text of a text message, or the new caption of an image, video or document." minLength:"1"`
 	}
-	forwardBody struct {
-		Number string `json:"number"`
+	forwardRequest struct {
+		Number recipient `json:"number" required:"true"`
 	}
 )
 
-// messageAction decodes a body of type In and calls a mutation on the
-// message of the path that answers a send's result.
-func messageAction[In any](h *Handler, call func(ctx context.Context, sessionID, messageID string, in In) (*model.SendResult, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in In
-		if err := decodeBody(r, &in, false); err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
+// messageAction serves a route whose body is an In and whose mutation, on
+// the message of the path, answers a send's result.
+func messageAction[In any](call func(h *Handler, ctx context.Context, sessionID, messageID string, in In) (*model.SendResult, error)) handling {
+	return withBody(false, func(h *Handler, w http.ResponseWriter, r *http.Request, in In) {
 		ctx := r.Context()
 		if key := r.Header.Get("Idempotency-Key"); key != "" {
 			ctx = graph.WithIdempotencyKey(ctx, key) // a forward is a send
 		}
-		res, err := call(ctx, r.PathValue("sessionId"), r.PathValue("messageId"), in)
+		res, err := call(h, ctx, r.PathValue("sessionId"), r.PathValue("messageId"), in)
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return
 		}
 		ok(w, http.StatusOK, toSendJSON(res))
-	}
+	})
 }
 
-func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string, in reactionBody) (*model.SendResult, error) {
+func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string, in reactionRequest) (*model.SendResult, error) {
 	if in.Emoji == nil {
 		return nil, fault.InvalidField("emoji", "emoji is required: one emoji, or \"\" to take the reaction back")
 	}
 	return h.m.SendReaction(ctx, sessionID, messageID, *in.Emoji)
 }
 
-func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editBody) (*model.SendResult, error) {
+func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editMessageRequest) (*model.SendResult, error) {
 	return h.m.EditMessage(ctx, sessionID, messageID, in.Text)
 }
 
-func (h *Handler) forwardMessage(ctx context.Context, sessionID, messageID string, in forwardBody) (*model.SendResult, error) {
-	return h.m.ForwardMessage(ctx, sessionID, messageID, in.Number, nil)
+func (h *Handler) forwardMessage(ctx context.Context, sessionID, messageID string, in forwardRequest) (*model.SendResult, error) {
+	return h.m.ForwardMessage(ctx, sessionID, messageID, string(in.Number), nil)
 }
 
 // pollJSON is a poll's tally (GET …/message/{messageId}/poll), shaped as
 // GraphQL's Poll.
 type pollJSON struct {
-	MessageID       string           `json:"messageId"`
-	Question        string           `json:"question"`
-	SelectableCount int              `json:"selectableCount"`
-	Options         []pollOptionJSON `json:"options"`
+	MessageID       string           `json:"messageId" required:"true"`
+	Question        string           `json:"question" required:"true"`
+	SelectableCount int              `json:"selectableCount" required:"true" description:"How many options a voter may choose; 0: any number."`
+	Options         []pollOptionJSON `json:"options" required:"true"`
+	_               struct{}         `additionalProperties:"false"`
 }
 
 type pollOptionJSON struct {
-	Name   string         `json:"name"`
-	Votes  int            `json:"votes"`
-	Voters []identityJSON `json:"voters"`
+	Name   string         `json:"name" required:"true"`
+	Votes  int            `json:"votes" required:"true"`
+	Voters []identityJSON `json:"voters" required:"true"`
+	_      struct{}       `additionalProperties:"false"`
 }
 
 func (h *Handler) getPoll(w http.ResponseWriter, r *http.Request) {
@@ -139,10 +142,10 @@ func (h *Handler) getPoll(w http.ResponseWriter, r *http.Request) {
 	ok(w, http.StatusOK, out)
 }
 
-type rejectCallBody struct {
-	From string `json:"from"`
+type rejectCallRequest struct {
+	From recipient `json:"from" required:"true" description:"The caller: the call event's from (a user, not a group)."`
 }
 
-func (h *Handler) rejectCall(ctx context.Context, r *http.Request, in rejectCallBody) (bool, error) {
-	return h.m.RejectCall(ctx, r.PathValue("sessionId"), r.PathValue("callId"), in.From)
+func (h *Handler) rejectCall(ctx context.Context, r *http.Request, in rejectCallRequest) (bool, error) {
+	return h.m.RejectCall(ctx, r.PathValue("sessionId"), r.PathValue("callId"), string(in.From))
 }

@@ -37,7 +37,7 @@ func BenchmarkDecode(b *testing.B) {
 		for b.Loop() {
 			r := httptest.NewRequest("POST", "/api/v1/session/s1/webhook", strings.NewReader(body))
 			r.Header.Set("Content-Type", "application/json")
-			var req webhookRequest
+			var req updateWebhookRequest
 			if err := decodeBody(r, &req, false); err != nil {
 				b.Fatalf("decode: %v", err)
 			}

@@ -44,7 +44,7 @@ func FuzzDecodeBody(f *testing.F) {
 		checkDecode[struct {
 			Name *string `json:"name"`
 		}](t, body)
-		if req, ok := checkDecode[webhookRequest](t, body); ok {
+		if req, ok := checkDecode[updateWebhookRequest](t, body); ok {
 			if _, err := req.toInput(); err != nil {
 				checkRefusal(t, body, err)
 			}

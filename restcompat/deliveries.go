@@ -9,47 +9,48 @@ import (
 	"github.com/wagraph/wagraph/internal/events"
 )
 
-// redeliverer is the resolver of the REST redeliver path, which names the
+// Redeliverer is the resolver of the REST redeliver path, which names the
 // webhook: the root resolver (graph.Resolver) offers redeliver restricted to
 // one webhook beside the GraphQL mutation.
-type redeliverer interface {
+type Redeliverer interface {
 	RedeliverOf(ctx context.Context, sessionID, webhookID, deliveryID string) (*model.Delivery, error)
 }
 
-var errNoRedeliverer = errors.New("restcompat: the resolver root offers no redelivery by webhook")
+var errNoRedeliverer = errors.New("restcompat: no redeliverer was given")
 
 // deliveryJSON is a delivery as the deliveries query gives it, the kind
 // spelled as in the seed ("messages.update").
 type deliveryJSON struct {
-	ID         string        `json:"id"`
-	EventID    string        `json:"eventId"`
-	Event      string        `json:"event"`
-	Attempt    int           `json:"attempt"`
-	Status     string        `json:"status"`
-	StatusCode *int          `json:"statusCode"`
-	DurationMs *int          `json:"durationMs"`
-	Error      *string       `json:"error"`
-	CreatedAt  string        `json:"createdAt"`
-	Attempts   []attemptJSON `json:"attempts"`
+	ID         string                `json:"id" required:"true"`
+	EventID    string                `json:"eventId" required:"true" description:"The event's id: the webhook-id header of every attempt, redeliveries included."`
+	Event      string                `json:"event" required:"true" description:"The event's kind, as in a webhook's events (webhook.test for a test)."`
+	Attempt    int                   `json:"attempt" required:"true" description:"Attempts made so far." minimum:"0"`
+	Status     string                `json:"status" required:"true" description:"PENDING: an attempt is due or scheduled. DELIVERED: a 2xx answer ended it. FAILED: the last attempt of the retry schedule failed, the receiver answered 410 (which disabled the webhook), or the webhook was disabled when it came due." enum:"PENDING,DELIVERED,FAILED"`
+	StatusCode *int                  `json:"statusCode" required:"true"`
+	DurationMs *int                  `json:"durationMs" required:"true"`
+	Error      *string               `json:"error" required:"true"`
+	CreatedAt  timestamp             `json:"createdAt" required:"true"`
+	Attempts   []deliveryAttemptJSON `json:"attempts" required:"true" description:"Every attempt, first first."`
+	_          struct{}              `description:"One event owed to one webhook. statusCode, durationMs and error describe the last attempt (null before the first)."`
 }
 
-type attemptJSON struct {
-	N          int     `json:"n"`
-	StatusCode *int    `json:"statusCode"`
-	DurationMs int     `json:"durationMs"`
-	Error      *string `json:"error"`
-	At         string  `json:"at"`
+type deliveryAttemptJSON struct {
+	N          int       `json:"n" required:"true" description:"1 for the first attempt." minimum:"1"`
+	StatusCode *int      `json:"statusCode" required:"true" description:"The receiver's HTTP status; null when no answer came (network error, timeout, refused address)."`
+	DurationMs int       `json:"durationMs" required:"true" minimum:"0"`
+	Error      *string   `json:"error" required:"true" description:"Why the attempt did not deliver; null when it did."`
+	At         timestamp `json:"at" required:"true"`
 }
 
 func toDeliveryJSON(m *model.Delivery) deliveryJSON {
 	kind, _ := events.FromEnum(string(m.Event))
 	out := deliveryJSON{
 		ID: m.ID, EventID: m.EventID, Event: string(kind), Attempt: m.Attempt, Status: string(m.Status),
-		StatusCode: m.StatusCode, DurationMs: m.DurationMs, Error: m.Error, CreatedAt: model.FormatTime(m.CreatedAt),
-		Attempts: make([]attemptJSON, len(m.Attempts)),
+		StatusCode: m.StatusCode, DurationMs: m.DurationMs, Error: m.Error, CreatedAt: timestamp(model.FormatTime(m.CreatedAt)),
+		Attempts: make([]deliveryAttemptJSON, len(m.Attempts)),
 	}
 	for i, a := range m.Attempts {
-		out.Attempts[i] = attemptJSON{N: a.N, StatusCode: a.StatusCode, DurationMs: a.DurationMs, Error: a.Error, At: model.FormatTime(a.At)}
+		out.Attempts[i] = deliveryAttemptJSON{N: a.N, StatusCode: a.StatusCode, DurationMs: a.DurationMs, Error: a.Error, At: timestamp(model.FormatTime(a.At))}
 	}
 	return out
 }
@@ -57,10 +58,11 @@ func toDeliveryJSON(m *model.Delivery) deliveryJSON {
 // deliveryPage is the list envelope of the delivery log: the data, then
 // where the page ends (pass endCursor as after for the next page).
 type deliveryPage struct {
-	Status      string         `json:"status"`
-	Data        []deliveryJSON `json:"data"`
-	HasNextPage bool           `json:"hasNextPage"`
-	EndCursor   *string        `json:"endCursor"`
+	Status      string         `json:"status" required:"true" const:"success"`
+	Data        []deliveryJSON `json:"data" required:"true"`
+	HasNextPage bool           `json:"hasNextPage" required:"true"`
+	EndCursor   *string        `json:"endCursor" required:"true" description:"Pass as after for the next page; null on an empty page."`
+	_           struct{}       `description:"One page of a webhook's deliveries, newest first."`
 }
 
 func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) {

@@ -12,9 +12,11 @@ import (
 // table (GraphQL has its own over the same codes, graph/errors.go).
 func StatusOf(c fault.Code) int { return fault.HTTPStatus(c) }
 
+// failure is the envelope of every failure answer.
 type failure struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
+	Status  string   `json:"status" required:"true" const:"failed"`
+	Message string   `json:"message" required:"true" description:"Human-readable reason naming the field or thing at fault and the rule. Never an internal error dump or a secret."`
+	_       struct{} `description:"The failure envelope of every error answer."`
 }
 
 // writeError writes the failure envelope of err. An unclassified error is

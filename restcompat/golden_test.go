@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/restcompat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the REST contract")
@@ -72,6 +73,11 @@ func runSteps(t *testing.T, srv *apptest.Server, vars map[string]string, steps [
 			t.Errorf("%s: server error %d: %s", st.name, res.Status, res.Body)
 		}
 		checkGolden(t, st.name, res)
+		if res.Status < 300 {
+			if err := restcompat.CheckAnswer(st.method, expand(st.path, vars), res.Body); err != nil {
+				t.Errorf("%s: %v", st.name, err)
+			}
+		}
 		if st.capture != nil {
 			st.capture(t, res, vars)
 		}

@@ -3,50 +3,66 @@ package restcompat
 import (
 	"net/http"
 
+	"github.com/swaggest/jsonschema-go"
+
 	"github.com/wagraph/wagraph/graph/model"
 )
 
-func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) {
-	var in model.CreateGroupInput
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	g, err := h.m.CreateGroup(r.Context(), r.PathValue("sessionId"), in)
+type createGroupRequest struct {
+	Subject      string  `json:"subject" required:"true" description:"The group's name: not blank, at most 100 characters." minLength:"1" maxLength:"100" pattern:"\\S"`
+	Description  *string `json:"description,omitempty" description:"At most 2048 characters." maxLength:"2048"`
+	Participants []user  `json:"participants,omitempty" description:"Users to add: at most 1024, each once (400 on a repeat), numbers or user JIDs, not groups." maxItems:"1024" uniqueItems:"true"`
+}
+
+type updateGroupRequest struct {
+	Subject               *string  `json:"subject,omitempty" description:"The group's name: not blank, at most 100 characters." minLength:"1" maxLength:"100" pattern:"\\S"`
+	Description           *string  `json:"description,omitempty" description:"At most 2048 characters." maxLength:"2048"`
+	OnlyAdminsCanPost     *bool    `json:"onlyAdminsCanPost,omitempty" description:"Only admins may send messages to the group."`
+	OnlyAdminsCanEditInfo *bool    `json:"onlyAdminsCanEditInfo,omitempty" description:"Only admins may change the group's subject, description and picture."`
+	_                     struct{} `description:"Only the given fields change."`
+}
+
+type sendGroupInviteRequest struct {
+	Number  recipient `json:"number" required:"true" description:"Whom to send the invitation to."`
+	Message string    `json:"message" nullable:"false" description:"Text sent before the invite link (may be empty), at most 4096 characters." maxLength:"4096"`
+}
+
+// demoteRequest is the seed's bare array of the admins to demote.
+type demoteRequest []user
+
+func (demoteRequest) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithMinItems(1).WithMaxItems(1024).WithUniqueItems(true).
+		WithDescription("The admins to demote: 1 to 1024 users, numbers or user JIDs, each once.")
+	return nil
+}
+
+type groupJSON struct {
+	ID          string `json:"id" required:"true" description:"The group JID (…@g.us)."`
+	Name        string `json:"name" required:"true"`
+	Description string `json:"description" required:"true"`
+}
+
+func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, in createGroupRequest) {
+	g, err := h.m.CreateGroup(r.Context(), r.PathValue("sessionId"), model.CreateGroupInput{
+		Subject: in.Subject, Description: in.Description, Participants: toStrings(in.Participants)})
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusOK, struct {
-		ID          string `json:"id"`
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}{g.ID, g.Name, g.Description})
+	ok(w, http.StatusOK, groupJSON{g.ID, g.Name, g.Description})
 }
 
-func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request) {
-	var in model.UpdateGroupInput
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	if _, err := h.m.UpdateGroup(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), in); err != nil {
+func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request, in updateGroupRequest) {
+	if _, err := h.m.UpdateGroup(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), model.UpdateGroupInput{
+		Subject: in.Subject, Description: in.Description, OnlyAdminsCanPost: in.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: in.OnlyAdminsCanEditInfo}); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
 	ok(w, http.StatusOK, empty{})
 }
 
-func (h *Handler) sendGroupInvite(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Number  string `json:"number"`
-		Message string `json:"message"`
-	}
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	res, err := h.m.SendGroupInvite(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), in.Number, in.Message)
+func (h *Handler) sendGroupInvite(w http.ResponseWriter, r *http.Request, in sendGroupInviteRequest) {
+	res, err := h.m.SendGroupInvite(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), string(in.Number), in.Message)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -54,38 +70,37 @@ func (h *Handler) sendGroupInvite(w http.ResponseWriter, r *http.Request) {
 	ok(w, http.StatusOK, toSendJSON(res))
 }
 
-// participantJSON is one participant's outcome of a demote.
-type participantJSON struct {
-	Status  string `json:"status"`
-	Code    *int   `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
+// participantOutcomeJSON is one participant's outcome of a demote.
+type participantOutcomeJSON struct {
+	Status  string `json:"status" required:"true" enum:"success,failed"`
+	Code    *int   `json:"code,omitempty" description:"HTTP-like code of a failure (404: not a participant)."`
+	Message string `json:"message,omitempty" description:"Why it failed."`
+}
+
+// demoteOutcomeJSON is the seed's demote answer, without an envelope.
+type demoteOutcomeJSON struct {
+	Status map[string]participantOutcomeJSON `json:"status" required:"true" description:"Keyed by each number exactly as it was sent."`
+	_      struct{}                          `description:"Demote answer (no envelope), e.g. {\"status\":{\"491701234567\":{\"status\":\"success\"},\"491709876543\":{\"status\":\"failed\",\"code\":404,\"message\":\"not a participant\"}}}."`
 }
 
 // demoteGroup answers 200 even when some participants failed, keyed by each
 // number exactly as it was sent (the seed's shape, without an envelope).
-func (h *Handler) demoteGroup(w http.ResponseWriter, r *http.Request) {
-	var numbers []string
-	if err := decodeBody(r, &numbers, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	res, err := h.m.DemoteGroupParticipants(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), numbers)
+func (h *Handler) demoteGroup(w http.ResponseWriter, r *http.Request, numbers demoteRequest) {
+	res, err := h.m.DemoteGroupParticipants(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), toStrings(numbers))
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	out := make(map[string]participantJSON, len(res))
+	out := make(map[string]participantOutcomeJSON, len(res))
 	for _, p := range res {
-		pj := participantJSON{Status: "success"}
+		pj := participantOutcomeJSON{Status: "success"}
 		if !p.Ok {
-			pj = participantJSON{Status: "failed", Code: p.Code}
+			pj = participantOutcomeJSON{Status: "failed", Code: p.Code}
 			if p.Message != nil {
 				pj.Message = *p.Message
 			}
 		}
 		out[p.Participant] = pj
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Status map[string]participantJSON `json:"status"`
-	}{out})
+	writeJSON(w, http.StatusOK, demoteOutcomeJSON{Status: out})
 }

@@ -8,14 +8,14 @@ import (
 	"strconv"
 )
 
-// mediaSource is the resolver of the media route. GraphQL has no field for
+// MediaSource is the resolver of the media route. GraphQL has no field for
 // bytes, so the root resolver (graph.Resolver) offers it beside Query and
 // Mutation.
-type mediaSource interface {
+type MediaSource interface {
 	MessageMedia(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error)
 }
 
-var errNoMediaSource = errors.New("restcompat: the resolver root serves no message media")
+var errNoMediaSource = errors.New("restcompat: no media source was given")
 
 // getMessageMedia streams a message's decrypted media with its content
 // type; failures are the JSON envelope like everywhere else.

@@ -48,7 +48,7 @@ func TestMessageMediaResponse(t *testing.T) {
 		"WA":    {err: fault.New(fault.WhatsAppError, "session s could not download the media")},
 		"EMPTY": {data: []byte{}, mimetype: "audio/ogg; codecs=opus"},
 	}}
-	h := restcompat.New(root, slog.New(slog.DiscardHandler))
+	h := restcompat.New(restcompat.Deps{Resolvers: root, Media: root}, slog.New(slog.DiscardHandler))
 	tests := []struct {
 		status                                int
 		msgID, contentType, disposition, body string

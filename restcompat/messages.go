@@ -9,30 +9,30 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// sendJSON is the data of a send's success: the seed shows an empty object;
-// messageId and timestamp (or scheduledAt) are additions it ignores.
-type sendJSON struct {
-	MessageID   string        `json:"messageId"`
-	Timestamp   string        `json:"timestamp,omitempty"`
-	ScheduledAt string        `json:"scheduledAt,omitempty"`
-	Recipient   *identityJSON `json:"recipient,omitempty"`
+// sendResultJSON is the data of a send's success: the seed shows an empty
+// object; messageId and timestamp (or scheduledAt) are additions it ignores.
+type sendResultJSON struct {
+	MessageID   string        `json:"messageId" required:"true" description:"The message id; reserved at once for a delayed send."`
+	Timestamp   timestamp     `json:"timestamp,omitempty" description:"When WhatsApp accepted the message; absent for a delayed send."`
+	ScheduledAt timestamp     `json:"scheduledAt,omitempty" description:"When a delayed send will be made; absent when sent now."`
+	Recipient   *identityJSON `json:"recipient,omitempty" description:"Who WhatsApp addressed, for a send made now (absent for a delayed send)."`
 }
 
 // identityJSON is who a send went to (GraphQL's Identity).
 type identityJSON struct {
-	Input string  `json:"input"`
-	JID   string  `json:"jid"`
-	Phone *string `json:"phone"`
-	LID   *string `json:"lid"`
+	Input string  `json:"input" required:"true" description:"The address as given (the send's number)."`
+	JID   string  `json:"jid" required:"true" description:"The JID WhatsApp addressed."`
+	Phone *string `json:"phone" required:"true" description:"The person's number (digits); null for a group, or when WhatsApp does not tell."`
+	LID   *string `json:"lid" required:"true" description:"The person's LID (…@lid); null for a group, or when WhatsApp does not tell."`
 }
 
-func toSendJSON(res *model.SendResult) sendJSON {
-	out := sendJSON{MessageID: res.MessageID}
+func toSendJSON(res *model.SendResult) sendResultJSON {
+	out := sendResultJSON{MessageID: res.MessageID}
 	if res.Timestamp != nil {
-		out.Timestamp = model.FormatTime(*res.Timestamp)
+		out.Timestamp = timestamp(model.FormatTime(*res.Timestamp))
 	}
 	if res.ScheduledAt != nil {
-		out.ScheduledAt = model.FormatTime(*res.ScheduledAt)
+		out.ScheduledAt = timestamp(model.FormatTime(*res.ScheduledAt))
 	}
 	if p := res.Recipient; p != nil {
 		out.Recipient = &identityJSON{Input: p.Input, JID: p.Jid, Phone: p.Phone, LID: p.Lid}
@@ -40,25 +40,24 @@ func toSendJSON(res *model.SendResult) sendJSON {
 	return out
 }
 
-// sendHandler decodes a send body of type In and calls the send mutation.
-func sendHandler[In any](h *Handler, send func(ctx context.Context, sessionID string, in In) (*model.SendResult, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var in In
-		if err := decodeBody(r, &in, false); err != nil {
-			writeError(w, r, h.log, err)
-			return
-		}
+// sendBody is a send's REST body, which gives the resolver's input.
+type sendBody[In any] interface{ input() In }
+
+// send serves a send whose body is a B: its input goes to the send
+// mutation, with the Idempotency-Key header's key.
+func send[B sendBody[In], In any](mutate func(m graph.MutationResolver, ctx context.Context, sessionID string, in In) (*model.SendResult, error)) handling {
+	return withBody(false, func(h *Handler, w http.ResponseWriter, r *http.Request, in B) {
 		ctx := r.Context()
 		if key := r.Header.Get("Idempotency-Key"); key != "" {
 			ctx = graph.WithIdempotencyKey(ctx, key)
 		}
-		res, err := send(ctx, r.PathValue("sessionId"), in)
+		res, err := mutate(h.m, ctx, r.PathValue("sessionId"), in.input())
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return
 		}
 		ok(w, http.StatusOK, toSendJSON(res))
-	}
+	})
 }
 
 func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) {
@@ -71,16 +70,16 @@ func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) {
 
 // messageJSON is a stored message (GET /session/{id}/message/{messageId}).
 type messageJSON struct {
-	ID        string  `json:"id"`
-	Chat      string  `json:"chat"`
-	Sender    string  `json:"sender"`
-	FromMe    bool    `json:"fromMe"`
-	Type      string  `json:"type"`
-	Text      *string `json:"text"`
-	Caption   *string `json:"caption"`
-	MediaURL  *string `json:"mediaUrl"`
-	Status    string  `json:"status"`
-	Timestamp string  `json:"timestamp"`
+	ID        string    `json:"id" required:"true"`
+	Chat      string    `json:"chat" required:"true" description:"JID of the chat."`
+	Sender    string    `json:"sender" required:"true" description:"JID of the sender."`
+	FromMe    bool      `json:"fromMe" required:"true"`
+	Type      string    `json:"type" required:"true" description:"text, image, video, document, audio, location, contact, …"`
+	Text      *string   `json:"text" required:"true"`
+	Caption   *string   `json:"caption" required:"true"`
+	MediaURL  *string   `json:"mediaUrl" required:"true" description:"Path of this service's media route for the message (GET /api/v1/session/{sessionId}/message/{messageId}/media); null without media."`
+	Status    string    `json:"status" required:"true" description:"Delivery status."`
+	Timestamp timestamp `json:"timestamp" required:"true"`
 }
 
 func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +94,6 @@ func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	ok(w, http.StatusOK, messageJSON{
 		ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Text: m.Text,
-		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: model.FormatTime(m.Timestamp),
+		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: timestamp(model.FormatTime(m.Timestamp)),
 	})
 }

@@ -7,9 +7,9 @@ import (
 	"strconv"
 )
 
-// openAPIDocument is the OpenAPI 3.1 description of this contract. It is
-// written by hand, not generated: openapi_test.go holds it to the route table
-// (both directions) so it cannot drift from what is served.
+// openAPIDocument is the OpenAPI 3.1 description of this contract, as
+// Document generates it from the route table (make generate writes the
+// file; a test holds the two equal, make check-generated the commit).
 //
 //go:embed openapi.json
 var openAPIDocument string

@@ -164,7 +164,7 @@ func TestOpenAPIHeader(t *testing.T) {
 // served.
 func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
-	served := restcompat.New(&graph.Resolver{}, slog.New(slog.DiscardHandler)).Patterns()
+	served := restcompat.New(restcompat.Deps{Resolvers: &graph.Resolver{}}, slog.New(slog.DiscardHandler)).Patterns()
 	if len(served) == 0 {
 		t.Fatal("the handler serves no routes")
 	}
@@ -413,6 +413,30 @@ func TestOpenAPIWebhookEvents(t *testing.T) {
 	if len(req) != len(want) {
 		t.Errorf("WebhookEvents requires %d keys, want all %d", len(req), len(want))
 	}
+}
+
+// TestOpenAPIGenerated: the document served (the embedded openapi.json)
+// is the one the route table generates now. A body or answer type changed
+// without make generate fails here (and make check-generated fails on the
+// commit).
+func TestOpenAPIGenerated(t *testing.T) {
+	want, err := restcompat.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	restcompat.OpenAPI().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
+	got := rec.Body.String()
+	if got == string(want) {
+		return
+	}
+	served, generated := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(served), len(generated)) {
+		if served[i] != generated[i] {
+			t.Fatalf("the served openapi.json is not what the route table generates: run make generate. First difference, line %d:\nserved:    %s\ngenerated: %s", i+1, served[i], generated[i])
+		}
+	}
+	t.Fatalf("the served openapi.json is not what the route table generates: run make generate (%d lines served, %d generated)", len(served), len(generated))
 }
 
 func TestOpenAPIHandler(t *testing.T) {

@@ -15,46 +15,65 @@ import (
 
 // sessionJSON is a session as GET /session/{id} shows it.
 type sessionJSON struct {
-	ID           string  `json:"id"`
-	Name         string  `json:"name"`
-	Status       string  `json:"status"`
-	StatusReason *string `json:"statusReason"`
-	JID          *string `json:"jid"`
-	PushName     *string `json:"pushName"`
-	CreatedAt    string  `json:"createdAt"`
+	ID           string        `json:"id" required:"true" description:"The session's id."`
+	Name         string        `json:"name" required:"true" description:"The session's name, unique among its user's sessions."`
+	Status       sessionStatus `json:"status" required:"true"`
+	StatusReason *string       `json:"statusReason" required:"true" description:"Why the session is in its status when nobody asked for it (\"client outdated: WhatsApp refused version 2.3000.N\"); null otherwise."`
+	JID          *string       `json:"jid" required:"true" description:"The linked account's JID; null until linked."`
+	PushName     *string       `json:"pushName" required:"true" description:"The linked account's display name; null until known."`
+	CreatedAt    timestamp     `json:"createdAt" required:"true"`
 	// Owner is the --node-id of the process running the session, for
 	// admin tokens only (graphql.md's Session.owner): absent for others.
-	Owner *string `json:"owner,omitempty"`
+	Owner *string  `json:"owner,omitempty" description:"For admin tokens only (absent for others): the --node-id of the process running the session, the holder of its lease in a cluster of processes on one PostgreSQL database (absent while none holds it)."`
+	_     struct{} `description:"A session: one linked WhatsApp account."`
+}
+
+// createdSessionJSON is a session just created, with its token.
+type createdSessionJSON struct {
+	ID     string        `json:"id" required:"true" description:"The session's id."`
+	Name   string        `json:"name" required:"true" description:"The given name, or the generated one when none was given."`
+	Status sessionStatus `json:"status" required:"true"`
+	Token  string        `json:"token" required:"true" description:"The new session token (wgs_…); shown only here." pattern:"^wgs_"`
+}
+
+// qrCodeJSON is the QR code of a pairing session.
+type qrCodeJSON struct {
+	Code  string `json:"code" required:"true" description:"The text encoded in the QR code."`
+	Image string `json:"image" required:"true" description:"The QR code as a PNG data URI." pattern:"^data:image/png;base64,"`
+}
+
+// schemaName keeps the initialism the Go name cannot.
+func (qrCodeJSON) schemaName() string { return "QRCode" }
+
+// pairingCodeJSON is the code a phone links with.
+type pairingCodeJSON struct {
+	Code string `json:"code" required:"true" description:"Enter it on the phone under Linked devices." examples:"[\"ABCD-EFGH\"]"`
+}
+
+type createSessionRequest struct {
+	Name *string `json:"name" description:"Optional. Absent, empty or blank: the server names the session session-N (N the user's session count including this one, raised past names already taken). Names are stored trimmed and are unique among one user's sessions, compared ignoring case (409 naming name on a duplicate; other users may use the same name, and a deleted session's name is free again); at most 100 characters, no control characters." maxLength:"100" pattern:"^[^\\u0000-\\u001F\\u007F]*$" nullable:"false"`
+}
+
+type pairPhoneRequest struct {
+	Number phoneNumber `json:"number" required:"true" description:"The phone number of the account to link."`
 }
 
 // sessionJSON is the record of s, with its owner for an admin.
 func (h *Handler) sessionJSON(ctx context.Context, s *model.Session) (sessionJSON, error) {
 	owner, err := h.s.Owner(ctx, s)
 	return sessionJSON{
-		ID: s.ID, Name: s.Name, Status: string(s.Status), StatusReason: s.StatusReason, JID: s.Jid, PushName: s.PushName,
-		CreatedAt: model.FormatTime(s.CreatedAt), Owner: owner,
+		ID: s.ID, Name: s.Name, Status: sessionStatus(s.Status), StatusReason: s.StatusReason, JID: s.Jid, PushName: s.PushName,
+		CreatedAt: timestamp(model.FormatTime(s.CreatedAt)), Owner: owner,
 	}, err
 }
 
-func (h *Handler) createSession(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name *string `json:"name"`
-	}
-	if err := decodeBody(r, &req, true); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
+func (h *Handler) createSession(w http.ResponseWriter, r *http.Request, req createSessionRequest) {
 	res, err := h.m.CreateSession(r.Context(), req.Name)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusCreated, struct {
-		ID     string `json:"id"`
-		Name   string `json:"name"`
-		Status string `json:"status"`
-		Token  string `json:"token"`
-	}{res.Session.ID, res.Session.Name, string(res.Session.Status), res.Token})
+	ok(w, http.StatusCreated, createdSessionJSON{res.Session.ID, res.Session.Name, sessionStatus(res.Session.Status), res.Token})
 }
 
 func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -139,28 +158,16 @@ func (h *Handler) getQR(w http.ResponseWriter, r *http.Request) {
 	if s.QRImage != nil {
 		image = *s.QRImage
 	}
-	ok(w, http.StatusOK, struct {
-		Code  string `json:"code"`
-		Image string `json:"image"`
-	}{*s.QRCode, image})
+	ok(w, http.StatusOK, qrCodeJSON{*s.QRCode, image})
 }
 
-func (h *Handler) pairPhone(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Number string `json:"number"`
-	}
-	if err := decodeBody(r, &in, false); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	code, err := h.m.PairPhone(r.Context(), r.PathValue("sessionId"), in.Number)
+func (h *Handler) pairPhone(w http.ResponseWriter, r *http.Request, in pairPhoneRequest) {
+	code, err := h.m.PairPhone(r.Context(), r.PathValue("sessionId"), string(in.Number))
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusOK, struct {
-		Code string `json:"code"`
-	}{code})
+	ok(w, http.StatusOK, pairingCodeJSON{code})
 }
 
 // wantsPNG reports whether the Accept header prefers image/png to JSON.

@@ -64,19 +64,15 @@ func (w *webhookJSON) appendJSON(b []byte) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `,"createdAt":`...)
-	b = appendJSONString(b, w.CreatedAt)
+	b = appendJSONString(b, string(w.CreatedAt))
 	b = append(b, `,"waSessionId":`...)
 	b = appendJSONString(b, w.WaSessionID)
-	if w.Secret != "" {
-		b = append(b, `,"secret":`...)
-		b = appendJSONString(b, w.Secret)
-	}
 	return append(b, '}')
 }
 
 // appendJSON appends the selection's object: all 27 keys, in contract
 // order.
-func (s eventSelection) appendJSON(b []byte) []byte {
+func (s webhookEvents) appendJSON(b []byte) []byte {
 	b = append(b, '{')
 	for i, k := range selectionKeys {
 		if i > 0 {

@@ -29,9 +29,9 @@ var oddStrings = []string{
 // TestWebhookPageBytes checks that the hand-written list answer is byte for
 // byte what encoding/json writes for the same page.
 func TestWebhookPageBytes(t *testing.T) {
-	hook := func(s string, events []model.EventKind, headers map[string]string, secret string) webhookJSON {
+	hook := func(s string, events []model.EventKind, headers map[string]string) webhookJSON {
 		return webhookJSON{ID: "w-" + s, URL: "https://example.com/" + s, DisplayName: s, Enabled: len(s)%2 == 0,
-			Events: eventSelection(events), Headers: headers, CreatedAt: "2026-11-24T01:02:03.000Z", WaSessionID: s, Secret: secret}
+			Events: webhookEvents(events), Headers: headers, CreatedAt: "2026-11-24T01:02:03.000Z", WaSessionID: s}
 	}
 	all := make([]model.EventKind, 0, len(selectionKeys))
 	for _, k := range selectionKeys {
@@ -39,14 +39,14 @@ func TestWebhookPageBytes(t *testing.T) {
 	}
 	pages := []webhookPage{
 		{Status: "success", Data: []webhookJSON{}, Page: "1", PageSize: "20", Total: 0},
-		{Status: "success", Data: []webhookJSON{hook("one", nil, map[string]string{}, "")}, Page: "1", PageSize: "20", Total: 1},
+		{Status: "success", Data: []webhookJSON{hook("one", nil, map[string]string{})}, Page: "1", PageSize: "20", Total: 1},
 		{Status: "success", Data: []webhookJSON{
-			hook("all", all, map[string]string{"X-B": "2", "X-A": "1", "x-a": "low"}, "whsec_abc"),
-			hook("some", all[3:7], nil, ""),
+			hook("all", all, map[string]string{"X-B": "2", "X-A": "1", "x-a": "low"}),
+			hook("some", all[3:7], nil),
 		}, Page: "2", PageSize: "2", Total: -5},
 	}
 	for _, s := range oddStrings {
-		pages = append(pages, webhookPage{Status: s, Data: []webhookJSON{hook(s, all[:1], map[string]string{s: s, "k": s}, s)}, Page: s, PageSize: s, Total: 7})
+		pages = append(pages, webhookPage{Status: s, Data: []webhookJSON{hook(s, all[:1], map[string]string{s: s, "k": s})}, Page: s, PageSize: s, Total: 7})
 	}
 	for i, p := range pages {
 		want := encodeLikeWriteJSON(t, p)

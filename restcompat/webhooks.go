@@ -2,6 +2,7 @@ package restcompat
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,19 +13,31 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// webhookRequest is the body of POST and PUT …/webhook: every field optional
-// here; the resolver knows which are required.
-type webhookRequest struct {
-	URL         *string                    `json:"url"`
-	DisplayName *string                    `json:"displayName"`
-	Enabled     *bool                      `json:"enabled"`
-	Events      map[string]json.RawMessage `json:"events"`
-	Headers     map[string]json.RawMessage `json:"headers"`
-}
+// The bodies of POST and PUT …/webhook: every field optional when decoded;
+// the resolver knows which are required. They differ only in what the
+// document says (a struct conversion turns one into the other).
+type (
+	createWebhookRequest struct {
+		URL         *string             `json:"url" required:"true" nullable:"false" description:"Absolute http or https URL the deliveries are posted to: at most 2048 characters, no #fragment, a port from 1 to 65535; a URL naming a loopback, private or link-local address (localhost, 127.0.0.1, 10.x, 169.254.169.254, ::1, …) is refused unless the server runs with --allow-private-urls (sandbox mode allows them)." minLength:"1" maxLength:"2048" pattern:"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+[^#\\s]*$" format:"uri"`
+		DisplayName *string             `json:"displayName" nullable:"false" description:"A label for people, at most 100 characters, no control characters." maxLength:"100" pattern:"^[^\\u0000-\\u001F\\u007F]*$"`
+		Enabled     *bool               `json:"enabled" nullable:"false" description:"Deliver events (true, the default on creation) or hold them back."`
+		Events      webhookEventsInput  `json:"events"`
+		Headers     webhookHeadersInput `json:"headers"`
+		_           struct{}            `description:"A new webhook; only url is required. Without events, no event is selected."`
+	}
+	updateWebhookRequest struct {
+		URL         *string             `json:"url" nullable:"false" description:"Absolute http or https URL the deliveries are posted to: at most 2048 characters, no #fragment, a port from 1 to 65535; a URL naming a loopback, private or link-local address (localhost, 127.0.0.1, 10.x, 169.254.169.254, ::1, …) is refused unless the server runs with --allow-private-urls (sandbox mode allows them)." minLength:"1" maxLength:"2048" pattern:"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+[^#\\s]*$" format:"uri"`
+		DisplayName *string             `json:"displayName" nullable:"false" description:"A label for people, at most 100 characters, no control characters." maxLength:"100" pattern:"^[^\\u0000-\\u001F\\u007F]*$"`
+		Enabled     *bool               `json:"enabled" nullable:"false" description:"Deliver events (true, the default on creation) or hold them back."`
+		Events      webhookEventsInput  `json:"events"`
+		Headers     webhookHeadersInput `json:"headers"`
+		_           struct{}            `description:"Absent fields keep their value; a given events object replaces the selection."`
+	}
+)
 
 // toInput translates the seed's shapes (events and headers as objects) into
 // the resolver's input. A given events object selects exactly its true keys.
-func (req webhookRequest) toInput() (model.WebhookInput, error) {
+func (req updateWebhookRequest) toInput() (model.WebhookInput, error) {
 	in := model.WebhookInput{URL: req.URL, DisplayName: req.DisplayName, Enabled: req.Enabled}
 	if req.Events != nil {
 		in.Events = []model.EventKind{}
@@ -66,21 +79,26 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // webhookJSON is <webhook> of rest.md.
 type webhookJSON struct {
-	ID          string            `json:"id"`
-	URL         string            `json:"url"`
-	DisplayName string            `json:"displayName"`
-	Enabled     bool              `json:"enabled"`
-	Events      eventSelection    `json:"events"`
-	Headers     map[string]string `json:"headers"`
-	CreatedAt   string            `json:"createdAt"`
-	WaSessionID string            `json:"waSessionId"`
-	Secret      string            `json:"secret,omitempty"`
+	ID          string            `json:"id" required:"true" description:"The webhook's id."`
+	URL         string            `json:"url" required:"true" nullable:"false" description:"Where deliveries are posted." format:"uri"`
+	DisplayName string            `json:"displayName" required:"true" description:"A label for people (may be empty)."`
+	Enabled     bool              `json:"enabled" required:"true" description:"Whether events are delivered."`
+	Events      webhookEvents     `json:"events" required:"true"`
+	Headers     map[string]string `json:"headers" required:"true" description:"Extra headers sent with each delivery."`
+	CreatedAt   timestamp         `json:"createdAt" required:"true"`
+	WaSessionID string            `json:"waSessionId" required:"true" description:"The session the webhook belongs to."`
+	_           struct{}          `description:"A webhook of a session."`
 }
 
-// eventSelection writes all 27 keys, in contract order, true when selected.
-type eventSelection []model.EventKind
+// createdWebhookJSON is a webhook just created: the only answer with its
+// secret.
+type createdWebhookJSON struct {
+	webhookJSON
+	Secret string   `json:"secret" required:"true" description:"Signs the deliveries; shown only at creation." pattern:"^whsec_"`
+	_      struct{} `description:"A webhook just created, with its secret."`
+}
 
-// selectionKey is one key of an eventSelection's object, computed once: the
+// selectionKey is one key of a webhookEvents's object, computed once: the
 // answer of a webhook list wrote them all for every webhook.
 type selectionKey struct {
 	prefix []byte // the quoted key and its colon
@@ -96,8 +114,31 @@ var selectionKeys = func() []selectionKey {
 	return out
 }()
 
-func (s eventSelection) MarshalJSON() ([]byte, error) {
+func (s webhookEvents) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(make([]byte, 0, 32*len(selectionKeys))), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (a client's view of a
+// webhook, the document's examples): the true keys are the selection.
+func (s *webhookEvents) UnmarshalJSON(b []byte) error {
+	var keys map[string]bool
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	*s = (*s)[:0]
+	for _, k := range selectionKeys {
+		on, ok := keys[strings.Trim(string(k.prefix), `":`)]
+		if !ok {
+			return fmt.Errorf("events: no key %s", k.prefix)
+		}
+		if on {
+			*s = append(*s, k.enum)
+		}
+	}
+	if len(keys) != len(selectionKeys) {
+		return fmt.Errorf("events: %d keys, want %d", len(keys), len(selectionKeys))
+	}
+	return nil
 }
 
 func toWebhookJSON(m *model.Webhook) webhookJSON {
@@ -107,21 +148,13 @@ func toWebhookJSON(m *model.Webhook) webhookJSON {
 	}
 	return webhookJSON{
 		ID: m.ID, URL: m.URL, DisplayName: m.DisplayName, Enabled: m.Enabled,
-		Events: eventSelection(m.Events), Headers: hs,
-		CreatedAt: model.FormatTime(m.CreatedAt), WaSessionID: m.SessionID,
+		Events: webhookEvents(m.Events), Headers: hs,
+		CreatedAt: timestamp(model.FormatTime(m.CreatedAt)), WaSessionID: m.SessionID,
 	}
 }
 
-func (h *Handler) decodeWebhook(r *http.Request) (model.WebhookInput, error) {
-	var req webhookRequest
-	if err := decodeBody(r, &req, false); err != nil {
-		return model.WebhookInput{}, err
-	}
-	return req.toInput()
-}
-
-func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) {
-	in, err := h.decodeWebhook(r)
+func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, req createWebhookRequest) {
+	in, err := updateWebhookRequest(req).toInput()
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -131,13 +164,11 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	out := toWebhookJSON(res.Webhook)
-	out.Secret = res.Secret
-	ok(w, http.StatusCreated, out)
+	ok(w, http.StatusCreated, createdWebhookJSON{webhookJSON: toWebhookJSON(res.Webhook), Secret: res.Secret})
 }
 
-func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request) {
-	in, err := h.decodeWebhook(r)
+func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request, req updateWebhookRequest) {
+	in, err := req.toInput()
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -169,11 +200,12 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 
 // webhookPage is the seed's list envelope: page and pageSize as strings.
 type webhookPage struct {
-	Status   string        `json:"status"`
-	Data     []webhookJSON `json:"data"`
-	Page     string        `json:"page"`
-	PageSize string        `json:"pageSize"`
-	Total    int           `json:"total"`
+	Status   string        `json:"status" required:"true" const:"success"`
+	Data     []webhookJSON `json:"data" required:"true"`
+	Page     string        `json:"page" required:"true" description:"The page number, as a string (as in the seed)." pattern:"^[0-9]+$"`
+	PageSize string        `json:"pageSize" required:"true" description:"The page size, as a string (as in the seed)." pattern:"^[0-9]+$"`
+	Total    int           `json:"total" required:"true" description:"Number of webhooks of the session." minimum:"0"`
+	_        struct{}      `description:"One page of webhooks; page and pageSize are strings, as in the seed API."`
 }
 
 func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {

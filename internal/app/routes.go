@@ -50,7 +50,7 @@ func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
 		Charger:         limiter,
 		Connections:     limiter,
 	})
-	rest := restcompat.New(resolver, log)
+	rest := restcompat.New(restcompat.Deps{Resolvers: resolver, Media: resolver, Redeliverer: resolver}, log)
 	// The token is checked before anything reads a body, and the body is
 	// bounded in size and in time once it is read.
 	refuseGQL := graph.RequestRefuser(log, requestid.From)

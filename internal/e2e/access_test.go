@@ -59,7 +59,7 @@ func TestEveryRouteChecksAccess(t *testing.T) {
 	var other struct{ CreateSession struct{ Token string } }
 	s.MustGraphQL(t, apptest.AdminToken, `mutation { createSession(name: "other") { token } }`, nil, &other)
 
-	for _, pattern := range restcompat.New(&graph.Resolver{}, slog.New(slog.DiscardHandler)).Patterns() {
+	for _, pattern := range restcompat.New(restcompat.Deps{Resolvers: &graph.Resolver{}}, slog.New(slog.DiscardHandler)).Patterns() {
 		method, path, _ := strings.Cut(pattern, " ")
 		if !strings.Contains(path, "{sessionId}") {
 			continue

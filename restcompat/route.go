@@ -1,0 +1,84 @@
+package restcompat
+
+import (
+	"net/http"
+
+	"github.com/swaggest/openapi-go/openapi31"
+)
+
+// route is one operation of the contract: how it is served and how it is
+// described, in one entry. The router (New) and the OpenAPI document
+// (Document) are both made from the table, so a route cannot be served
+// undescribed, and a body described is the body decoded.
+type route struct {
+	method, path string // path relative to Prefix, with its {parameters}
+	id           string // operationId: the GraphQL field it calls
+	tag          string
+	summary      string
+	description  string
+	params       []param // in path order, then query and header ones
+
+	handling // how it is served, and the request body type it decodes
+
+	// bodyExample is a request body in JSON (bodyExamples when it takes
+	// several shapes); a test decodes each into the body type strictly.
+	bodyExample  string
+	bodyExamples []namedExample
+
+	status int    // of the success
+	answer string // what the success means
+	// data is a value of the success's type: the data of the
+	// {"status":"success","data":…} envelope, or the whole answer when
+	// bare. nil: the answer is not JSON (see describe).
+	data        any
+	bare        bool
+	dataExample string // JSON of data; a test decodes it into data's type strictly
+	// failures are the statuses it may fail with beyond those every route
+	// or every body may (see failuresOf).
+	failures []int
+	// describe adds what the table has no field for: the non-JSON answers.
+	describe func(*openapi31.Response)
+}
+
+type namedExample struct{ name, summary, json string }
+
+// handling is a handler with the type of the body it decodes.
+type handling struct {
+	serve func(h *Handler, w http.ResponseWriter, r *http.Request)
+	// body is a zero value of the request body's type; nil: no body.
+	body any
+	// optional: an empty body counts as {}.
+	optional bool
+}
+
+// noBody serves a route that takes no body.
+func noBody(serve func(h *Handler, w http.ResponseWriter, r *http.Request)) handling {
+	return handling{serve: serve}
+}
+
+// withBody serves a route whose body is a B, decoded strictly before
+// serve runs: the type the document describes is the type decoded.
+func withBody[B any](optional bool, serve func(h *Handler, w http.ResponseWriter, r *http.Request, in B)) handling {
+	var zero B
+	return handling{body: zero, optional: optional, serve: func(h *Handler, w http.ResponseWriter, r *http.Request) {
+		var in B
+		if err := decodeBody(r, &in, optional); err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		serve(h, w, r, in)
+	}}
+}
+
+// pattern is the route's ServeMux pattern, relative to Prefix.
+func (rt route) pattern() string { return rt.method + " " + rt.path }
+
+// routes is the table, by area.
+func routes() []route {
+	var all []route
+	for _, area := range [][]route{sessionRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(),
+		accountRoutes(), privacyRoutes(), webhookRoutes()} {
+		all = append(all, area...)
+	}
+	return all
+}
