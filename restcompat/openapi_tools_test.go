@@ -25,6 +25,9 @@ const toolsDir = "testdata/tools"
 // the test with the way to install it.
 func npmTool(t *testing.T, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the npm tools, which make test installs and make test-short does not")
+	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is not on PATH: run make test (it installs Node.js and the npm tools)")
 	}
