@@ -76,15 +76,7 @@ func openDeviceStore(ctx context.Context, cfg config.Config, log *slog.Logger) (
 // mode reads WhatsApp Web's page through the guarded client, or, in
 // sandbox mode, the simulated network's page: never the internet.
 func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whatsapp.Versions, error) {
-	opts := whatsapp.VersionOptions{Logger: log}
-	switch cfg.WAVersion {
-	case "auto", "":
-		opts.Mode = whatsapp.VersionAuto
-	case "builtin":
-		opts.Mode = whatsapp.VersionBuiltin
-	default:
-		opts.Mode, opts.Pinned = whatsapp.VersionPinned, cfg.WAVersion
-	}
+	opts := whatsapp.VersionOptions{Setting: cfg.WAVersion, Logger: log}
 	if web, ok := network.(interface{ HTTPClient() *http.Client }); ok {
 		opts.HTTPClient = web.HTTPClient()
 	} else {
