@@ -205,9 +205,18 @@ func (v *Versions) Refresh(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Prime reads the current version once, before the sessions start (auto
+// mode): they start announcing it, not one WhatsApp would refuse first. A
+// failed read keeps the version in use, with a warning.
+func (v *Versions) Prime(ctx context.Context) {
+	if _, err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+		v.log.Warn("could not read the current WhatsApp Web version; the sessions announce the one in use", "version", v.Current().String(), "err", err)
+	}
+}
+
 // Run keeps the version current until ctx ends: in auto mode it reads the
 // page every Every, and at once after a refusal; the first read is the
-// caller's (Refresh), before the sessions start. Its caller owns it.
+// caller's (Prime), before the sessions start. Its caller owns it.
 func (v *Versions) Run(ctx context.Context) {
 	if v.mode != VersionAuto {
 		return

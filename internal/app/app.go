@@ -260,8 +260,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		counters: counters, metrics: metrics, clusterCalls: clusterCalls, ready: ready,
 	})
 	parts.background = startBackground(ctx, backgroundWork{
-		log: log, db: db, versions: versions, events: stream.log, retention: cfg.EventRetention,
-		node: node, manager: manager, scheduler: messages, ready: ready,
+		versions: versions, events: stream.log, retention: cfg.EventRetention,
+		node: node, manager: manager, linked: sessions.NewStatusStore(db), scheduler: messages, ready: ready,
 	})
 	return &App{
 		log: log, handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready,

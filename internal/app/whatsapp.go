@@ -8,20 +8,16 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
-	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
-	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
-	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
@@ -91,8 +87,6 @@ func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whats
 
 // backgroundWork is what the background work runs over.
 type backgroundWork struct {
-	log       *slog.Logger
-	db        *ent.Client
 	versions  *whatsapp.Versions
 	events    *events.Log   // pruned past --event-retention
 	retention time.Duration // --event-retention
@@ -100,6 +94,7 @@ type backgroundWork struct {
 	// SQLite) the manager restores every linked session.
 	node      *cluster.Node
 	manager   *whatsapp.Manager
+	linked    whatsapp.LinkedLister // the sessions the manager restores
 	scheduler *messaging.Service
 	ready     *readiness // told when the sessions have been started
 }
@@ -121,16 +116,8 @@ func startBackground(ctx context.Context, w backgroundWork) *background {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		// The sessions start announcing the current version, not one
-		// WhatsApp would refuse first.
-		if _, err := w.versions.Refresh(bg); err != nil && bg.Err() == nil {
-			w.log.Warn("could not read the current WhatsApp Web version; the sessions announce the one in use", "version", w.versions.Current().String(), "err", err)
-		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			w.versions.Run(bg)
-		}()
+		w.versions.Prime(bg)
+		b.wg.Go(func() { w.versions.Run(bg) })
 		b.wg.Go(func() { w.events.RunPrune(bg, w.retention, events.PruneInterval) })
 		if w.node != nil {
 			b.wg.Go(func() { w.node.Run(bg) })
@@ -140,7 +127,7 @@ func startBackground(ctx context.Context, w backgroundWork) *background {
 			case <-bg.Done():
 			}
 		} else {
-			w.ready.started.Store(w.restore(bg))
+			w.ready.started.Store(w.manager.RestoreLinked(bg, w.linked))
 		}
 		close(w.ready.restored)
 		if bg.Err() == nil {
@@ -154,39 +141,6 @@ func startBackground(ctx context.Context, w backgroundWork) *background {
 func (b *background) close() {
 	b.stop()
 	b.wg.Wait()
-}
-
-// restore starts every linked session, a few at a time (the manager's
-// bound); each then reconnects by itself. A session that fails is logged and left
-// DISCONNECTED (connectSession starts it again); it stops neither the
-// others nor the server. It reports whether it ran to its end, that is
-// whether the server did not stop first.
-func (w backgroundWork) restore(ctx context.Context) bool {
-	start := time.Now()
-	ids, err := sessions.NewStatusStore(w.db).Linked(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Error("restoring the linked sessions failed: none was started", "err", err)
-		}
-		return ctx.Err() == nil
-	}
-	var failed atomic.Int64
-	w.manager.RestoreEach(ctx, ids, func(i int, err error) {
-		switch {
-		case err == nil, ctx.Err() != nil:
-		case fault.CodeOf(err) == fault.NotFound: // deleted since the list was read
-			w.log.Debug("the session was deleted before it was restored", "session_id", ids[i])
-		default:
-			failed.Add(1)
-			w.log.Error("restoring the session failed", "session_id", ids[i], "err", err)
-		}
-	})
-	if ctx.Err() != nil {
-		w.log.Info("restoring the linked sessions stopped: the server is stopping")
-		return false
-	}
-	w.log.Info("linked sessions started", "sessions", len(ids), "failed", failed.Load(), "took", time.Since(start).Round(time.Millisecond))
-	return true
 }
 
 // Ready is closed once the restore of the linked sessions has ended: every
