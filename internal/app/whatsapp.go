@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
+	"github.com/wagraph/wagraph/internal/health"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/storage"
@@ -96,7 +97,7 @@ type backgroundWork struct {
 	manager   *whatsapp.Manager
 	linked    whatsapp.LinkedLister // the sessions the manager restores
 	scheduler *messaging.Service
-	ready     *readiness // told when the sessions have been started
+	ready     *health.Readiness // told when the sessions have been started
 }
 
 // background is the work New starts and Close stops first: restoring the
@@ -123,13 +124,13 @@ func startBackground(ctx context.Context, w backgroundWork) *background {
 			b.wg.Go(func() { w.node.Run(bg) })
 			select {
 			case <-w.node.Ready():
-				w.ready.started.Store(true)
+				w.ready.Restored(true)
 			case <-bg.Done():
+				w.ready.Restored(false)
 			}
 		} else {
-			w.ready.started.Store(w.manager.RestoreLinked(bg, w.linked))
+			w.ready.Restored(w.manager.RestoreLinked(bg, w.linked))
 		}
-		close(w.ready.restored)
 		if bg.Err() == nil {
 			w.scheduler.Run(bg)
 		}
@@ -147,7 +148,7 @@ func (b *background) close() {
 // one has been started (and reconnects by itself) or has failed, or the
 // server stopped first. Unless it stopped, /readyz answers 200 from then on
 // while the database answers.
-func (a *App) Ready() <-chan struct{} { return a.ready.restored }
+func (a *App) Ready() <-chan struct{} { return a.ready.Done() }
 
 // Sandbox is the in-process simulated network of --sandbox (nil otherwise):
 // end-to-end tests assert what it holds.
