@@ -249,9 +249,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		resolver: resolver, auth: authSvc, limiter: auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...),
 		counters: counters, metrics: metrics, clusterCalls: clusterCalls, ready: ready,
 	})
-	parts.background = startBackground(ctx, backgroundWork{
-		versions: versions, events: stream.log, retention: cfg.EventRetention,
-		node: node, manager: manager, linked: sessions.NewStatusStore(db), scheduler: messages, ready: ready,
+	bg := newBackground(ctx)
+	parts.background = bg
+	bg.run(func(ctx context.Context) { stream.log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
+	bg.run(func(ctx context.Context) {
+		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
+		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
+			messages.Run(ctx)
+		}
 	})
 	return &App{
 		handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready, probe: probe,

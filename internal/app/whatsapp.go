@@ -8,16 +8,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
-	"github.com/wagraph/wagraph/internal/events"
-	"github.com/wagraph/wagraph/internal/health"
-	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -86,62 +82,47 @@ func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whats
 	return v, nil
 }
 
-// backgroundWork is what the background work runs over.
-type backgroundWork struct {
-	versions  *whatsapp.Versions
-	events    *events.Log   // pruned past --event-retention
-	retention time.Duration // --event-retention
-	// node, in a cluster, starts the sessions it leases; without one (on
-	// SQLite) the manager restores every linked session.
-	node      *cluster.Node
-	manager   *whatsapp.Manager
-	linked    whatsapp.LinkedLister // the sessions the manager restores
-	scheduler *messaging.Service
-	ready     *health.Readiness // told when the sessions have been started
-}
-
-// background is the work New starts and Close stops first: restoring the
-// linked sessions, then the scheduler, beside the version's refreshes, the
-// event log's pruning and, in a cluster, the node's leases.
+// background is the work New starts last and Close stops first: the
+// version's refreshes, the event log's pruning, in a cluster the node's
+// leases, and the start of the sessions followed by the scheduler.
 type background struct {
+	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
-// startBackground restores the linked sessions in a goroutine the App owns,
-// then runs the scheduler (after the sessions, so due sends find them
-// connecting rather than absent). Close cancels both and waits for them.
-func startBackground(ctx context.Context, w backgroundWork) *background {
-	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
-	b := &background{stop: stop}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		w.versions.Prime(bg)
-		b.wg.Go(func() { w.versions.Run(bg) })
-		b.wg.Go(func() { w.events.RunPrune(bg, w.retention, events.PruneInterval) })
-		if w.node != nil {
-			b.wg.Go(func() { w.node.Run(bg) })
-			select {
-			case <-w.node.Ready():
-				w.ready.Restored(true)
-			case <-bg.Done():
-				w.ready.Restored(false)
-			}
-		} else {
-			w.ready.Restored(w.manager.RestoreLinked(bg, w.linked))
-		}
-		if bg.Err() == nil {
-			w.scheduler.Run(bg)
-		}
-	}()
+func newBackground(ctx context.Context) *background {
+	b := &background{}
+	b.ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
 	return b
 }
+
+// run runs fn in a goroutine of its own until close.
+func (b *background) run(fn func(context.Context)) { b.wg.Go(func() { fn(b.ctx) }) }
 
 // close cancels the background work and waits for it.
 func (b *background) close() {
 	b.stop()
 	b.wg.Wait()
+}
+
+// startSessions starts the sessions this process runs, announcing the
+// current version: in a cluster those the node leases (it runs in the
+// background), else every linked one (the manager's restore). It reports
+// whether they were started before ctx ended.
+func startSessions(ctx context.Context, b *background, versions *whatsapp.Versions, node *cluster.Node, manager *whatsapp.Manager, linked whatsapp.LinkedLister) bool {
+	versions.Prime(ctx)
+	b.run(versions.Run)
+	if node == nil {
+		return manager.RestoreLinked(ctx, linked)
+	}
+	b.run(node.Run)
+	select {
+	case <-node.Ready():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Ready is closed once the restore of the linked sessions has ended: every
