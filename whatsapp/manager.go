@@ -283,7 +283,7 @@ func OpenPostgresStore(ctx context.Context, driver, url, where string, log *slog
 	return upgradeStore(ctx, db, "postgres", "in "+where, log)
 }
 
-// NewManager returns a manager with no session running: call Restore to
+// NewManager returns a manager with no session running: call RestoreLinked to
 // reconnect the linked sessions.
 func NewManager(opts ManagerOptions) *Manager {
 	if opts.Store == nil || opts.Statuses == nil {
@@ -623,52 +623,6 @@ func (m *Manager) forget(sessionID string, moved bool) (*session, error) {
 	s.emitMu.Unlock()
 	s.opMu.Lock()
 	return s, nil
-}
-
-// Restore loads the given sessions and reconnects those with a linked
-// device, a few at a time; the app calls it at start with every session id.
-// Sessions without a device are loaded as DISCONNECTED (or LOGGED_OUT) and
-// a status left behind by a previous process is corrected. Errors of single
-// sessions are joined; the others are restored regardless.
-func (m *Manager) Restore(ctx context.Context, sessionIDs []string) error {
-	errs := make([]error, len(sessionIDs))
-	m.RestoreEach(ctx, sessionIDs, func(i int, err error) { errs[i] = err })
-	return errors.Join(errs...)
-}
-
-// RestoreEach is Restore telling done the outcome of each session (its
-// index in sessionIDs), as it comes: a caller logs each failure with its
-// session. done may be called from several goroutines at once.
-func (m *Manager) RestoreEach(ctx context.Context, sessionIDs []string, done func(i int, err error)) {
-	forEach(len(sessionIDs), func(i int) {
-		if ctx.Err() != nil {
-			done(i, ctx.Err())
-			return
-		}
-		done(i, m.restore(ctx, sessionIDs[i]))
-	})
-}
-
-func (m *Manager) restore(ctx context.Context, id string) error {
-	s, err := m.lockSession(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer s.opMu.Unlock()
-	return m.restoreLocked(ctx, s)
-}
-
-// restoreLocked is restore with s.opMu held.
-func (m *Manager) restoreLocked(ctx context.Context, s *session) error {
-	s.mu.Lock()
-	linked, running, status := !s.st.jid.IsEmpty() && s.st.status != StatusLoggedOut, s.cli != nil, s.st.status
-	s.mu.Unlock()
-	if linked && !running {
-		return m.connect(ctx, s, true)
-	}
-	s.log.Debug("restore: nothing to start", "linked", linked, "running", running, "status", status)
-	m.change(s, nil, func(*session) bool { return true }) // persists and publishes a corrected stale status
-	return nil
 }
 
 // Close disconnects every session (DISCONNECTED, persisted) and returns when

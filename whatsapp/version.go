@@ -14,9 +14,11 @@ package whatsapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,10 +41,47 @@ const (
 	VersionPinned
 )
 
+// VersionSetting is --wa-version read once, when the settings are: where
+// the announced version comes from and, when pinned, the version. The zero
+// value is auto.
+type VersionSetting struct {
+	Mode   VersionMode
+	Pinned store.WAVersionContainer // with VersionPinned
+}
+
+// errVersionSetting is what --wa-version wants, said to whoever set it.
+var errVersionSetting = errors.New("want auto, builtin or a version such as 2.3000.1045649367")
+
+// ParseVersionSetting reads --wa-version: auto, builtin or a pinned
+// version (ParseVersion's rules).
+func ParseVersionSetting(s string) (VersionSetting, error) {
+	switch s = strings.TrimSpace(s); s {
+	case "auto":
+		return VersionSetting{Mode: VersionAuto}, nil
+	case "builtin":
+		return VersionSetting{Mode: VersionBuiltin}, nil
+	}
+	v, err := ParseVersion(s)
+	if err != nil {
+		return VersionSetting{}, errVersionSetting
+	}
+	return VersionSetting{Mode: VersionPinned, Pinned: v}, nil
+}
+
+// String is the setting as --wa-version takes it.
+func (s VersionSetting) String() string {
+	switch s.Mode {
+	case VersionBuiltin:
+		return "builtin"
+	case VersionPinned:
+		return s.Pinned.String()
+	}
+	return "auto"
+}
+
 // VersionOptions configure Versions.
 type VersionOptions struct {
-	Mode   VersionMode
-	Pinned string // 2.3000.N, with VersionPinned
+	Setting VersionSetting
 	// HTTPClient reads WhatsApp Web's page (auto); nil is a client of
 	// its own. In sandbox mode it reaches the simulated network's page.
 	HTTPClient *http.Client
@@ -67,18 +106,24 @@ type Versions struct {
 	newer   []func() // called when a newer version is known
 }
 
-// ParseVersion reads a pinned version, 2.3000.N.
+// ParseVersion reads a pinned version, 2.3000.N: three numbers, the first
+// 2 (WhatsApp Web's), the others above 0.
 func ParseVersion(s string) (store.WAVersionContainer, error) {
-	v, err := store.ParseVersion(s)
-	if err != nil || v[0] == 0 || strings.Count(s, ".") != 2 {
-		return store.WAVersionContainer{}, fmt.Errorf("want a version such as 2.3000.1045649367")
+	parts := strings.Split(s, ".")
+	var v store.WAVersionContainer
+	for i, p := range parts {
+		n, err := strconv.ParseUint(p, 10, 32)
+		if len(parts) != 3 || err != nil || n == 0 || (i == 0 && n != 2) {
+			return store.WAVersionContainer{}, errors.New("want a version such as 2.3000.1045649367")
+		}
+		v[i] = uint32(n)
 	}
 	return v, nil
 }
 
 // NewVersions returns the version keeper of opts.
 func NewVersions(opts VersionOptions) (*Versions, error) {
-	v := &Versions{mode: opts.Mode, client: opts.HTTPClient, log: opts.Logger, every: opts.Every, kick: make(chan struct{}, 1)}
+	v := &Versions{mode: opts.Setting.Mode, client: opts.HTTPClient, log: opts.Logger, every: opts.Every, kick: make(chan struct{}, 1)}
 	if v.log == nil {
 		v.log = slog.New(slog.DiscardHandler)
 	}
@@ -90,12 +135,11 @@ func NewVersions(opts VersionOptions) (*Versions, error) {
 	}
 	v.client = &http.Client{Transport: v.client.Transport, Timeout: ReadTimeout, CheckRedirect: v.client.CheckRedirect}
 	v.current = store.GetWAVersion()
-	if opts.Mode == VersionPinned {
-		p, err := ParseVersion(opts.Pinned)
-		if err != nil {
-			return nil, err
+	if v.mode == VersionPinned {
+		if opts.Setting.Pinned.IsZero() {
+			return nil, errors.New("a pinned version is missing")
 		}
-		v.current = p
+		v.current = opts.Setting.Pinned
 	}
 	v.log.Info("WhatsApp Web version", "version", v.current.String(), "source", v.source())
 	return v, nil
@@ -161,9 +205,18 @@ func (v *Versions) Refresh(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Prime reads the current version once, before the sessions start (auto
+// mode): they start announcing it, not one WhatsApp would refuse first. A
+// failed read keeps the version in use, with a warning.
+func (v *Versions) Prime(ctx context.Context) {
+	if _, err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+		v.log.Warn("could not read the current WhatsApp Web version; the sessions announce the one in use", "version", v.Current().String(), "err", err)
+	}
+}
+
 // Run keeps the version current until ctx ends: in auto mode it reads the
 // page every Every, and at once after a refusal; the first read is the
-// caller's (Refresh), before the sessions start. Its caller owns it.
+// caller's (Prime), before the sessions start. Its caller owns it.
 func (v *Versions) Run(ctx context.Context) {
 	if v.mode != VersionAuto {
 		return

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestVersions(t *testing.T) {
 	builtin := store.GetWAVersion()
 	newer := store.WAVersionContainer{builtin[0], builtin[1], builtin[2] + 7}
 
-	auto, err := NewVersions(VersionOptions{Mode: VersionAuto, HTTPClient: n.HTTPClient(), Every: time.Hour})
+	auto, err := NewVersions(VersionOptions{Setting: VersionSetting{Mode: VersionAuto}, HTTPClient: n.HTTPClient(), Every: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,21 +62,58 @@ func TestVersions(t *testing.T) {
 	}
 
 	n.RequireClientVersion(newer)
-	fixed, err := NewVersions(VersionOptions{Mode: VersionBuiltin, HTTPClient: n.HTTPClient()})
+	fixed, err := NewVersions(VersionOptions{Setting: VersionSetting{Mode: VersionBuiltin}, HTTPClient: n.HTTPClient()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if changed, _ := fixed.Refresh(t.Context()); changed || fixed.Current() != builtin {
 		t.Errorf("builtin mode read the page: current %s", fixed.Current())
 	}
-	pinned, err := NewVersions(VersionOptions{Mode: VersionPinned, Pinned: "2.3000.1040000000"})
+	pinned, err := NewVersions(VersionOptions{Setting: VersionSetting{Mode: VersionPinned, Pinned: store.WAVersionContainer{2, 3000, 1040000000}}})
 	if err != nil || pinned.Current() != (store.WAVersionContainer{2, 3000, 1040000000}) {
 		t.Errorf("pinned: %v %v", pinned, err)
 	}
-	for _, bad := range []string{"", "2.3000", "x.y.z", "0.0.0"} {
-		if _, err := NewVersions(VersionOptions{Mode: VersionPinned, Pinned: bad}); err == nil {
-			t.Errorf("pinned %q accepted", bad)
+	if _, err := NewVersions(VersionOptions{Setting: VersionSetting{Mode: VersionPinned}}); err == nil {
+		t.Error("pinned mode without a version accepted")
+	}
+}
+
+// TestParseVersionSetting: --wa-version is read once, at settings time,
+// into its mode and pinned version; what is refused says what is wanted,
+// and a setting reads back as it was written.
+func TestParseVersionSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want VersionSetting
+		err  bool
+	}{
+		{in: "auto", want: VersionSetting{Mode: VersionAuto}},
+		{in: " builtin ", want: VersionSetting{Mode: VersionBuiltin}},
+		{in: "2.3000.1045649367", want: VersionSetting{Mode: VersionPinned, Pinned: store.WAVersionContainer{2, 3000, 1045649367}}},
+		{in: "", err: true},
+		{in: "latest", err: true},
+		{in: "2.3000", err: true},
+		{in: "2.3000.x", err: true},
+		{in: "x.y.z", err: true},
+		{in: "0.0.0", err: true},
+		{in: "3.3000.1", err: true},
+		{in: "2.0.1", err: true},
+		{in: "2.3000.1.4", err: true},
+		{in: "2.3000.99999999999", err: true},
+	} {
+		got, err := ParseVersionSetting(tc.in)
+		switch {
+		case tc.err && (err == nil || err.Error() != "want auto, builtin or a version such as 2.3000.1045649367"):
+			t.Errorf("ParseVersionSetting(%q) = %v, %v; want the error saying what is wanted", tc.in, got, err)
+		case !tc.err && (err != nil || got != tc.want):
+			t.Errorf("ParseVersionSetting(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		case !tc.err && got.String() != strings.TrimSpace(tc.in):
+			t.Errorf("ParseVersionSetting(%q).String() = %q", tc.in, got.String())
 		}
+	}
+	if (VersionSetting{}).String() != "auto" {
+		t.Errorf("the zero setting is %q, want auto", VersionSetting{}.String())
 	}
 }
 
@@ -86,7 +124,7 @@ func TestVersions(t *testing.T) {
 func TestOutdatedSessionEvent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	versions, err := NewVersions(VersionOptions{Mode: VersionAuto, HTTPClient: e.net.HTTPClient(), Logger: e.log, Every: time.Hour})
+	versions, err := NewVersions(VersionOptions{Setting: VersionSetting{Mode: VersionAuto}, HTTPClient: e.net.HTTPClient(), Logger: e.log, Every: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func (c *cli) serve(cmd *cobra.Command, cfg config.Config) error {
 		}
 	}
 	log.Info("wagraph starting", "version", version(), "mode", mode)
-	if err := app.Run(cmd.Context(), cfg, app.Options{Logger: log, Announce: c.stderr}); err != nil {
+	if err := runServer(cmd.Context(), cfg, serveOptions{app: app.Options{Logger: log, Announce: c.stderr}}); err != nil {
 		log.Error("wagraph stopped", "err", err)
 		return &exitError{code: 1}
 	}

@@ -1,7 +1,7 @@
 // Package app is the composition root: it opens the databases, builds every
-// part from the configuration, serves HTTP and stops everything in order. The
-// command calls Run; end-to-end tests call New and use Handler to run a whole
-// server in-process.
+// part from the configuration and stops everything in order. The command
+// (cmd/wagraph) listens, calls New and serves Handler; end-to-end tests call
+// New and use Handler to run a whole server in-process.
 package app
 
 import (
@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -29,6 +28,7 @@ import (
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/geocode"
+	"github.com/wagraph/wagraph/internal/health"
 	"github.com/wagraph/wagraph/internal/ingest"
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/media"
@@ -51,12 +51,6 @@ type Options struct {
 	// to get byte-for-byte stable responses.
 	Now  func() time.Time
 	Rand io.Reader
-	// Listener, when set, is where Run serves instead of listening on
-	// --addr: a test learns the address before the server has started.
-	Listener net.Listener
-	// DebugListener, when set, is where Run serves /debug/pprof instead
-	// of listening on --debug-addr.
-	DebugListener net.Listener
 	// EventBuffer is how many live events one subscriber may have waiting
 	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
@@ -83,24 +77,20 @@ func (o Options) withDefaults() Options {
 // is built by New, and handed what it depends on there; the App keeps only
 // what its methods reach.
 type App struct {
-	log     *slog.Logger
 	handler http.Handler
 	// clusterCalls serves the calls the other processes of a cluster
-	// forward here, on --cluster-addr (Run); nil on SQLite.
+	// forward here, on --cluster-addr (ClusterCalls); nil on SQLite.
 	clusterCalls http.Handler
-	bus          *events.Bus    // ended first at shutdown (endStreams); end-to-end tests read it
-	local        *sandbox.Local // the in-process network of --sandbox; nil otherwise
-	ready        *readiness     // /readyz, and Ready
+	bus          *events.Bus       // ended first at shutdown (EndStreams); end-to-end tests read it
+	local        *sandbox.Local    // the in-process network of --sandbox; nil otherwise
+	ready        *health.Readiness // /readyz, and Ready
+	probe        *storage.Probe    // /readyz's write to the database (internal tests fill the disk under it)
 
-	parts closers      // what Close stops, in its order
-	debug *debugServer // /debug/pprof on --debug-addr, served by Run; nil when unset
+	parts closers // what Close stops, in its order
 
 	closeMu sync.Mutex
 	closed  bool
 }
-
-// ShutdownGrace is how long in-flight requests may finish at shutdown.
-const ShutdownGrace = 30 * time.Second
 
 // New builds a server: it opens (and creates) the database, ensures the
 // bootstrap admin and wires the HTTP handlers, and returns without waiting
@@ -209,7 +199,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		if err := node.Join(ctx, manager); err != nil {
 			return nil, err
 		}
-		router := cluster.NewRouter(node, manager, sessions.NewStatusStore(db), clusterTLS(cfg), log)
+		router := cluster.NewRouter(node, manager, sessions.NewStatusStore(db), ClusterTLS(cfg), log)
 		ops, leases, held, clusterCalls = router, node, node.HeldIDs, callsHandler(cfg, router)
 	}
 	loader := media.NewLoader(media.LoaderOptions{AllowPrivate: cfg.AllowPrivateURLs, MaxBytes: cfg.MaxBody, Logger: log})
@@ -254,17 +244,22 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	parts.revocations = revocations
 	// Last, from the parts that hold what it reads at each scrape.
 	metrics := newMetrics(counters, db, manager, versions, log)
-	ready := newReadiness(probe, log)
+	ready := health.NewReadiness(probe, log)
 	handler := routes(cfg, log, api{
 		resolver: resolver, auth: authSvc, limiter: auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...),
 		counters: counters, metrics: metrics, clusterCalls: clusterCalls, ready: ready,
 	})
-	parts.background = startBackground(ctx, backgroundWork{
-		log: log, db: db, versions: versions, events: stream.log, retention: cfg.EventRetention,
-		node: node, manager: manager, scheduler: messages, ready: ready,
+	bg := newBackground(ctx)
+	parts.background = bg
+	bg.run(func(ctx context.Context) { stream.log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
+	bg.run(func(ctx context.Context) {
+		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
+		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
+			messages.Run(ctx)
+		}
 	})
 	return &App{
-		log: log, handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready,
+		handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready, probe: probe,
 		parts: parts,
 	}, nil
 }
@@ -272,38 +267,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 // Handler is the whole HTTP surface.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// Serve serves HTTP on ln until ctx is done, then lets in-flight requests
-// finish for up to ShutdownGrace.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	return serve(ctx, ln, a.handler, a.log)
-}
-
-func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "grace", ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
-}
+// ClusterCalls serves the calls the other processes of a cluster forward
+// here, for the listener of --cluster-addr; nil on SQLite.
+func (a *App) ClusterCalls() http.Handler { return a.clusterCalls }
 
 // Close stops the background work (a restore under way, the scheduler),
 // disconnects every session, stops the simulated network, the webhook
@@ -316,12 +282,7 @@ func (a *App) Close() error {
 		return nil
 	}
 	a.closed = true
-	errs := a.parts.close()
-	// Last: a shutdown that hangs can still be looked at.
-	if a.debug != nil {
-		errs = append(errs, a.debug.close())
-	}
-	return errors.Join(errs...)
+	return errors.Join(a.parts.close()...)
 }
 
 // closers are the parts that run until they are stopped, in the order

@@ -62,10 +62,10 @@ func (s *eventStream) close() {
 	_ = s.log.Close()
 }
 
-// endStreams ends the event subscriptions when the server begins to stop:
+// EndStreams ends the event subscriptions when the server begins to stop:
 // a stream over SSE is a request in flight, which the shutdown would
 // otherwise wait for until its grace ran out.
-func (a *App) endStreams() { a.bus.Close() }
+func (a *App) EndStreams() { a.bus.Close() }
 
 // Bus is the event bus: end-to-end tests read how many subscribers it has.
 func (a *App) Bus() *events.Bus { return a.bus }

@@ -2,9 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -15,9 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
-	"github.com/wagraph/wagraph/internal/logtest"
 )
 
 // scrapeMetrics reads /metrics with token and parses the text format.
@@ -271,100 +266,5 @@ func TestMetrics(t *testing.T) {
 	}
 	if got, ok := metricValue(fams, "go_goroutines", map[string]string{}); !ok || got < 5 {
 		t.Errorf("go_goroutines = %v (present %v), want a running server's", got, ok)
-	}
-}
-
-// TestDebugAddr: with --debug-addr, Run serves /debug/pprof there (and only
-// there), and closes it when it stops; an address that cannot be listened
-// on stops the start naming the setting.
-func TestDebugAddr(t *testing.T) {
-	cfg := apptest.SandboxConfig(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	debugLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, debug := "http://"+ln.Addr().String(), "http://"+debugLn.Addr().String()
-	log, logs := logtest.New(nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, cfg, app.Options{Logger: log, Announce: io.Discard, Listener: ln, DebugListener: debugLn})
-	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(35 * time.Second):
-			t.Error("run did not return within 35 s of cancellation")
-		}
-	}
-	defer stop()
-
-	client := &http.Client{Timeout: 10 * time.Second}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if status, _ := get(t, client, api+"/readyz"); status == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("not ready within 30 s")
-		}
-	}
-	for _, tc := range []struct{ path, contains string }{
-		{"/debug/pprof/", "goroutine"},
-		{"/debug/pprof/goroutine?debug=1", "goroutine profile:"},
-		{"/debug/pprof/heap?debug=1", "heap profile:"},
-		{"/debug/pprof/cmdline", ""},
-	} {
-		status, body := get(t, client, debug+tc.path)
-		if status != http.StatusOK || !strings.Contains(body, tc.contains) {
-			t.Errorf("GET %s on --debug-addr: %d, want 200 with %q; got %.200q", tc.path, status, tc.contains, body)
-		}
-	}
-	if status, _ := get(t, client, debug+"/debug/pprof/profile?seconds=1"); status != http.StatusOK {
-		t.Errorf("a CPU profile on --debug-addr: %d", status)
-	}
-	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap"} {
-		if status, _ := get(t, client, api+path); status != http.StatusNotFound {
-			t.Errorf("GET %s on the API address: %d, want 404", path, status)
-		}
-	}
-	for _, path := range []string{"/metrics", "/graphql", "/healthz"} {
-		if status, _ := get(t, client, debug+path); status != http.StatusNotFound {
-			t.Errorf("GET %s on --debug-addr: %d, want 404 (only the profiles are there)", path, status)
-		}
-	}
-	if len(logs.Lines("serving /debug/pprof", debugLn.Addr().String())) != 1 {
-		t.Errorf("the debug address is not logged once:\n%s", logs)
-	}
-
-	stop()
-	if c, err := net.DialTimeout("tcp", debugLn.Addr().String(), time.Second); err == nil {
-		c.Close()
-		t.Error("--debug-addr still accepts connections after Run returned")
-	}
-
-	// An address taken: the start fails, naming the setting.
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	cfg.DebugAddr = taken.Addr().String()
-	cfg.Addr = "127.0.0.1:0"
-	err = app.Run(context.Background(), cfg, app.Options{Announce: io.Discard})
-	if err == nil || !strings.Contains(err.Error(), "--debug-addr "+cfg.DebugAddr) {
-		t.Errorf("Run with a --debug-addr in use: %v, want an error naming --debug-addr", err)
 	}
 }

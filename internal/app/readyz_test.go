@@ -1,24 +1,22 @@
 package app
 
-// An internal test: it reaches the server's write probe (a.ready.probe) to fill
-// the disk under it and to count its writes, which no client can.
+// An internal test: it reaches the server's write probe (a.probe) to fill
+// the disk under it and to count its writes, which no client can. What
+// /readyz answers for each state of the database is internal/health's test.
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/dbtest"
-	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // newReadyzApp builds a server on the run's backend (as apptest.Start does:
@@ -52,15 +50,10 @@ func getReadyz(a *App) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
-// stubProbe says what the test tells it.
-type stubProbe struct{ err error }
-
-func (s stubProbe) Check(context.Context) error { return s.err }
-
 // TestReadyzFull: a database that takes no writes is 503 naming why: a
 // full filesystem under SQLite (the write would still have succeeded:
-// SQLite reuses its WAL), and each kind the probe reports; today's body
-// for a database out of reach is kept. Before, /readyz only pinged the
+// SQLite reuses its WAL); each kind the probe reports is
+// internal/health's TestReadiness. Before, /readyz only pinged the
 // database and answered 200 on a full disk.
 func TestReadyzFull(t *testing.T) {
 	a := newReadyzApp(t)
@@ -70,18 +63,11 @@ func TestReadyzFull(t *testing.T) {
 	if !dbtest.Postgres(t) {
 		// The filesystem of the SQLite database filled up, the probe's
 		// shared result expired.
-		p := a.ready.probe.(*storage.Probe)
+		p := a.probe
 		p.FreeSpace = func(string) (uint64, error) { return 64 << 10, nil }
 		p.Every = 0
 		if code, body := getReadyz(a); code != http.StatusServiceUnavailable || body != `{"status":"unavailable","database":"full"}`+"\n" {
 			t.Errorf("/readyz with 64 KiB free under SQLite: %d %s; want 503 naming full", code, body)
-		}
-	}
-	for _, kind := range []storage.ProbeKind{storage.ProbeFull, storage.ProbeUnreachable, storage.ProbeReadOnly, storage.ProbeTimeout, storage.ProbeFailed} {
-		a.ready.probe = stubProbe{&storage.ProbeError{Kind: kind, Err: syscall.EIO}}
-		want := fmt.Sprintf(`{"status":"unavailable","database":%q}`+"\n", kind)
-		if code, body := getReadyz(a); code != http.StatusServiceUnavailable || body != want {
-			t.Errorf("/readyz with the probe saying %s: %d %s; want 503 %s", kind, code, body, want)
 		}
 	}
 }
@@ -91,7 +77,7 @@ func TestReadyzFull(t *testing.T) {
 // 90 ms, make one write or two.
 func TestReadyzFlood(t *testing.T) {
 	a := newReadyzApp(t)
-	p := a.ready.probe.(*storage.Probe)
+	p := a.probe
 	ctx := context.Background()
 	before, err := p.Writes(ctx)
 	if err != nil {

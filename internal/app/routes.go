@@ -1,19 +1,17 @@
 package app
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/health"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/middleware"
 	"github.com/wagraph/wagraph/internal/requestid"
-	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webui"
 	"github.com/wagraph/wagraph/restcompat"
 )
@@ -83,53 +81,9 @@ func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
 	mux.Handle("GET /api/docs", apidocs)
 	mux.Handle("GET /apidocs/", apidocs)
 	mux.Handle("GET /api/docs/", http.RedirectHandler("/api/docs", http.StatusMovedPermanently))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
+	mux.HandleFunc("GET /healthz", health.Live)
 	mux.Handle("GET /readyz", p.ready)
 	// The metrics' middleware wraps the mux itself: it reads the pattern
 	// the mux matched from the request it hands it.
 	return requestid.Middleware(middleware.Recover(log, middleware.AccessLog(log, p.counters.Middleware(mux))))
-}
-
-// writeProbe tells whether the database takes writes (storage.Probe:
-// a real write at most once a second, shared by the callers meanwhile, so
-// unauthenticated probes cannot turn into a flood of writes).
-type writeProbe interface {
-	Check(ctx context.Context) error
-}
-
-// readiness is /readyz: whether the database takes writes, and whether
-// the linked sessions have been started (the background work tells).
-type readiness struct {
-	probe    writeProbe
-	log      *slog.Logger
-	started  atomic.Bool   // the restore ran to its end
-	restored chan struct{} // closed when the restore has ended
-}
-
-func newReadiness(probe writeProbe, log *slog.Logger) *readiness {
-	return &readiness{probe: probe, log: log, restored: make(chan struct{})}
-}
-
-// ServeHTTP answers 200 when the database takes a write and the linked
-// sessions have been started; else 503 naming what is missing: the
-// database's state (storage.ProbeKind: full, unreachable, read-only,
-// timeout, failed) or the sessions still restoring.
-func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if err := rd.probe.Check(r.Context()); err != nil {
-		kind := storage.KindOf(err)
-		rd.log.ErrorContext(r.Context(), "readyz: the database takes no writes", "database", string(kind), "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"unavailable","database":"` + string(kind) + `"}` + "\n"))
-		return
-	}
-	if !rd.started.Load() {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"status":"starting","sessions":"restoring"}` + "\n"))
-		return
-	}
-	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }

@@ -8,20 +8,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
-	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
-	"github.com/wagraph/wagraph/internal/events"
-	"github.com/wagraph/wagraph/internal/fault"
-	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
-	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
@@ -76,15 +69,7 @@ func openDeviceStore(ctx context.Context, cfg config.Config, log *slog.Logger) (
 // mode reads WhatsApp Web's page through the guarded client, or, in
 // sandbox mode, the simulated network's page: never the internet.
 func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whatsapp.Versions, error) {
-	opts := whatsapp.VersionOptions{Logger: log}
-	switch cfg.WAVersion {
-	case "auto", "":
-		opts.Mode = whatsapp.VersionAuto
-	case "builtin":
-		opts.Mode = whatsapp.VersionBuiltin
-	default:
-		opts.Mode, opts.Pinned = whatsapp.VersionPinned, cfg.WAVersion
-	}
+	opts := whatsapp.VersionOptions{Setting: cfg.WAVersion, Logger: log}
 	if web, ok := network.(interface{ HTTPClient() *http.Client }); ok {
 		opts.HTTPClient = web.HTTPClient()
 	} else {
@@ -97,66 +82,23 @@ func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whats
 	return v, nil
 }
 
-// backgroundWork is what the background work runs over.
-type backgroundWork struct {
-	log       *slog.Logger
-	db        *ent.Client
-	versions  *whatsapp.Versions
-	events    *events.Log   // pruned past --event-retention
-	retention time.Duration // --event-retention
-	// node, in a cluster, starts the sessions it leases; without one (on
-	// SQLite) the manager restores every linked session.
-	node      *cluster.Node
-	manager   *whatsapp.Manager
-	scheduler *messaging.Service
-	ready     *readiness // told when the sessions have been started
-}
-
-// background is the work New starts and Close stops first: restoring the
-// linked sessions, then the scheduler, beside the version's refreshes, the
-// event log's pruning and, in a cluster, the node's leases.
+// background is the work New starts last and Close stops first: the
+// version's refreshes, the event log's pruning, in a cluster the node's
+// leases, and the start of the sessions followed by the scheduler.
 type background struct {
+	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
-// startBackground restores the linked sessions in a goroutine the App owns,
-// then runs the scheduler (after the sessions, so due sends find them
-// connecting rather than absent). Close cancels both and waits for them.
-func startBackground(ctx context.Context, w backgroundWork) *background {
-	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
-	b := &background{stop: stop}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		// The sessions start announcing the current version, not one
-		// WhatsApp would refuse first.
-		if _, err := w.versions.Refresh(bg); err != nil && bg.Err() == nil {
-			w.log.Warn("could not read the current WhatsApp Web version; the sessions announce the one in use", "version", w.versions.Current().String(), "err", err)
-		}
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			w.versions.Run(bg)
-		}()
-		b.wg.Go(func() { w.events.RunPrune(bg, w.retention, events.PruneInterval) })
-		if w.node != nil {
-			b.wg.Go(func() { w.node.Run(bg) })
-			select {
-			case <-w.node.Ready():
-				w.ready.started.Store(true)
-			case <-bg.Done():
-			}
-		} else {
-			w.ready.started.Store(w.restore(bg))
-		}
-		close(w.ready.restored)
-		if bg.Err() == nil {
-			w.scheduler.Run(bg)
-		}
-	}()
+func newBackground(ctx context.Context) *background {
+	b := &background{}
+	b.ctx, b.stop = context.WithCancel(context.WithoutCancel(ctx))
 	return b
 }
+
+// run runs fn in a goroutine of its own until close.
+func (b *background) run(fn func(context.Context)) { b.wg.Go(func() { fn(b.ctx) }) }
 
 // close cancels the background work and waits for it.
 func (b *background) close() {
@@ -164,44 +106,30 @@ func (b *background) close() {
 	b.wg.Wait()
 }
 
-// restore starts every linked session, a few at a time (the manager's
-// bound); each then reconnects by itself. A session that fails is logged and left
-// DISCONNECTED (connectSession starts it again); it stops neither the
-// others nor the server. It reports whether it ran to its end, that is
-// whether the server did not stop first.
-func (w backgroundWork) restore(ctx context.Context) bool {
-	start := time.Now()
-	ids, err := sessions.NewStatusStore(w.db).Linked(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Error("restoring the linked sessions failed: none was started", "err", err)
-		}
-		return ctx.Err() == nil
+// startSessions starts the sessions this process runs, announcing the
+// current version: in a cluster those the node leases (it runs in the
+// background), else every linked one (the manager's restore). It reports
+// whether they were started before ctx ended.
+func startSessions(ctx context.Context, b *background, versions *whatsapp.Versions, node *cluster.Node, manager *whatsapp.Manager, linked whatsapp.LinkedLister) bool {
+	versions.Prime(ctx)
+	b.run(versions.Run)
+	if node == nil {
+		return manager.RestoreLinked(ctx, linked)
 	}
-	var failed atomic.Int64
-	w.manager.RestoreEach(ctx, ids, func(i int, err error) {
-		switch {
-		case err == nil, ctx.Err() != nil:
-		case fault.CodeOf(err) == fault.NotFound: // deleted since the list was read
-			w.log.Debug("the session was deleted before it was restored", "session_id", ids[i])
-		default:
-			failed.Add(1)
-			w.log.Error("restoring the session failed", "session_id", ids[i], "err", err)
-		}
-	})
-	if ctx.Err() != nil {
-		w.log.Info("restoring the linked sessions stopped: the server is stopping")
+	b.run(node.Run)
+	select {
+	case <-node.Ready():
+		return true
+	case <-ctx.Done():
 		return false
 	}
-	w.log.Info("linked sessions started", "sessions", len(ids), "failed", failed.Load(), "took", time.Since(start).Round(time.Millisecond))
-	return true
 }
 
 // Ready is closed once the restore of the linked sessions has ended: every
 // one has been started (and reconnects by itself) or has failed, or the
 // server stopped first. Unless it stopped, /readyz answers 200 from then on
 // while the database answers.
-func (a *App) Ready() <-chan struct{} { return a.ready.restored }
+func (a *App) Ready() <-chan struct{} { return a.ready.Done() }
 
 // Sandbox is the in-process simulated network of --sandbox (nil otherwise):
 // end-to-end tests assert what it holds.

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Config is everything `wagraph serve` can be told.
@@ -52,9 +54,10 @@ type Config struct {
 	MediaConcurrency MediaConcurrency
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
-	// WAVersion is the WhatsApp Web version the sessions announce: "auto",
-	// "builtin" or a pinned "2.3000.N".
-	WAVersion string
+	// WAVersion is where the WhatsApp Web version the sessions announce
+	// comes from: auto, builtin or pinned to a 2.3000.N (the zero value is
+	// auto); read and checked here, once.
+	WAVersion whatsapp.VersionSetting
 	// DebugAddr is the loopback address serving /debug/pprof; "" serves
 	// none.
 	DebugAddr string
@@ -570,19 +573,11 @@ func parseLogFormat(c *Config, v string) string {
 }
 
 func parseWAVersion(c *Config, v string) string {
-	v = strings.TrimSpace(v)
-	if v != "auto" && v != "builtin" {
-		parts := strings.Split(v, ".")
-		if len(parts) != 3 || parts[0] != "2" {
-			return "want auto, builtin or a version such as 2.3000.1045649367"
-		}
-		for _, p := range parts[1:] {
-			if n, err := strconv.ParseUint(p, 10, 32); err != nil || n == 0 {
-				return "want auto, builtin or a version such as 2.3000.1045649367"
-			}
-		}
+	setting, err := whatsapp.ParseVersionSetting(v)
+	if err != nil {
+		return err.Error()
 	}
-	c.WAVersion = v
+	c.WAVersion = setting
 	return ""
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // env returns a lookup function over a fixed environment.
@@ -87,7 +88,7 @@ func TestLoadDefaults(t *testing.T) {
 			ScheduledPerSession: 1000, ScheduledBytesPerSession: 256 << 20},
 		LogLevel:  slog.LevelInfo,
 		LogFormat: "text",
-		WAVersion: "auto",
+		WAVersion: whatsapp.VersionSetting{Mode: whatsapp.VersionAuto},
 	}
 	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
 		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
@@ -170,7 +171,7 @@ func TestLoadSources(t *testing.T) {
 		{"log-format", "WAGRAPH_LOG_FORMAT", "json", "text",
 			func(c config.Config) any { return c.LogFormat }, "json", "text"},
 		{"wa-version", "WAGRAPH_WA_VERSION", "builtin", "2.3000.1045649367",
-			func(c config.Config) any { return c.WAVersion }, "builtin", "2.3000.1045649367"},
+			func(c config.Config) any { return c.WAVersion.String() }, "builtin", "2.3000.1045649367"},
 		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1:6060", "[::1]:0",
 			func(c config.Config) any { return c.DebugAddr }, "127.0.0.1:6060", "[::1]:0"},
 	}

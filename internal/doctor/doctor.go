@@ -202,16 +202,16 @@ func checkVersion(ctx context.Context, cfg config.Config, opts Options) Result {
 	switch {
 	case cfg.Sandbox:
 		return Result{checkWA, OK, "not looked up: in sandbox mode the sessions read the simulated network's page"}
-	case cfg.WAVersion == "builtin":
+	case cfg.WAVersion.Mode == whatsapp.VersionBuiltin:
 		return Result{checkWA, OK, "not looked up: --wa-version builtin announces " + whatsapp.BuiltinVersion()}
-	case cfg.WAVersion != "auto" && cfg.WAVersion != "":
-		return Result{checkWA, OK, "not looked up: --wa-version pins " + cfg.WAVersion}
+	case cfg.WAVersion.Mode == whatsapp.VersionPinned:
+		return Result{checkWA, OK, "not looked up: --wa-version pins " + cfg.WAVersion.String()}
 	}
 	client := opts.VersionClient
 	if client == nil {
 		client = &http.Client{Transport: netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}).Transport()}
 	}
-	v, err := whatsapp.NewVersions(whatsapp.VersionOptions{Mode: whatsapp.VersionAuto, HTTPClient: client, Logger: slog.New(slog.DiscardHandler)})
+	v, err := whatsapp.NewVersions(whatsapp.VersionOptions{Setting: whatsapp.VersionSetting{Mode: whatsapp.VersionAuto}, HTTPClient: client, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return Result{checkWA, Fail, err.Error()}
 	}

@@ -33,7 +33,11 @@ func TestOutdatedClient(t *testing.T) {
 	for _, mode := range []string{"auto", "builtin"} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := apptest.SandboxConfig(t)
-			cfg.WAVersion = mode
+			setting, err := whatsapp.ParseVersionSetting(mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.WAVersion = setting
 			srv := apptest.Start(t, cfg)
 			sess := srv.LinkSession(t, "4915550123456")
 			apptest.Settle(t, srv.Network(t), sess)

@@ -1,15 +1,12 @@
-package app
+package main
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
-
-	"github.com/wagraph/wagraph/internal/config"
 )
 
 // debugServer serves /debug/pprof on --debug-addr, a loopback address of
@@ -20,23 +17,8 @@ import (
 // mux.)
 type debugServer struct {
 	srv  *http.Server
+	log  *slog.Logger
 	done chan struct{} // closed when Serve has returned
-}
-
-// listenDebug opens --debug-addr (or the test's listener); nil when the
-// setting is unset.
-func listenDebug(cfg config.Config, opts Options) (net.Listener, error) {
-	if opts.DebugListener != nil {
-		return opts.DebugListener, nil
-	}
-	if cfg.DebugAddr == "" {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", cfg.DebugAddr)
-	if err != nil {
-		return nil, fmt.Errorf("--debug-addr %s: %w", cfg.DebugAddr, err)
-	}
-	return ln, nil
 }
 
 // serveDebug serves the profiles on ln until close.
@@ -55,6 +37,7 @@ func serveDebug(ln net.Listener, log *slog.Logger) *debugServer {
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
+		log:  log,
 		done: make(chan struct{}),
 	}
 	go func() {
@@ -69,11 +52,9 @@ func serveDebug(ln net.Listener, log *slog.Logger) *debugServer {
 
 // close stops the debug server at once (a profile being taken is cut) and
 // waits for it.
-func (d *debugServer) close() error {
-	err := d.srv.Close()
-	<-d.done
-	if err != nil {
-		return fmt.Errorf("close the debug server: %w", err)
+func (d *debugServer) close() {
+	if err := d.srv.Close(); err != nil {
+		d.log.Warn("closing the debug server failed", "err", err)
 	}
-	return nil
+	<-d.done
 }
