@@ -2,20 +2,22 @@ package whatsapp
 
 import "go.mau.fi/libsignal/logger"
 
-// libsignal logs through a package variable that it sets, unlocked, on its
-// first use when nobody has: sessions starting in parallel in a fresh
-// process race on it. Setting it once, before anything can use libsignal,
-// closes the race; its messages repeat what whatsmeow reports, so they are
-// dropped.
+// libsignal (the Signal protocol under whatsmeow) logs through a logger of
+// its package that it sets itself, unlocked, at its first log line: two
+// sessions decrypting their first messages at once raced on it, and it
+// printed to stdout. It is set here once, before anything runs, to one
+// that drops the lines: libsignal's failures reach whatsmeow as errors,
+// which are logged with their session, and its debug lines may name key
+// material.
 func init() {
-	var l logger.Loggable = quietSignal{}
-	logger.Setup(&l)
+	var quiet logger.Loggable = signalLog{}
+	logger.Setup(&quiet)
 }
 
-type quietSignal struct{}
+type signalLog struct{}
 
-func (quietSignal) Debug(string, string)   {}
-func (quietSignal) Info(string, string)    {}
-func (quietSignal) Warning(string, string) {}
-func (quietSignal) Error(string, string)   {}
-func (quietSignal) Configure(string)       {}
+func (signalLog) Debug(caller, message string)   {}
+func (signalLog) Info(caller, message string)    {}
+func (signalLog) Warning(caller, message string) {}
+func (signalLog) Error(caller, message string)   {}
+func (signalLog) Configure(settings string)      {}

@@ -96,7 +96,7 @@ func link(ctx context.Context, hc *http.Client, base, phone string) (Session, er
 	if err := gql(`mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil); err != nil {
 		return Session{}, err
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var out struct {
 			Session struct{ Status, QRCode *string }
 		}
@@ -107,7 +107,7 @@ func link(ctx context.Context, hc *http.Client, base, phone string) (Session, er
 			break
 		}
 		if time.Now().After(deadline) {
-			return Session{}, fmt.Errorf("session %s shows no QR code within 20 s", id)
+			return Session{}, fmt.Errorf("session %s shows no QR code within 30 s", id)
 		}
 	}
 	var linked struct {
