@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -137,13 +138,24 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	// delivers from the event log, and the sink, which the sessions and
 	// the messaging service publish through, wakes it after each commit
 	// and records the messages in the store the messaging service reads.
-	stream := openEvents(cfg, db, log, now, random, opts.EventBuffer, counters)
+	var followURL string // on PostgreSQL other processes commit events of the same sessions
+	if cfg.Clustered() {
+		followURL = cfg.DatabaseURL
+	}
+	stream := events.OpenStream(db, events.StreamOptions{
+		Log:         events.LogOptions{Now: now, Random: random, Logger: log},
+		Bus:         events.BusOptions{Buffer: opts.EventBuffer, Observer: counters, Stored: counters, Logger: log},
+		DatabaseURL: followURL,
+	})
 	parts.events = stream
-	hooks := startWebhooks(cfg, db, log, now, random, counters)
+	hooks := webhook.StartOutbox(db, webhook.OutboxOptions{
+		Dispatcher:   webhook.DispatcherOptions{Schedule: cfg.WebhookRetry, Now: now, Logger: log, Observer: counters},
+		AllowPrivate: cfg.AllowPrivateURLs, Timeout: cfg.WebhookTimeout, Random: random,
+	})
 	parts.hooks = hooks
 	messageStore := messaging.NewStore(db, cfg.Clustered())
 	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.dispatcher, Logger: log,
+		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Logger: log,
 	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -169,11 +181,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		parts.node = node
 		statuses = cluster.NewFencedStatuses(sessions.NewStatusStore(db), node)
 	}
-	simulated, network, transport, err := openSandbox(ctx, cfg, log)
-	if err != nil {
-		return nil, err
+	var (
+		network   sandbox.Running   // the simulated network of --sandbox or --sandbox-network; nil: WhatsApp
+		transport http.RoundTripper // how the sessions reach the simulated network; nil: WhatsApp
+	)
+	if cfg.Sandbox || cfg.SandboxNetwork != "" {
+		if network, err = sandbox.Open(ctx, log, cfg.SandboxNetwork, filepath.Join(cfg.DataDir, sandbox.StateDirName)); err != nil {
+			return nil, err
+		}
+		parts.network, transport = network, network.Transport()
 	}
-	parts.network = network
 	local, _ := network.(*sandbox.Local)
 	versions, err := newVersions(cfg, log, network)
 	if err != nil {
@@ -219,7 +236,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 
 	// The API.
 	sessionSvc := sessions.NewService(sessions.ServiceOptions{
-		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.bus, Now: now, NewID: newID,
+		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.Bus, Now: now, NewID: newID,
 		PerUser: cfg.Quotas.SessionsPerUser, Logger: log,
 	})
 	resolver := &graph.Resolver{
@@ -227,21 +244,24 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Sessions:   sessionSvc,
 		Auth:       authSvc,
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
-		Deliveries: hooks.deliveries,
+		Deliveries: hooks.Deliveries,
 		WhatsApp:   ops,
 		Account:    account.NewService(ops),
 		Messages:   messages,
 		Media:      loader,
 		Pictures:   preparer,
-		Sandbox:    simulated,
+		Sandbox:    network,
 		Now:        now,
 		NewID:      newID,
-		Events:     stream.bus,
+		Events:     stream.Bus,
 		Leases:     leases,
 		NodeID:     cfg.NodeID,
 	}
-	revocations := listenRevocations(cfg, log, authSvc, resolver)
-	parts.revocations = revocations
+	if cfg.Clustered() { // the other processes' revocations end what this one holds open too
+		parts.revocations = revocation.Listen(cfg.DatabaseURL, log, revocation.Receiver{
+			SessionDeleted: resolver.SessionDeleted, Revoked: authSvc.Disconnect, RecheckAll: authSvc.RecheckAll,
+		})
+	}
 	// Last, from the parts that hold what it reads at each scrape.
 	metrics := newMetrics(counters, db, manager, versions, log)
 	ready := health.NewReadiness(probe, log)
@@ -251,7 +271,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	bg := newBackground(ctx)
 	parts.background = bg
-	bg.run(func(ctx context.Context) { stream.log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
+	bg.run(func(ctx context.Context) { stream.Log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
 	bg.run(func(ctx context.Context) {
 		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
 		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
@@ -259,7 +279,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		}
 	})
 	return &App{
-		handler: handler, clusterCalls: clusterCalls, bus: stream.bus, local: local, ready: ready, probe: probe,
+		handler: handler, clusterCalls: clusterCalls, bus: stream.Bus, local: local, ready: ready, probe: probe,
 		parts: parts,
 	}, nil
 }
@@ -296,9 +316,9 @@ type closers struct {
 	manager     *whatsapp.Manager
 	node        *cluster.Node     // nil on SQLite
 	revocations *storage.Listener // nil on SQLite
-	events      *eventStream
-	network     io.Closer // the simulated network in sandbox mode
-	hooks       *webhooks
+	events      *events.Stream
+	network     sandbox.Running // nil outside sandbox mode
+	hooks       *webhook.Outbox
 	waStore     io.Closer // the whatsmeow device store
 	db          *ent.Client
 }
@@ -324,14 +344,14 @@ func (c closers) close() []error {
 		c.revocations.Close()
 	}
 	if c.events != nil {
-		c.events.close()
+		c.events.Close()
 	}
 	var errs []error
 	if c.network != nil {
 		errs = append(errs, c.network.Close())
 	}
 	if c.hooks != nil {
-		c.hooks.close()
+		c.hooks.Close()
 	}
 	if c.waStore != nil {
 		errs = append(errs, c.waStore.Close())

@@ -1,15 +1,13 @@
 package app
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/wagraph/wagraph/ent"
-	entsession "github.com/wagraph/wagraph/ent/session"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
+	"github.com/wagraph/wagraph/internal/sessions"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -36,32 +34,8 @@ func newCounters() *metrics.Counters {
 func newMetrics(counters *metrics.Counters, db *ent.Client, manager *whatsapp.Manager, versions *whatsapp.Versions, log *slog.Logger) *metrics.Metrics {
 	return metrics.New(metrics.Options{
 		Counters: counters,
-		Sessions: sessionCounts{db: db, manager: manager},
+		Sessions: sessions.NewStatusCounts(db, manager),
 		Version:  versions,
 		Logger:   log,
 	})
-}
-
-// sessionCounts counts every session of the table by the status the
-// manager answers for it.
-type sessionCounts struct {
-	db      *ent.Client
-	manager *whatsapp.Manager
-}
-
-func (s sessionCounts) SessionsByStatus(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.Session.Query().Select(entsession.FieldStatus).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	stored := make(map[string]whatsapp.Status, len(rows))
-	for _, r := range rows {
-		stored[r.ID] = whatsapp.Status(r.Status)
-	}
-	counts := s.manager.CountByStatus(stored)
-	out := make(map[string]int, len(counts))
-	for st, n := range counts {
-		out[string(st)] = n
-	}
-	return out, nil
 }

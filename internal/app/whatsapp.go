@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
-	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/netguard"
@@ -19,30 +17,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
-
-// openSandbox starts or reaches the simulated network the settings ask for
-// (--sandbox: in-process; --sandbox-network: a separate process) and
-// returns its control surface, what closes it and the transport the
-// manager's clients reach it through; all nil outside sandbox mode.
-func openSandbox(ctx context.Context, cfg config.Config, log *slog.Logger) (graph.SandboxNetwork, io.Closer, http.RoundTripper, error) {
-	switch {
-	case cfg.SandboxNetwork != "":
-		r, err := sandbox.Dial(ctx, cfg.SandboxNetwork, log)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("--sandbox-network %s: %w", cfg.SandboxNetwork, err)
-		}
-		return r, r, r.Transport(), nil
-	case cfg.Sandbox:
-		// The network keeps its world beside the sessions' device store,
-		// so the sessions linked to it come back after a restart.
-		l, err := sandbox.OpenLocal(log, filepath.Join(cfg.DataDir, sandbox.StateDirName))
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("start the simulated network: %w", err)
-		}
-		return l, l, l.Transport(), nil
-	}
-	return nil, nil, nil, nil
-}
 
 func whatsmeowStorePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "whatsmeow.db") }
 
@@ -68,10 +42,10 @@ func openDeviceStore(ctx context.Context, cfg config.Config, log *slog.Logger) (
 // newVersions is the keeper of the announced version (--wa-version). Auto
 // mode reads WhatsApp Web's page through the guarded client, or, in
 // sandbox mode, the simulated network's page: never the internet.
-func newVersions(cfg config.Config, log *slog.Logger, network io.Closer) (*whatsapp.Versions, error) {
+func newVersions(cfg config.Config, log *slog.Logger, network sandbox.Running) (*whatsapp.Versions, error) {
 	opts := whatsapp.VersionOptions{Setting: cfg.WAVersion, Logger: log}
-	if web, ok := network.(interface{ HTTPClient() *http.Client }); ok {
-		opts.HTTPClient = web.HTTPClient()
+	if network != nil {
+		opts.HTTPClient = network.HTTPClient()
 	} else {
 		opts.HTTPClient = &http.Client{Transport: netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}).Transport()}
 	}

@@ -88,3 +88,32 @@ func (l *Local) call(ctx context.Context, c op, req, res any) error {
 	}
 	return c.exec(ctx, l.net, l.log, req, res)
 }
+
+// Running is a simulated network this process uses: its controls, the
+// transport the session manager's clients reach it through, its web pages
+// (the version lookup), and what closes it.
+type Running interface {
+	Network
+	Transport() *http.Transport
+	HTTPClient() *http.Client
+	Close() error
+}
+
+// Open starts the in-process network, which keeps its world in stateDir
+// (beside the sessions' device store, so the sessions linked to it come
+// back after a restart), or, with remote set (--sandbox-network), reaches
+// the network of another process at that address.
+func Open(ctx context.Context, log *slog.Logger, remote, stateDir string) (Running, error) {
+	if remote != "" {
+		r, err := Dial(ctx, remote, log)
+		if err != nil {
+			return nil, fmt.Errorf("--sandbox-network %s: %w", remote, err)
+		}
+		return r, nil
+	}
+	l, err := OpenLocal(log, stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("start the simulated network: %w", err)
+	}
+	return l, nil
+}
