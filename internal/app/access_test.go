@@ -378,7 +378,7 @@ func checkGraphQL(t *testing.T, op operation, p principal, want outcome, res app
 		if len(res.Errors) > 0 {
 			t.Fatalf("graphql: %s, want success: %+v", p, res.Errors)
 		}
-		hidden := strings.Contains(string(res.Data), ":null}")
+		hidden := rootFieldNull(t, res.Data)
 		if want == ok && hidden {
 			t.Errorf("graphql: %s sees null: %s", p, res.Data)
 		}
@@ -394,6 +394,22 @@ func checkGraphQL(t *testing.T, op operation, p principal, want outcome, res app
 		t.Errorf("graphql: %s: extensions.code %s, want %s (%s)", p, got, code, res.Errors[0].Message)
 	}
 	return res.Errors[0].Message
+}
+
+// rootFieldNull reports whether a root field of the answer is null: how
+// GraphQL hides a session the token does not reach (nullWhenHidden).
+func rootFieldNull(t *testing.T, data json.RawMessage) bool {
+	t.Helper()
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatalf("graphql data: %v: %s", err, data)
+	}
+	for _, v := range fields {
+		if string(v) == "null" {
+			return true
+		}
+	}
+	return false
 }
 
 func checkREST(t *testing.T, want outcome, res apptest.Response, gqlMsg string) {
