@@ -46,17 +46,22 @@ DB_PKGS = $(shell $(GO) list -test -f '{{if eq .Name "main"}}{{range .Deps}}{{if
 
 TEST_BINARY := bin/wagraph-race
 
+# TEST_JSON=prefix: each pass writes go test -json's record to
+# prefix-<pass>.json instead of the console (the slowest packages and tests:
+# docs/development.md).
+TEST_OUT = $(if $(TEST_JSON),-json > $(TEST_JSON)-$(1).json)
+
 test: deps-test
 	$(GO) build -race -o $(TEST_BINARY) ./cmd/wagraph
 	@echo "== all tests on SQLite"
-	WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) $(GO) test -race -count=1 -timeout 30m ./...
+	WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) $(GO) test -race -count=1 -timeout 30m ./... $(call TEST_OUT,sqlite)
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
 		pkgs="$(DB_PKGS)"; \
 		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
 		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs"; \
-		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs && \
+		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
 		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
-		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/; \
+		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
 	else \
 		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
