@@ -12,42 +12,42 @@ func messageRoutes() []route {
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/text", id: "sendText", tag: "messages",
 			summary:     "Send a text message",
-			description: "Sends a text message to a user or a group. Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "Sends a text message to a user or a group.",
 			handling:    send[sendTextRequest](graph.MutationResolver.SendText),
 			bodyExample: `{"number":"491701234567","text":"Hello from wagraph"}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/image", id: "sendImage", tag: "messages",
 			summary:     "Send an image",
-			description: "Sends an image with an optional caption. The media is fetched from source (an http(s) URL) or decoded from it (base64). Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "Sends an image with an optional caption. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendImageRequest](graph.MutationResolver.SendImage),
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/menu.jpg","caption":"Today's menu"}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/video", id: "sendVideo", tag: "messages",
 			summary:     "Send a video",
-			description: "Sends a video, or a looping GIF with gifPlayback. The media is fetched from source (an http(s) URL) or decoded from it (base64). Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "Sends a video, or a looping GIF with gifPlayback. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendVideoRequest](graph.MutationResolver.SendVideo),
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/clip.mp4","caption":"Our new shop"}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/document", id: "sendDocument", tag: "messages",
 			summary:     "Send a document",
-			description: "Sends a file as a document, under fileName. The media is fetched from source (an http(s) URL) or decoded from it (base64). Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "Sends a file as a document, under fileName. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendDocumentRequest](graph.MutationResolver.SendDocument),
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/invoice-1042.pdf","fileName":"invoice-1042.pdf"}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/audio", id: "sendAudio", tag: "messages",
 			summary:     "Send audio or a voice note",
-			description: "With asVoiceNote the audio is sent as a push-to-talk voice note (OGG/Opus with a waveform); other formats are converted with ffmpeg, and refused with 415 naming the missing converter when it is not installed. Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "With asVoiceNote the audio is sent as a push-to-talk voice note (OGG/Opus with a waveform); other formats are converted with ffmpeg, and refused with 415 naming the missing converter when it is not installed.",
 			handling:    send[sendAudioRequest](graph.MutationResolver.SendAudio),
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/greeting.ogg","asVoiceNote":true}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/location", id: "sendLocation", tag: "messages",
 			summary:     "Send a location",
-			description: "An address or both coordinates (400 otherwise); coordinates win when both are given; an address alone is geocoded (422 when that fails or no geocoder is configured). Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "An address or both coordinates (400 otherwise); coordinates win when both are given; an address alone is geocoded (422 when that fails or no geocoder is configured).",
 			handling:    send[sendLocationRequest](graph.MutationResolver.SendLocation),
 			bodyExamples: []namedExample{
 				{"coordinates", "By coordinates", `{"number":"491701234567","latitude":52.520008,"longitude":13.404954,"name":"Berlin TV Tower"}`},
@@ -57,7 +57,7 @@ func messageRoutes() []route {
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/contact", id: "sendContact", tag: "messages",
 			summary:     "Send a contact card",
-			description: "Sends a contact card (vCard) of a phone number. Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event.",
+			description: "Sends a contact card (vCard) of a phone number.",
 			handling:    send[sendContactRequest](graph.MutationResolver.SendContact),
 			bodyExample: `{"number":"491701234567","contact":{"phoneNumber":"+49 170 9876543","firstName":"Ada","lastName":"Lovelace"}}`,
 		}),
@@ -102,24 +102,28 @@ func messageRoutes() []route {
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/poll", id: "sendPoll", tag: "messages",
 			summary:     "Send a poll",
-			description: "Sends a poll. Votes arrive as messages.update events with status voted and the chosen option names, decrypted; GET …/message/{messageId}/poll gives the tally. Needs a CONNECTED session.",
+			description: "Sends a poll. Votes arrive as messages.update events with status voted and the chosen option names, decrypted; GET …/message/{messageId}/poll gives the tally.",
 			handling:    send[sendPollRequest](graph.MutationResolver.SendPoll),
 			bodyExample: `{"number":"491701234567","question":"Which day?","options":["Monday","Tuesday"],"selectableCount":1}`,
 		}),
 		sent(route{
 			method: "POST", path: "/session/{sessionId}/message/sticker", id: "sendSticker", tag: "messages",
 			summary:     "Send a sticker",
-			description: "Sends a sticker made from a PNG, JPEG, GIF or WebP image: scaled into 512×512 on a transparent canvas and sent as WebP, animated when the source is (GIF or animated WebP). Needs a CONNECTED session.",
+			description: "Sends a sticker made from a PNG, JPEG, GIF or WebP image: scaled into 512×512 on a transparent canvas and sent as WebP, animated when the source is (GIF or animated WebP).",
 			handling:    send[sendStickerRequest](graph.MutationResolver.SendSticker),
 			bodyExample: `{"number":"491701234567","source":"https://example.com/cat.png"}`,
 		}),
 	}
 }
 
+// sendNote ends the description of every send.
+const sendNote = " Needs a CONNECTED session (409 otherwise). With delay > 0 the message is stored and sent later, even across a restart of the server: the answer then carries scheduledAt instead of timestamp, and the outcome arrives as a messages.update event."
+
 // sent completes a send's entry with what every send shares: the session
 // and the Idempotency-Key header in, the send's result out, and the
 // failures of reaching WhatsApp.
 func sent(rt route) route {
+	rt.description += sendNote
 	rt.params = []param{pSession, pIdempotencyKey}
 	rt.status = 200
 	rt.answer = "Sent (timestamp), or stored for a delayed send (scheduledAt); a delayed send's outcome arrives later as a messages.update event."
