@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/apptest"
@@ -19,17 +18,7 @@ func TestSessionListAcrossProcesses(t *testing.T) {
 	if !dbtest.Postgres(t) {
 		t.Skip("several processes share a database on PostgreSQL only; the PostgreSQL pass runs this")
 	}
-	network, control := apptest.RemoteNetwork(t)
-	cfgA, cfgB := apptest.SandboxConfig(t), apptest.SandboxConfig(t)
-	cfgB.DatabaseURL = cfgA.DatabaseURL
-	cfgA.SandboxNetwork, cfgB.SandboxNetwork = control, control
-	calls := &forwarded{}
-	proxy := httptest.NewServer(calls)
-	t.Cleanup(proxy.Close)
-	cfgB.AdvertiseAddr = proxy.Listener.Addr().String()
-	b := apptest.StartLive(t, cfgB)
-	calls.target(t, b.URL)
-	a := apptest.StartLive(t, cfgA)
+	a, b, network, calls := routedProcesses(t)
 
 	linked := b.LinkSession(t, "4915550240001")
 	defer apptest.Settle(t, network, linked)
@@ -41,8 +30,8 @@ func TestSessionListAcrossProcesses(t *testing.T) {
 	for _, id := range []string{linked.ID, unlinked} {
 		var owner struct{ Session struct{ Owner string } }
 		b.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { owner } }`, map[string]any{"id": id}, &owner)
-		if owner.Session.Owner != cfgB.NodeID {
-			t.Fatalf("session %s is run by %q, want the process that created it (%s)", id, owner.Session.Owner, cfgB.NodeID)
+		if owner.Session.Owner != b.Config.NodeID {
+			t.Fatalf("session %s is run by %q, want the process that created it (%s)", id, owner.Session.Owner, b.Config.NodeID)
 		}
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 // forwarded stands before a process of a cluster as its advertised
@@ -26,6 +27,25 @@ type forwarded struct {
 
 	mu    sync.Mutex
 	calls []string // "session op"
+}
+
+// routedProcesses starts two processes of a cluster on one database and one
+// simulated network: b, whose calls forwarded to it pass through calls,
+// and a.
+func routedProcesses(t *testing.T) (a, b *apptest.Server, network *wafake.Network, calls *forwarded) {
+	t.Helper()
+	network, control := apptest.RemoteNetwork(t)
+	cfgA, cfgB := apptest.SandboxConfig(t), apptest.SandboxConfig(t)
+	cfgB.DatabaseURL = cfgA.DatabaseURL
+	cfgA.SandboxNetwork, cfgB.SandboxNetwork = control, control
+	calls = &forwarded{}
+	proxy := httptest.NewServer(calls)
+	t.Cleanup(proxy.Close)
+	cfgB.AdvertiseAddr = proxy.Listener.Addr().String()
+	b = apptest.StartLive(t, cfgB)
+	calls.target(t, b.URL)
+	a = apptest.StartLive(t, cfgA)
+	return a, b, network, calls
 }
 
 func (f *forwarded) target(t *testing.T, base string) {
@@ -90,24 +110,14 @@ func TestSessionStatusAcrossProcesses(t *testing.T) {
 	if !dbtest.Postgres(t) {
 		t.Skip("several processes share a database on PostgreSQL only; the PostgreSQL pass runs this")
 	}
-	network, control := apptest.RemoteNetwork(t)
-	cfgA, cfgB := apptest.SandboxConfig(t), apptest.SandboxConfig(t)
-	cfgB.DatabaseURL = cfgA.DatabaseURL
-	cfgA.SandboxNetwork, cfgB.SandboxNetwork = control, control
-	calls := &forwarded{}
-	proxy := httptest.NewServer(calls)
-	t.Cleanup(proxy.Close)
-	cfgB.AdvertiseAddr = proxy.Listener.Addr().String()
-	b := apptest.StartLive(t, cfgB)
-	calls.target(t, b.URL)
-	a := apptest.StartLive(t, cfgA)
+	a, b, network, calls := routedProcesses(t)
 
 	sess := b.LinkSession(t, "4915550230001")
 	defer apptest.Settle(t, network, sess)
 	var owner struct{ Session struct{ Owner string } }
 	a.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { owner } }`, map[string]any{"id": sess.ID}, &owner)
-	if owner.Session.Owner != cfgB.NodeID {
-		t.Fatalf("the session is run by %q, want the process that linked it (%s)", owner.Session.Owner, cfgB.NodeID)
+	if owner.Session.Owner != b.Config.NodeID {
+		t.Fatalf("the session is run by %q, want the process that linked it (%s)", owner.Session.Owner, b.Config.NodeID)
 	}
 
 	stream := a.SubscribeWS(t, apptest.AdminToken, `subscription($s: ID!) { sessionStatus(sessionId: $s) { status } }`,
