@@ -6,7 +6,7 @@
 #   build/rootfs.sh [--no-ffmpeg] BINARY DEST
 #
 #   /usr/local/bin/wagraph   BINARY (built as the Dockerfile's build stage
-#                            does: CGO_ENABLED=1 go build -trimpath)
+#                            does: CGO_ENABLED=1 go build)
 #   its shared libraries     exactly those ldd lists, at the paths ldd gives
 #   /bin/sh, curl            what the HEALTHCHECK runs, with their libraries
 #   ffmpeg                   with its libraries, unless --no-ffmpeg
