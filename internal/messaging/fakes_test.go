@@ -121,10 +121,7 @@ type rulesEnv struct {
 func newRulesEnv(t *testing.T) *rulesEnv {
 	t.Helper()
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	db := sessionDB(t)
 	e := &rulesEnv{ops: &allOps{}, geo: &fakeGeocoder{}, db: db, now: time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)}
 	e.s = New(Options{DB: db, Sender: e.ops, Loader: fakeLoader{}, Preparer: fakePreparer{}, Geocoder: e.geo,
 		Publisher: &events{}, Now: func() time.Time { return e.now }})
@@ -160,4 +157,15 @@ func wantFault(t *testing.T, err error, code fault.Code, field string, want ...s
 			t.Errorf("message %q does not say %q", f.Message, w)
 		}
 	}
+}
+
+// sessionDB is a fresh database holding the session s1 of user u1, which
+// the tests send from and store messages of.
+func sessionDB(t *testing.T) *ent.Client {
+	t.Helper()
+	ctx := context.Background()
+	db := dbtest.Open(t).Ent
+	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
+	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	return db
 }

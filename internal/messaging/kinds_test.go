@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -65,10 +64,7 @@ func TestKindTable(t *testing.T) {
 // longer marked).
 func TestScheduledSendKeepsEverything(t *testing.T) {
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	db := sessionDB(t)
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }

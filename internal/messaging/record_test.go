@@ -10,7 +10,6 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -20,10 +19,7 @@ import (
 // wins), and a received message never changes a record.
 func TestRecordOwnMessage(t *testing.T) {
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	db := sessionDB(t)
 	s := NewStore(db, false)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	t1 := t0.Add(time.Hour)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -42,10 +41,7 @@ func (k *keptSender) last(t *testing.T) whatsapp.Outgoing {
 func newRequestService(t *testing.T) (*Service, *keptSender) {
 	t.Helper()
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	db := sessionDB(t)
 	db.Message.Create().SetSessionID("s1").SetMessageID("QUOTED1").SetChat("4915550654321@s.whatsapp.net").
 		SetSender("4915550654321@s.whatsapp.net").SetFromMe(false).SetType("text").SetText("the question").
 		SetStatus("received").SetTimestamp(time.Now().UTC()).ExecX(ctx)

@@ -12,7 +12,6 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/wagraph/wagraph/ent/scheduledsend"
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/logtest"
@@ -86,10 +85,7 @@ func TestScheduledSendFailureLogged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			db := dbtest.Open(t).Ent
-			t.Cleanup(func() { db.Close() })
-			db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-			db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+			db := sessionDB(t)
 
 			var mu sync.Mutex
 			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

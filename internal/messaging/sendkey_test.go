@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/ent/sendkey"
-	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -47,10 +46,7 @@ func (c *countingSender) sent() []string {
 // lease; a key another live send holds is a conflict.
 func TestIdempotencyKeys(t *testing.T) {
 	ctx := context.Background()
-	db := dbtest.Open(t).Ent
-	t.Cleanup(func() { db.Close() })
-	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
-	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
+	db := sessionDB(t)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
