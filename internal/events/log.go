@@ -300,20 +300,25 @@ func (l *Log) commit(batch []*request) {
 		}
 		return
 	}
-	l.batches.Add(1)
-	committed := l.committed.Load()
+	// Counted before any caller is answered: a caller that reads Stats
+	// after its append returned sees its own commit.
+	fresh := make([][]Envelope, len(batch))
 	total := 0
-	for i, r := range batch {
+	for i := range batch {
 		// An envelope found under its key was handed out when it was
 		// stored: only the new ones go to the subscribers.
-		fresh := slices.DeleteFunc(slices.Clone(envs[i]), func(e Envelope) bool { return e.Existing })
-		total += len(fresh)
-		if committed != nil && len(fresh) > 0 {
-			(*committed)(fresh)
+		fresh[i] = slices.DeleteFunc(slices.Clone(envs[i]), func(e Envelope) bool { return e.Existing })
+		total += len(fresh[i])
+	}
+	l.batches.Add(1)
+	l.events.Add(int64(total))
+	committed := l.committed.Load()
+	for i, r := range batch {
+		if committed != nil && len(fresh[i]) > 0 {
+			(*committed)(fresh[i])
 		}
 		r.result <- result{envs: envs[i]}
 	}
-	l.events.Add(int64(total))
 }
 
 // write stores the batch: envs[i] are the envelopes of batch[i].
