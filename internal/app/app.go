@@ -207,17 +207,18 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	// ops runs the WhatsApp operations of the API: the manager, or in a
 	// cluster the router that runs each where its session runs.
 	var (
-		ops          sessionOps      = manager
-		leases       leaseHolder     // nil on SQLite
-		held         func() []string // the sessions this process runs; nil: all
-		clusterCalls http.Handler    // nil on SQLite
+		ops          sessionOps         = manager
+		leases       leaseHolder        // nil on SQLite
+		held         func() []string    // the sessions this process runs; nil: all
+		clusterCalls http.Handler       // nil on SQLite
+		nodes        messaging.Liveness // nil on SQLite
 	)
 	if node != nil {
 		if err := node.Join(ctx, manager); err != nil {
 			return nil, err
 		}
 		router := cluster.NewRouter(node, manager, sessions.NewStatusStore(db), ClusterTLS(cfg), log)
-		ops, leases, held, clusterCalls = router, node, node.HeldIDs, callsHandler(cfg, router)
+		ops, leases, held, clusterCalls, nodes = router, node, node.HeldIDs, callsHandler(cfg, router), node
 	}
 	loader := media.NewLoader(media.LoaderOptions{AllowPrivate: cfg.AllowPrivateURLs, MaxBytes: cfg.MaxBody, Logger: log})
 	// One preparer, so one set of pools, for sends and for pictures.
@@ -231,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes,
 	})
 
 	// The API.

@@ -40,3 +40,26 @@ func TestHoldersOf(t *testing.T) {
 		t.Errorf("after the process left: %v, %v; want nobody", got, err)
 	}
 }
+
+// TestLive: a process is live while it runs; one never seen is not; one
+// killed (stopped without leaving) stops being live when its row expires,
+// within the lease TTL, which is when a send key it held is taken over.
+func TestLive(t *testing.T) {
+	_, d := openCluster(t)
+	w := newWorld()
+	p0 := start(t, d.SQL, w.local("p0"))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{{p0.ID(), true}, {"never-seen", false}} {
+		if live, err := p0.Live(ctx, tc.id); err != nil || live != tc.want {
+			t.Errorf("Live(%s) = %v, %v; want %v", tc.id, live, err, tc.want)
+		}
+	}
+	p0.stop() // killed: no Leave
+	testclient.Until(t, 2*testTTL, "the killed process is no longer live", func() bool {
+		live, err := p0.Live(ctx, p0.ID())
+		return err == nil && !live
+	})
+}

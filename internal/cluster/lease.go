@@ -216,6 +216,17 @@ func (n *Node) HoldersOf(ctx context.Context, sessionIDs []string) (map[string]s
 	return held, nil
 }
 
+// Live reports whether the process named id is in the cluster: its row
+// not expired. A process killed stops being live within the lease TTL.
+func (n *Node) Live(ctx context.Context, id string) (bool, error) {
+	var live bool
+	err := n.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM cluster_nodes WHERE id = $1 AND expires_at > now())`, id).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("cluster: read whether node %s is live: %w", id, err)
+	}
+	return live, nil
+}
+
 // forget removes the lease row of a deleted session held here.
 func (n *Node) forget(ctx context.Context, sessionID string) error {
 	n.mu.Lock()

@@ -91,6 +91,16 @@ type Options struct {
 	// NodeID names this process (--node-id) in the keys it holds, so a
 	// restarted process takes over the keys its earlier run left pending.
 	NodeID string
+	// Nodes, with SharedKeys, tells whether the process holding a pending
+	// key is still in the cluster: a key of a process gone (killed, its
+	// row expired within the lease TTL) is taken over then rather than
+	// after keyLease. nil: every holder is waited out for keyLease.
+	Nodes Liveness
+}
+
+// Liveness reports whether the process named node is in the cluster now.
+type Liveness interface {
+	Live(ctx context.Context, node string) (bool, error)
 }
 
 // Service sends messages; what they become is recorded in its Store.
@@ -118,6 +128,7 @@ type Service struct {
 	instance   string
 	inflight   sync.Map
 	sharedKeys bool
+	nodes      Liveness  // nil: a holder is waited out for keyLease
 	pruned     time.Time // when the scheduler last dropped expired keys
 }
 
@@ -135,7 +146,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
-		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys,
+		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,
 	}
 }

@@ -51,6 +51,27 @@ func sameNode(a, b string) bool {
 	return na == nb
 }
 
+// ownerLive reports whether the process that holds a key (its instance,
+// node/run) may still be making its send: yes unless the cluster says its
+// node is gone. A process killed leaves the cluster when its row expires
+// (the lease TTL, 15 s by default): a client retrying after a failover is
+// answered once the session runs again, not 409 for keyLease. A process
+// frozen past that and woken mid-send reuses the reserved message id, of
+// which the recipient's phone keeps one. When the cluster cannot be read
+// the owner is taken for live: waited out, never sent twice.
+func (s *Service) ownerLive(ctx context.Context, owner string) bool {
+	if s.nodes == nil {
+		return true
+	}
+	node, _, _ := strings.Cut(owner, "/")
+	live, err := s.nodes.Live(ctx, node)
+	if err != nil {
+		s.log.Warn("idempotency key: whether its process is live is unknown: waited out", "node", node, "err", err)
+		return true
+	}
+	return live
+}
+
 // checkKey admits 1-255 printable ASCII characters.
 func checkKey(key string) error {
 	if len(key) > maxKeyLen {
@@ -170,13 +191,13 @@ func (s *Service) claimKey(ctx context.Context, sessionID, key, fingerprint stri
 		case old.State == sendkey.StateDone:
 			return nil, keyResult(old), nil
 		}
-		if _, busy := s.inflight.Load(flight); busy || (s.sharedKeys && !sameNode(old.Owner, s.instance) && now.Sub(old.ClaimedAt) < keyLease) {
+		if _, busy := s.inflight.Load(flight); busy || (s.sharedKeys && !sameNode(old.Owner, s.instance) && now.Sub(old.ClaimedAt) < keyLease && s.ownerLive(ctx, old.Owner)) {
 			return nil, nil, keyConflict("a send with idempotencyKey %q is still being made: retry in a moment", fault.Clip(key, fault.QuoteLen))
 		}
 		// Its process died (one process on SQLite: an owner that is not
-		// this one is gone; in a cluster an earlier run of this node is),
-		// or it gave no sign for longer than a send takes: take it over,
-		// once.
+		// this one is gone; in a cluster an earlier run of this node is,
+		// and so is a process that left the cluster), or it gave no sign
+		// for longer than a send takes: take it over, once.
 		n, err := s.db.SendKey.Update().
 			Where(sendkey.ID(old.ID), sendkey.StateEQ(sendkey.StatePending), sendkey.Owner(old.Owner), sendkey.ClaimedAt(old.ClaimedAt)).
 			SetOwner(s.instance).SetClaimedAt(now).Save(ctx)

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -134,6 +135,33 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Errorf("after the lease: %+v, %v", res, err)
 	}
 
+	// In a cluster that says the holder's process is gone (killed: its
+	// row expired), taken over at once; a live one's is waited out; a
+	// cluster that cannot be read counts as live.
+	for _, tt := range []struct {
+		name  string
+		nodes liveness
+		taken bool
+	}{
+		{"gone", liveness{"n2": false}, true},
+		{"live", liveness{"n2": true}, false},
+		{"unknown", liveness{}, false},
+	} {
+		t.Run("holder "+tt.name, func(t *testing.T) {
+			clustered := New(Options{DB: db, Sender: wa, Publisher: &events{}, Now: clock, SharedKeys: true, NodeID: "n1", Nodes: tt.nodes})
+			req := Request{Type: TypeText, Number: "491701234567", Text: "sieben " + tt.name, IdempotencyKey: "order-7-" + tt.name}
+			db.SendKey.Create().SetSessionID("s1").SetKey(req.IdempotencyKey).SetFingerprint(fingerprintOf(t, req)).
+				SetMessageID("3EB0GONE" + tt.name).SetOwner("n2/run").SetClaimedAt(clock()).SetCreatedAt(clock()).ExecX(ctx)
+			res, err := clustered.Send(ctx, "s1", req)
+			if tt.taken && (err != nil || res.MessageID != "3EB0GONE"+tt.name) {
+				t.Errorf("the key of a process gone: %+v, %v; want it taken over with its reserved id", res, err)
+			}
+			if !tt.taken && fault.CodeOf(err) != fault.Conflict {
+				t.Errorf("the key of a process %s: %+v, %v; want CONFLICT still being made", tt.name, res, err)
+			}
+		})
+	}
+
 	// An earlier run of this node left it: taken over at once.
 	node := New(Options{DB: db, Sender: wa, Publisher: &events{}, Now: clock, SharedKeys: true, NodeID: "n1"})
 	sixth := Request{Type: TypeText, Number: "491701234567", Text: "sechs", IdempotencyKey: "order-6"}
@@ -195,4 +223,16 @@ func (f *flakySender) Run(ctx context.Context, id string, call whatsapp.Call) er
 		}
 		return whatsapp.Sent{ID: out.ID, Timestamp: time.Now()}, nil
 	}).Run(ctx, id, call)
+}
+
+// liveness is a cluster's view of its processes: a node missing from it
+// cannot be read.
+type liveness map[string]bool
+
+func (l liveness) Live(_ context.Context, node string) (bool, error) {
+	live, ok := l[node]
+	if !ok {
+		return false, errors.New("cluster unreachable")
+	}
+	return live, nil
 }
