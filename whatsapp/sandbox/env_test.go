@@ -13,9 +13,6 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	waLog "go.mau.fi/whatsmeow/util/log"
 
-	"github.com/wagraph/wagraph/internal/dbtest"
-	"github.com/wagraph/wagraph/internal/storage"
-	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -107,20 +104,14 @@ func newEnv(t *testing.T, remote bool) *env {
 
 // newClient returns a client on a fresh device store, pointed at the
 // backend's network, disconnected at the end of the test once *dev (the
-// device it is linked as, if any by then) is quiet. The store is on the
-// test run's database (internal/dbtest): its own SQLite file, or on the
-// PostgreSQL pass of `make test` a database of its own, opened as the
-// server opens its store.
+// device it is linked as, if any by then) is quiet. The store is a SQLite
+// file of its own: these tests are about the network's controls, not the
+// client's store (on PostgreSQL, the whatsapp package's and the server's
+// tests), so this package is not in make test's PostgreSQL pass.
 func newClient(t *testing.T, e *env, dev *types.JID) (*whatsmeow.Client, *recorder) {
 	t.Helper()
-	var c *sqlstore.Container
-	var err error
-	if url := dbtest.DatabaseURL(t); url != "" {
-		c, err = whatsapp.OpenPostgresStore(context.Background(), storage.PostgresDriver, url, storage.PostgresWhere(url), nil)
-	} else {
-		dsn := "file:" + filepath.Join(t.TempDir(), "wm.db") + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000"
-		c, err = sqlstore.New(context.Background(), "sqlite3", dsn, waLog.Noop)
-	}
+	dsn := "file:" + filepath.Join(t.TempDir(), "wm.db") + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000"
+	c, err := sqlstore.New(context.Background(), "sqlite3", dsn, waLog.Noop)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,7 @@ import (
 	waLog "go.mau.fi/whatsmeow/util/log"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/wagraph/wagraph/internal/dbtest"
-	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/testclient"
-	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -38,11 +35,12 @@ func startNetwork(t *testing.T) *wafake.Network {
 	return n
 }
 
-// newDevice returns a fresh device store of its own on the run's backend
-// (internal/dbtest): its own SQLite file (WAL, busy timeout: many clients
-// write at once in the larger tests), or, on the PostgreSQL pass of `make
-// test`, its own database opened as the server opens its store. Closed
-// when the test ends.
+// newDevice returns a fresh device store of its own: its own SQLite file
+// (WAL, busy timeout: many clients write at once in the larger tests).
+// Closed when the test ends. These tests are about the simulated network,
+// not the client's store: the store on PostgreSQL is the whatsapp
+// package's and the server's tests (make test's PostgreSQL pass), so this
+// package is not in that pass.
 func newDevice(t *testing.T) *store.Device {
 	t.Helper()
 	dev, closeStore := openDevice(t)
@@ -53,14 +51,8 @@ func newDevice(t *testing.T) *store.Device {
 // openDevice returns a fresh device store and the function that closes it.
 func openDevice(t *testing.T) (*store.Device, func()) {
 	t.Helper()
-	var c *sqlstore.Container
-	var err error
-	if url := dbtest.DatabaseURL(t); url != "" {
-		c, err = whatsapp.OpenPostgresStore(context.Background(), storage.PostgresDriver, url, storage.PostgresWhere(url), nil)
-	} else {
-		dsn := "file:" + filepath.Join(t.TempDir(), "wm.db") + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
-		c, err = sqlstore.New(context.Background(), "sqlite3", dsn, waLog.Noop)
-	}
+	dsn := "file:" + filepath.Join(t.TempDir(), "wm.db") + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate"
+	c, err := sqlstore.New(context.Background(), "sqlite3", dsn, waLog.Noop)
 	if err != nil {
 		t.Fatal(err)
 	}
