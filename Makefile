@@ -40,7 +40,8 @@ sandbox: build
 # store nothing and would only run twice. The tests that run wagraph as a
 # process (cmd/wagraph, internal/crashtest) run the one binary built here
 # with -race (internal/testbin), not a link of their own per package and
-# pass. A package's tests may take up to 30 minutes; CI's own bound is the
+# pass; a plain build (bin/wagraph) serves what such a test sets up
+# without testing it. A package's tests may take up to 30 minutes; CI's own bound is the
 # whole run's 90.
 DB_PKGS = $(shell $(GO) list -test -f '{{if eq .Name "main"}}{{range .Deps}}{{if eq . "github.com/wagraph/wagraph/internal/dbtest"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}{{end}}' ./... | sed -n 's/\.test$$//p')
 
@@ -51,17 +52,22 @@ TEST_BINARY := bin/wagraph-race
 # docs/development.md).
 TEST_OUT = $(if $(TEST_JSON),-json > $(TEST_JSON)-$(1).json)
 
+# The binaries the tests that run wagraph as a process use: under -race,
+# and without it for what a test sets up but does not test (internal/testbin).
+TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINARY=$(CURDIR)/$(BIN)
+
 test: deps-test
 	$(GO) build -race -o $(TEST_BINARY) ./cmd/wagraph
+	$(GO) build -o $(BIN) ./cmd/wagraph
 	@echo "== all tests on SQLite"
-	WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) $(GO) test -race -count=1 -timeout 30m ./... $(call TEST_OUT,sqlite)
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 30m ./... $(call TEST_OUT,sqlite)
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
 		pkgs="$(DB_PKGS)"; \
 		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
 		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs"; \
-		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
+		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
 		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
-		WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
+		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
 	else \
 		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi

@@ -80,3 +80,20 @@ func (p *proc) kill(t *testing.T) {
 	}
 	<-p.done
 }
+
+// stop ends the process as an operator would (SIGTERM: it stops its
+// sessions and closes its stores) and waits up to 30 s for it to exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("not stopped within 30 s of SIGTERM:\n%s", p.stderr.String())
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exited %d after SIGTERM:\n%s", code, p.stderr.String())
+	}
+}

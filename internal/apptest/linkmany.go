@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 )
@@ -14,6 +15,17 @@ import (
 // The sessions are tracked (Track).
 func (s *Server) LinkMany(t testing.TB, n int, prefix string) []Session {
 	t.Helper()
+	out := LinkManyAt(t, s.Client(), s.URL, n, prefix)
+	for _, sess := range out {
+		s.Track(sess)
+	}
+	return out
+}
+
+// LinkManyAt is LinkMany on the server at base, which need not be one of
+// this process (a wagraph child started with AdminToken).
+func LinkManyAt(t testing.TB, hc *http.Client, base string, n int, prefix string) []Session {
+	t.Helper()
 	out := make([]Session, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, 8)
@@ -23,15 +35,12 @@ func (s *Server) LinkMany(t testing.TB, n int, prefix string) []Session {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = link(context.Background(), s.Client(), s.URL, fmt.Sprintf("%s%05d", prefix, i+1))
+			out[i], errs[i] = link(context.Background(), hc, base, fmt.Sprintf("%s%05d", prefix, i+1))
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
-	}
-	for _, sess := range out {
-		s.Track(sess)
 	}
 	return out
 }

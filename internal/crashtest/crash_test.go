@@ -46,7 +46,7 @@ func TestCrashMidBurst(t *testing.T) {
 	cs := newChildren(t)
 	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
 	dataDir := loc.DataDir
-	network := cs.start("network", "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", netDir)
+	network := cs.startNetwork(netDir)
 	control := network.controlAddr(t, netDir)
 
 	rv := newReceiver(prefix)

@@ -99,6 +99,21 @@ func (cs *children) start(name string, args ...string) *child {
 	return cs.startCommand(name, cs.bin, args...)
 }
 
+// startNetwork runs the simulated network (`wagraph sandbox-network`) on
+// dataDir as the child "network". It is the servers' surroundings, not
+// what these tests test: a wagraph built without the race detector
+// (testbin.Plain) runs it, so that the phones' encryption of a burst does
+// not take the detector's time (the network's own races are its
+// package's tests' subject, under the detector).
+func (cs *children) startNetwork(dataDir string) *child {
+	cs.t.Helper()
+	bin, err := testbin.Plain()
+	if err != nil {
+		cs.t.Fatal(err)
+	}
+	return cs.startCommand("network", bin, "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dataDir)
+}
+
 // startCommand is start for a command that runs wagraph itself in the end
 // (unshare … wagraph serve): the wrapper must exec it, so the child's pid,
 // process group and log are wagraph's.

@@ -176,7 +176,7 @@ func newRig(t *testing.T, serve func(cs *children, control string) *child, reade
 	t.Helper()
 	cs := newChildren(t)
 	netDir := t.TempDir()
-	network := cs.start("network", "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", netDir)
+	network := cs.startNetwork(netDir)
 	control := network.controlAddr(t, netDir)
 
 	rv := newReceiver(prefix)

@@ -24,31 +24,54 @@ import (
 // with -race exactly when the tests are.
 const Env = "WAGRAPH_TEST_BINARY"
 
-// binary is this test binary's copy of wagraph, made by the first Wagraph;
-// Remove deletes it.
-var binary struct {
+// PlainEnv names a wagraph binary built beforehand without the race
+// detector (Plain's).
+const PlainEnv = "WAGRAPH_TEST_PLAIN_BINARY"
+
+// built is one copy of wagraph this test binary made, by its first call.
+type built struct {
 	once sync.Once
 	dir  string
 	path string
 	err  error
 }
 
+// binary is Wagraph's copy, plain Plain's (under -race; without it Plain
+// gives Wagraph's). Remove deletes them.
+var binary, plain built
+
 // Wagraph returns the path of a wagraph binary in a directory every user
 // may read and run from (a test runs it as another user), making it first
 // if this is the test binary's first call.
 func Wagraph() (string, error) {
-	binary.once.Do(func() { binary.dir, binary.path, binary.err = prepare() })
+	binary.once.Do(func() { binary.dir, binary.path, binary.err = prepare(Env, race) })
 	return binary.path, binary.err
 }
 
-// Remove deletes the binary's directory (from a TestMain, after the tests).
+// Plain returns a wagraph binary built without the race detector, for
+// what a test sets up but does not test: linking 200 sessions before the
+// restart a test measures. The detector makes whatsmeow's key generation
+// (812 prekeys a device) many times slower; what runs in a fixture is the
+// subject of other tests, which run under it.
+func Plain() (string, error) {
+	if !race {
+		return Wagraph()
+	}
+	plain.once.Do(func() { plain.dir, plain.path, plain.err = prepare(PlainEnv, false) })
+	return plain.path, plain.err
+}
+
+// Remove deletes the binaries' directories (from a TestMain, after the
+// tests).
 func Remove() {
-	if binary.dir != "" {
-		os.RemoveAll(binary.dir)
+	for _, b := range []*built{&binary, &plain} {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
 	}
 }
 
-func prepare() (dir, path string, err error) {
+func prepare(env string, race bool) (dir, path string, err error) {
 	dir, err = os.MkdirTemp("", "wagraph-bin-")
 	if err != nil {
 		return "", "", err
@@ -57,10 +80,10 @@ func prepare() (dir, path string, err error) {
 		return dir, "", err
 	}
 	path = filepath.Join(dir, "wagraph")
-	if built := os.Getenv(Env); built != "" {
+	if built := os.Getenv(env); built != "" {
 		b, err := os.ReadFile(built)
 		if err != nil {
-			return dir, "", fmt.Errorf("%s=%s: %w", Env, built, err)
+			return dir, "", fmt.Errorf("%s=%s: %w", env, built, err)
 		}
 		return dir, path, os.WriteFile(path, b, 0o755)
 	}
