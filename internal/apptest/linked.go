@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/app"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
@@ -45,6 +46,14 @@ type linkedFixture struct {
 // (LinkSession).
 func StartLinked(t testing.TB) (*Server, Session) {
 	t.Helper()
+	return StartLinkedWith(t, nil)
+}
+
+// StartLinkedWith is StartLinked with the server's settings and options
+// changed by adjust first (nil: none): a test of a setting starts from the
+// same linked session as the others.
+func StartLinkedWith(t testing.TB, adjust func(*config.Config, *app.Options)) (*Server, Session) {
+	t.Helper()
 	postgres := dbtest.Postgres(t)
 	linked.once.Do(func() { linked.err = linked.make(postgres) })
 	if linked.err != nil {
@@ -64,7 +73,11 @@ func StartLinked(t testing.TB) (*Server, Session) {
 	cfg.Sandbox, cfg.AllowPrivateURLs = true, true
 	// A random source of its own: the fixture's took the first values of
 	// Start's, and a session created now must not get the linked one's id.
-	s := start(t, cfg, app.Options{Now: steppingClock(), Rand: rand.NewChaCha8([32]byte{'l', 'i', 'n', 'k', 'e', 'd'})})
+	opts := app.Options{Now: steppingClock(), Rand: rand.NewChaCha8([32]byte{'l', 'i', 'n', 'k', 'e', 'd'})}
+	if adjust != nil {
+		adjust(&cfg, &opts)
+	}
+	s := start(t, cfg, opts)
 	s.WaitStatus(t, linked.sess.ID, "CONNECTED", nil)
 	return s, s.Track(linked.sess)
 }

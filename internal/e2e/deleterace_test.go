@@ -15,9 +15,8 @@ import (
 // WhatsApp device store holds no device.
 func TestDeleteWhileReading(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	net := s.Network(t)
-	sess := s.LinkSession(t, "4915550011001")
 	apptest.Settle(t, net, sess)
 
 	var deleted atomic.Bool // set once the delete answered

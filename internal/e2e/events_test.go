@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -271,9 +273,8 @@ func TestEventsStalledSubscriber(t *testing.T) {
 func stalledSubscriber(t *testing.T, transport string) {
 	// 16 live events per subscriber: the cut follows soon after the
 	// stalled socket's buffers are full, well before its writes time out.
-	s := apptest.StartSandboxEventBuffer(t, 16)
-	const phone, contact = "4915550013201", "4915550013202"
-	sess := s.LinkSession(t, phone)
+	s, sess := apptest.StartLinkedWith(t, func(_ *config.Config, opts *app.Options) { opts.EventBuffer = 16 })
+	const phone, contact = apptest.LinkedPhone, "4915550013202"
 	net := s.Network(t)
 	vars := map[string]any{"s": sess.ID}
 	fast := s.SubscribeWS(t, apptest.AdminToken, eventsSubscription, vars, apptest.StreamOptions{})

@@ -13,8 +13,7 @@ import (
 // and asserts what the recipient's phone decrypted.
 func TestSends(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	sess := s.LinkSession(t, "4915550001001")
+	s, sess := apptest.StartLinked(t)
 	const to = "4915550001002"
 
 	photo := pngImage(t, 64, 48)
@@ -106,8 +105,7 @@ func inputType(field string) string { return "S" + field[1:] + "Input" }
 // GraphQL; the recipient sees it revoked; unknown ids are 404.
 func TestDeleteForEveryone(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	sess := s.LinkSession(t, "4915550002001")
+	s, sess := apptest.StartLinked(t)
 	const to = "4915550002002"
 
 	id := restSend(t, s, sess.ID, "text", map[string]any{"number": to, "text": "oops"})

@@ -16,9 +16,8 @@ import (
 // holds nothing unacknowledged, and a reconnect delivers it no second time.
 func TestNULFromWhatsAppIsStored(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	net := s.Network(t)
-	sess := s.LinkSession(t, "4915550021001")
 	const contact = "4915550021002"
 	dev, err := whatsapp.ParseJID(sess.JID)
 	if err != nil {
@@ -132,9 +131,8 @@ func TestNULPushNameKeepsStatusSaves(t *testing.T) {
 // naming the field, as REST refuses it, and nothing is sent.
 func TestNULRefusedInGraphQL(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	net := s.Network(t)
-	sess := s.LinkSession(t, "4915550021004")
 	const to = "4915550021005"
 	cases := []struct {
 		name, query string

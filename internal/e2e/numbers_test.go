@@ -16,8 +16,7 @@ import (
 // once sent to an account of that name, now reaches 4915550007002.
 func TestNumbersReachOneAccount(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	sess := s.LinkSession(t, "4915550007001")
+	s, sess := apptest.StartLinked(t)
 	const to = "4915550007002"
 	written := []string{"0049 1555 0007002", "+49 1555 0007002", "(49) 1555-0007002", "49.1555.0007002", "004915550007002", "+49 (1555) 000-70-02"}
 
@@ -114,8 +113,7 @@ func TestNumberFieldsAsWritten(t *testing.T) {
 // REST and GraphQL.
 func TestQuotedEmpty(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	sess := s.LinkSession(t, "4915550007201")
+	s, sess := apptest.StartLinked(t)
 	const to = "4915550007202"
 
 	id := restSend(t, s, sess.ID, "text", map[string]any{"number": to, "text": "no quote", "quoted": ""})

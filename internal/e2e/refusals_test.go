@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/config"
 )
@@ -45,10 +46,7 @@ func checkRefusals(t *testing.T, s *apptest.Server, cases []refusal) {
 // internal/media's tests, which can stand up an allowed public server.
 func TestSSRFRefused(t *testing.T) {
 	t.Parallel()
-	cfg := apptest.SandboxConfig(t)
-	cfg.AllowPrivateURLs = false
-	s := apptest.Start(t, cfg)
-	sess := s.LinkSession(t, "4915550007001")
+	s, sess := apptest.StartLinkedWith(t, func(cfg *config.Config, _ *app.Options) { cfg.AllowPrivateURLs = false })
 	img := "/session/" + sess.ID + "/message/image"
 	body := func(url string) string { return `{"number":"4915550007002","source":"` + url + `"}` }
 	checkRefusals(t, s, []refusal{
@@ -57,7 +55,7 @@ func TestSSRFRefused(t *testing.T) {
 		{"metadata", "POST", img, body("http://169.254.169.254/latest/meta-data"), 400, []string{"source", "169.254.169.254"}},
 		{"private", "POST", img, body("https://10.0.0.1/x.png"), 400, []string{"source", "10.0.0.1", "private"}},
 		{"name resolving to loopback", "POST", img, body("http://localhost:9/x.png"), 400, []string{"source", "loopback"}},
-		{"display picture too", "PUT", "/session/" + sess.ID + "/display-picture", `{"identifier":"4915550007001","source":"http://127.0.0.1/p.jpg"}`, 400, []string{"source", "127.0.0.1"}},
+		{"display picture too", "PUT", "/session/" + sess.ID + "/display-picture", `{"identifier":"` + apptest.LinkedPhone + `","source":"http://127.0.0.1/p.jpg"}`, 400, []string{"source", "127.0.0.1"}},
 	})
 	if n := len(s.Network(t).Inbox("4915550007002")); n != 0 {
 		t.Errorf("%d messages were sent anyway", n)
@@ -76,11 +74,10 @@ func TestRefusals(t *testing.T) {
 		_, _ = w.Write([]byte("[]"))
 	}))
 	defer geocoder.Close()
-	cfg := apptest.SandboxConfig(t)
-	cfg.GeocoderURL = geocoder.URL + "/search"
-	cfg.MaxBody = 30 << 20
-	s := apptest.Start(t, cfg)
-	sess := s.LinkSession(t, "4915550008001")
+	s, sess := apptest.StartLinkedWith(t, func(cfg *config.Config, _ *app.Options) {
+		cfg.GeocoderURL = geocoder.URL + "/search"
+		cfg.MaxBody = 30 << 20
+	})
 	const to = "4915550008002"
 	base := "/session/" + sess.ID
 
@@ -125,20 +122,11 @@ func TestRefusals(t *testing.T) {
 		}
 	})
 	t.Run("no geocoder configured", func(t *testing.T) {
-		s2 := apptest.Start(t, withoutGeocoder(apptest.SandboxConfig(t)))
-		sess2 := s2.LinkSession(t, "4915550008003")
+		s2, sess2 := apptest.StartLinkedWith(t, func(cfg *config.Config, _ *app.Options) { cfg.GeocoderURL = "" })
 		checkRefusals(t, s2, []refusal{{"address only", "POST", "/session/" + sess2.ID + "/message/location", `{"number":"` + to + `","address":"Pariser Platz 1"}`, 422, []string{"no geocoder is configured", "--geocoder-url"}}})
 	})
 	t.Run("voice note without ffmpeg", func(t *testing.T) {
-		cfg := apptest.SandboxConfig(t)
-		cfg.FFmpeg = ""
-		s3 := apptest.Start(t, cfg)
-		sess3 := s3.LinkSession(t, "4915550008004")
+		s3, sess3 := apptest.StartLinkedWith(t, func(cfg *config.Config, _ *app.Options) { cfg.FFmpeg = "" })
 		checkRefusals(t, s3, []refusal{{"wav voice note", "POST", "/session/" + sess3.ID + "/message/audio", `{"number":"` + to + `","source":"` + b64(wavAudio(t)) + `","asVoiceNote":true}`, 415, []string{"ffmpeg"}}})
 	})
-}
-
-func withoutGeocoder(cfg config.Config) config.Config {
-	cfg.GeocoderURL = ""
-	return cfg
 }
