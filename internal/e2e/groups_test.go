@@ -40,9 +40,8 @@ func roles(g sandboxGroup) map[string]string {
 // with a failed participant; each checked in the network's view.
 func TestGroups(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
-	const owner, a, b, invitee = "4915550003001", "4915550003002", "4915550003003", "4915550003004"
-	sess := s.LinkSession(t, owner)
+	s, sess := apptest.StartLinked(t)
+	const owner, a, b, invitee = apptest.LinkedPhone, "4915550003002", "4915550003003", "4915550003004"
 	base := "/session/" + sess.ID + "/group"
 
 	res := s.REST(t, "POST", base, apptest.AdminToken, `{"subject":"Team","description":"Our team","participants":["`+a+`","`+b+`"]}`)

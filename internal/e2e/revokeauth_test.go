@@ -18,10 +18,9 @@ import (
 // and a group admin's revoke, are applied.
 func TestRevokeAndEditNeedTheSender(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	s, sess := apptest.StartLinked(t)
 	n := s.Network(t)
-	const me, a, b, host = "4915550061001", "4915550061002", "4915550061003", "4915550061004"
-	sess := s.LinkSession(t, me)
+	const me, a, b, host = apptest.LinkedPhone, "4915550061002", "4915550061003", "4915550061004"
 	group, err := n.CreateGroup(host, "Wer darf löschen", me, a, b)
 	if err != nil {
 		t.Fatal(err)
