@@ -5,7 +5,14 @@
 #   docker build -t wagraph .
 #   docker run -d --name wagraph -p 8080:8080 -v wagraph-data:/data \
 #     -e WAGRAPH_ADMIN_TOKEN="$(openssl rand -hex 32)" wagraph
-#   docker run --rm -p 8080:8080 wagraph serve --sandbox   (the simulated network)
+#   docker run --rm -p 8080:8080 wagraph serve --sandbox   (the simulated network,
+#     gone with the container: -v wagraph-sandbox:/data keeps it; the server
+#     says so at start)
+#
+# The server runs as uid 10001: a host directory mounted on /data instead of
+# a volume must be writable by it (chown -R 10001:10001 DIR), or the
+# container run as the directory's owner (--user "$(id -u):$(id -g)"); the
+# server's refusal names both uids.
 #
 # compose.yaml runs it with PostgreSQL. build/rootfs.sh builds this final
 # stage's filesystem without a container engine and internal/packaging
@@ -32,9 +39,9 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 
 FROM debian:${DEBIAN_RELEASE}-slim
 # ca-certificates: WhatsApp, webhooks and media fetches are TLS; ffmpeg:
-# voice notes and video thumbnails; curl: the healthcheck.
+# voice notes and video thumbnails.
 RUN apt-get update \
-	&& apt-get install -y --no-install-recommends ca-certificates curl ffmpeg \
+	&& apt-get install -y --no-install-recommends ca-certificates ffmpeg \
 	&& rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 wagraph \
 	&& useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home --shell /usr/sbin/nologin wagraph \
@@ -48,9 +55,12 @@ VOLUME ["/data"]
 EXPOSE 8080
 USER wagraph
 # /readyz answers 200 once the storage is open and the sessions restored
-# (its short JSON lands in `docker inspect`'s health log); the port follows
-# WAGRAPH_ADDR when it is changed.
+# (its short JSON lands in `docker inspect`'s health log). `wagraph
+# healthcheck` asks it where serve listens with the same settings:
+# WAGRAPH_ADDR's address, or loopback when that is every address (0.0.0.0),
+# so a server bound to one address (WAGRAPH_ADDR=10.0.0.5:8080) is asked
+# there, not on 127.0.0.1.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-	CMD curl -fsS "http://127.0.0.1:${WAGRAPH_ADDR##*:}/readyz" || exit 1
+	CMD ["wagraph", "healthcheck"]
 ENTRYPOINT ["wagraph"]
 CMD ["serve"]

@@ -7,14 +7,15 @@
 # under .toolchain/. It is worked out once, and only when a recipe uses it,
 # after the target's prerequisites (deps-run installs what build/go.sh
 # downloads with); make -n shows the path without downloading. `make GO=...`
-# chooses another.
+# chooses another. That Go is not put on PATH (a machine's own go, older or
+# none, stays what `go` runs): `make toolchain` prints its path.
 ifeq ($(origin GO),undefined)
 GO = $(eval GO := $$(shell build/go.sh$(if $(findstring n,$(firstword -$(MAKEFLAGS))), --no-download)))$(if $(GO),$(GO),$(error build/go.sh found no Go: see its message above))
 endif
 BIN     := bin/wagraph
 export CGO_ENABLED := 1
 
-.PHONY: build run sandbox test test-short generate check-generated deps deps-run deps-test deps-test-short bench load clean screenshots
+.PHONY: build run sandbox test test-short generate check-generated deps deps-run deps-test deps-test-short bench load clean screenshots toolchain
 
 build: deps-run
 	$(GO) build -o $(BIN) ./cmd/wagraph
@@ -177,6 +178,11 @@ deps-test-short:
 
 deps: deps-test
 	$(GO) mod download
+
+# The go the other targets run, fetched when needed, as a path: to run it
+# yourself, export PATH="$$(dirname "$$(make -s toolchain)"):$$PATH".
+toolchain: deps-run
+	@echo $(GO)
 
 clean:
 	rm -rf bin

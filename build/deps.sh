@@ -21,9 +21,12 @@
 #                           (-short skips the browser tests and the tests of
 #                           the npm tools; the PostgreSQL pass is make test's)
 #
-# Go itself is build/go.sh's: run installs the distribution's go (golang-go)
-# only when there is no go at all and GOPROXY is unset, so that build/go.sh
-# can ask it which module proxy to fetch Go 1.26 from.
+# Go itself is not installed: build/go.sh unpacks Go 1.26 from the module
+# proxy under the repository's .toolchain/ (with curl and unzip, which run
+# installs), needing no older Go, and leaves PATH as it was. The README
+# names every package this script installs (internal/packaging checks it).
+# Everything it prints goes to stderr: stdout is make's (`make -s toolchain`
+# prints a path there).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -51,7 +54,6 @@ need_run() {
 	need curl has curl
 	need unzip has unzip
 	need ca-certificates test -f /etc/ssl/certs/ca-certificates.crt
-	[ -n "${GOPROXY:-}" ] || need golang-go has go
 }
 need_postgres() { need postgresql has_postgres; }
 need_test() {
@@ -79,8 +81,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	sudo=
 	[ "$(id -u)" = 0 ] || sudo=sudo
 	echo "== installing ${missing[*]}" >&2
-	$sudo apt-get update
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+	$sudo apt-get update >&2
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
 fi
 
 # The npm tools of the tests, exactly as their lockfiles pin them. The
@@ -91,7 +93,7 @@ if [ "$1" = test ]; then
 		stamp=$d/node_modules/.wagraph-npm-ci
 		if [ ! -f "$stamp" ] || [ "$d/package-lock.json" -nt "$stamp" ] || [ "$d/package.json" -nt "$stamp" ]; then
 			echo "== npm ci in $d" >&2
-			(cd "$d" && npm ci --no-audit --no-fund)
+			(cd "$d" && npm ci --no-audit --no-fund) >&2
 			mkdir -p "$d/node_modules"
 			touch "$stamp"
 		fi

@@ -8,11 +8,13 @@
 #
 # The download comes from the Go module proxy's golang.org/toolchain module,
 # the source the go command's own GOTOOLCHAIN switching uses, and from
-# nowhere else: the first URL in GOPROXY, or, when GOPROXY is unset, in what
-# the older go on PATH says it is (`go env GOPROXY`: Go's built-in default
-# unless configured). build/deps.sh installs the distribution's go for that
-# when there is no go at all: an older Go bootstraps the newer one, as Go's
-# own releases are built.
+# nowhere else: the first URL in GOPROXY; when GOPROXY is unset, in what an
+# older go on PATH says it is (`go env GOPROXY`), else in the go command's
+# configuration file ($GOENV, default ~/.config/go/env: `go env -w` writes
+# it, and it outlives an uninstalled go), else Go's built-in default,
+# https://proxy.golang.org. So no Go is needed to get Go: nothing is
+# installed for it, and PATH is left as it was (the toolchain is not put on
+# it; `make toolchain` prints its path).
 # The zip is checked against the SHA-256 pinned below rather than against
 # the checksum database, which need not be reachable (the pins were taken from the
 # proxy's zips, whose bin/go and compiler match the go.dev release), and
@@ -24,7 +26,8 @@
 #
 #   build/go.sh               the path, downloading when needed
 #   build/go.sh --no-download the path it would print, without downloading
-#                             (make -n)
+#                             (make -n); when that Go is not there yet, it
+#                             says on stderr where it would come from
 #
 # Moving to a newer Go: change GO_VERSION and both sums (download the two
 # zips from the URL below and sha256sum them); internal/packaging fails when
@@ -83,14 +86,17 @@ if ! version_at_least "$GO_VERSION" "$want"; then
 fi
 
 # The go on PATH, asked for its own version (GOTOOLCHAIN=local: no switch
-# to a downloaded toolchain) from / (an old go refuses this go.mod).
+# to a downloaded toolchain) from / (an old go refuses this go.mod). Why it
+# is passed over is said while the toolchain is not there yet, not on every
+# make after.
+older=
 if path_go=$(command -v go 2>/dev/null); then
 	have=$(cd / 2>/dev/null && GOTOOLCHAIN=local GOFLAGS='' "$path_go" env GOVERSION 2>/dev/null) || have=
 	if [[ $have =~ ^go([0-9][0-9a-z.]*)$ ]] && version_at_least "${BASH_REMATCH[1]}" "$want"; then
 		echo "$path_go"
 		exit 0
 	fi
-	say "the go on PATH ($path_go: ${have:-no version}) is older than go.mod's $want: using Go $GO_VERSION under $dir"
+	older="the go on PATH ($path_go: ${have:-no version}) is older than go.mod's $want: using Go $GO_VERSION under $dir"
 fi
 
 case "$(uname -s)/$(uname -m)" in
@@ -101,21 +107,38 @@ esac
 
 root=$dir/go$GO_VERSION
 go=$root/bin/go
-if [ -x "$go" ] || [ "$download" = no ]; then
+if [ -x "$go" ]; then
 	echo "$go"
 	exit 0
 fi
+[ -z "$older" ] || say "$older"
 
 name=v0.0.1-go$GO_VERSION.linux-$arch.zip
 sum=${GO_SHA256[$arch]}
 
-# The first proxy URL of GOPROXY (entries split by , or |); "direct" and
-# "off" fetch nothing from a proxy, so they are passed over. Unset, it is
-# the older go's own setting.
-goproxy=${GOPROXY:-}
+# GOPROXY as the go command would see it, without a go to ask: the
+# environment, else the older go's own setting, else its configuration
+# file, else the built-in default.
+goproxy=${GOPROXY:-} from="GOPROXY"
 if [ -z "$goproxy" ] && [ -n "${path_go:-}" ]; then
 	goproxy=$(cd / && GOTOOLCHAIN=local GOFLAGS='' "$path_go" env GOPROXY 2>/dev/null) || goproxy=
+	from="$path_go env GOPROXY"
 fi
+if [ -z "$goproxy" ]; then
+	goenv=${GOENV:-}
+	if [ -z "$goenv" ] && { [ -n "${XDG_CONFIG_HOME:-}" ] || [ -n "${HOME:-}" ]; }; then
+		goenv=${XDG_CONFIG_HOME:-$HOME/.config}/go/env
+	fi
+	if [ -n "$goenv" ] && [ "$goenv" != off ] && [ -f "$goenv" ]; then
+		goproxy=$(sed -n 's/^[[:space:]]*GOPROXY[[:space:]]*=[[:space:]]*//p' "$goenv" | tail -n 1)
+		from=$goenv
+	fi
+fi
+if [ -z "$goproxy" ]; then
+	goproxy=https://proxy.golang.org,direct from="Go's default"
+fi
+# The first proxy URL of it (entries split by , or |); "direct" and "off"
+# fetch nothing from a proxy, so they are passed over.
 proxy=
 IFS=',|' read -r -a entries <<<"$goproxy"
 for e in "${entries[@]}"; do
@@ -126,8 +149,15 @@ for e in "${entries[@]}"; do
 		;;
 	esac
 done
+if [ "$download" = no ]; then
+	if [ -n "$proxy" ]; then
+		say "Go $GO_VERSION is not in $root yet: it would be downloaded from $proxy/golang.org/toolchain/@v/$name ($from)"
+	fi
+	echo "$go"
+	exit 0
+fi
 if [ -z "$proxy" ]; then
-	die "no Go module proxy to download Go $GO_VERSION from (GOPROXY=${goproxy:-unset}, and no go on PATH to ask): set GOPROXY to your module proxy's URL, or install any Go (make deps-run installs the distribution's), or install Go $want or newer"
+	die "no Go module proxy to download Go $GO_VERSION from (GOPROXY=$goproxy, from $from): set GOPROXY to your module proxy's URL, or install Go $want or newer"
 fi
 url=$proxy/golang.org/toolchain/@v/$name
 
@@ -191,7 +221,10 @@ top=$tmp/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch
 [ -f "$top/bin/go" ] || die "$zip holds no bin/go"
 # Module zips keep no file modes: the commands get theirs back.
 chmod 0755 "$top"/bin/* "$top"/pkg/tool/*/*
-got=$(GOTOOLCHAIN=local "$top/bin/go" env GOVERSION 2>/dev/null || true)
+# Asked with a HOME of its own: a go command writes its telemetry counters
+# in the user's configuration directory, and fetching Go writes nothing
+# outside the repository.
+got=$(HOME=$tmp XDG_CONFIG_HOME=$tmp GOTOOLCHAIN=local "$top/bin/go" env GOVERSION 2>/dev/null || true)
 [ "$got" = "go$GO_VERSION" ] || die "the unpacked toolchain reports '${got:-nothing}', not go$GO_VERSION"
 if ! mv -T "$top" "$root" 2>/dev/null && [ ! -x "$go" ]; then
 	die "could not move the toolchain into $root"

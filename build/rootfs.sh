@@ -8,7 +8,6 @@
 #   /usr/local/bin/wagraph   BINARY (built as the Dockerfile's build stage
 #                            does: CGO_ENABLED=1 go build)
 #   its shared libraries     exactly those ldd lists, at the paths ldd gives
-#   /bin/sh, curl            what the HEALTHCHECK runs, with their libraries
 #   ffmpeg                   with its libraries, unless --no-ffmpeg
 #   /etc/ssl/certs/ca-certificates.crt
 #   /etc/passwd, /etc/group  root and the non-root user the image runs as
@@ -34,7 +33,7 @@ GROUP_ID=10001
 DATA_DIR=/data
 ADDR=0.0.0.0:8080
 BIN_PATH=/usr/local/bin/wagraph
-PACKAGES="ca-certificates curl ffmpeg"
+PACKAGES="ca-certificates ffmpeg"
 HEALTHCHECK_PATH=/readyz
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -120,8 +119,6 @@ copy_program() {
 tool() { command -v "$1" || die "$1 is not installed (the image installs it; build/deps.sh run installs it here)"; }
 
 copy_program "$binary" "$BIN_PATH"
-copy_program "$(readlink -f /bin/sh)" /bin/sh
-copy_program "$(tool curl)" /usr/bin/curl
 if [ "$ffmpeg" = yes ]; then
 	copy_program "$(tool ffmpeg)" /usr/bin/ffmpeg
 fi

@@ -45,13 +45,20 @@ func unwritableDir(t *testing.T) string {
 // returns its exit status and output.
 func runAsNobody(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runAs(t, nobody, nobody, args...)
+}
+
+// runAs runs the built wagraph with args as uid and gid and returns its
+// exit status and output.
+func runAs(t *testing.T, uid, gid uint32, args ...string) (int, string, string) {
+	t.Helper()
 	bin := wagraphBinary(t) // before the deadline: the first build takes a while
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -60,12 +67,14 @@ func runAsNobody(t *testing.T, args ...string) (int, string, string) {
 	case errors.As(err, &exit):
 		return exit.ExitCode(), stdout.String(), stderr.String()
 	case err != nil:
-		t.Fatalf("run %v as nobody: %v", args, err)
+		t.Fatalf("run %v as uid %d: %v", args, uid, err)
 	}
 	return 0, stdout.String(), stderr.String()
 }
 
-const advice = "chown it to the user running wagraph or choose another --data-dir"
+// advice is what the refusal of a data directory says to do, whatever the
+// uids.
+var advice = []string{"chown it to the user running wagraph (chown -R ", "or choose another --data-dir"}
 
 // TestDoctorUnwritableDataDir: doctor, run as a user who may not write in
 // the data directory, fails its data directory check saying permission
@@ -82,7 +91,7 @@ func TestDoctorUnwritableDataDir(t *testing.T) {
 			line = l
 		}
 	}
-	for _, want := range []string{dir, "permission denied", fmt.Sprint(nobody), advice} {
+	for _, want := range append([]string{dir, "permission denied", fmt.Sprint(nobody)}, advice...) {
 		if !strings.Contains(line, want) {
 			t.Errorf("the data directory line %q does not say %q; stdout:\n%s", line, want, stdout)
 		}
@@ -98,13 +107,45 @@ func TestServeUnwritableDataDir(t *testing.T) {
 	if code != 1 {
 		t.Errorf("serve exited %d, want 1; stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"data directory " + dir + " is not writable", "permission denied", advice} {
+	for _, want := range append([]string{"data directory " + dir + " is not writable", "permission denied"}, advice...) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 	if strings.Contains(stderr, "no such file or directory") || stdout != "" {
 		t.Errorf("stdout %q, stderr:\n%s", stdout, stderr)
+	}
+}
+
+// TestServeBindMountOfAnotherUser: the container's case. The image runs
+// wagraph as uid 10001; a host directory bind-mounted on /data belongs to
+// the host's user (1000 here) and is 0755, so the server cannot write in
+// it. It exits 1 naming both uids and the two fixes as commands: chown the
+// directory to 10001, or run the container as its owner.
+func TestServeBindMountOfAnotherUser(t *testing.T) {
+	const imageUID, hostUID = 10001, 1000
+	dir := unwritableDir(t)
+	if err := os.Chown(dir, hostUID, hostUID); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runAs(t, imageUID, imageUID, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0")
+	if code != 1 {
+		t.Errorf("serve exited %d, want 1; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"data directory " + dir + " is not writable by uid 10001 (gid 10001)",
+		"permission denied",
+		"it belongs to uid 1000 (gid 1000, drwxr-xr-x)",
+		"chown -R 10001:10001 " + dir,
+		"docker run --user 1000:1000",
+		"or choose another --data-dir",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q", stdout)
 	}
 }
 

@@ -21,7 +21,7 @@ func writeRootHelp(w io.Writer, root *cobra.Command) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	// In the order a newcomer needs them, not alphabetical.
-	rank := map[string]int{"serve": 1, "doctor": 2, "backup": 3, "receive": 4, "sandbox-network": 5, "version": 6}
+	rank := map[string]int{"serve": 1, "doctor": 2, "backup": 3, "receive": 4, "sandbox-network": 5, "healthcheck": 6, "version": 7}
 	cmds := slices.Clone(root.Commands())
 	slices.SortStableFunc(cmds, func(a, b *cobra.Command) int { return cmp.Compare(rank[a.Name()], rank[b.Name()]) })
 	for _, cmd := range cmds {

@@ -2,7 +2,9 @@
 // `wagraph doctor` checks what it needs, `wagraph backup` copies its data
 // while it runs, `wagraph receive` prints the webhook deliveries sent to it,
 // `wagraph sandbox-network` runs the simulated WhatsApp
-// network on its own, `wagraph version` prints the build. The commands are
+// network on its own, `wagraph healthcheck` asks a running server whether it
+// is ready (the container's health check), `wagraph version` prints the
+// build. The commands are
 // cobra's; every serve setting is a flag and an environment variable
 // (internal/config).
 package main
@@ -98,7 +100,7 @@ func (c *cli) root() *cobra.Command {
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) { writeHelp(cmd.OutOrStdout(), cmd) })
-	root.AddCommand(c.serveCommand(), c.doctorCommand(), c.backupCommand(), c.receiveCommand(), c.sandboxNetworkCommand(), c.versionCommand())
+	root.AddCommand(c.serveCommand(), c.doctorCommand(), c.backupCommand(), c.receiveCommand(), c.sandboxNetworkCommand(), c.healthcheckCommand(), c.versionCommand())
 	return root
 }
 

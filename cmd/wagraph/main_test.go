@@ -26,7 +26,7 @@ func envOf(kv map[string]string) func(string) (string, bool) {
 
 var (
 	tokenRE     = regexp.MustCompile(`wgu_[0-9A-Za-z]{40}`)
-	listeningRE = regexp.MustCompile(`msg="wagraph listening" addr=(127\.0\.0\.1:[0-9]+)`)
+	listeningRE = regexp.MustCompile(`msg="wagraph listening" addr=(\S+:[0-9]+) `)
 )
 
 // server is one `wagraph serve` running in a goroutine.

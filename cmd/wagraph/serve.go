@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,9 @@ func (c *cli) serve(cmd *cobra.Command, cfg config.Config) error {
 		}
 	}
 	log.Info("wagraph starting", "version", version(), "mode", mode)
+	if cfg.UsesDataDir() {
+		warnTransient(log, cfg)
+	}
 	if err := runServer(cmd.Context(), cfg, serveOptions{app: app.Options{Logger: log, Announce: c.stderr}}); err != nil {
 		log.Error("wagraph stopped", "err", err)
 		return &exitError{code: 1}
@@ -72,6 +76,30 @@ func lockDataDir(dir, file, who string) (*datadir.Lock, error) {
 		return nil, &exitError{code: 1, msg: "wagraph: " + err.Error()}
 	}
 	return lock, nil
+}
+
+// warnTransient says at start when what the data directory holds will be
+// lost with its container or its memory (datadir.Transient): `docker run
+// --rm … serve --sandbox` would otherwise throw the simulated network
+// away each run, unsaid.
+func warnTransient(log *slog.Logger, cfg config.Config) {
+	t, err := datadir.Transient(cfg.DataDir)
+	if err != nil {
+		log.Debug("cannot tell what the data directory is on", "data_dir", cfg.DataDir, "err", err)
+		return
+	}
+	if t == nil {
+		return
+	}
+	var holds []string
+	if !cfg.Clustered() {
+		holds = append(holds, "the database (users, tokens, sessions and their linked devices, webhooks, events)")
+	}
+	if cfg.Sandbox && cfg.SandboxNetwork == "" {
+		holds = append(holds, "the simulated network (its accounts and linked devices: every session must be linked again)")
+	}
+	log.Warn("the data directory will not be kept: what it holds is lost with it",
+		"data_dir", cfg.DataDir, "on", t.On, "holds", strings.Join(holds, " and "), "to_keep_it", t.Keep)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

@@ -1,7 +1,9 @@
 // Package datadir guards a data directory: one process at a time holds it
 // (an exclusive lock on a file in it, with the holder's pid written there),
 // and a directory that cannot be written is reported with its real cause
-// and what to do, before anything opens a database in it.
+// and what to do, before anything opens a database in it; one that will
+// not outlive its container (an anonymous volume, the container's own
+// file system, memory) is told apart, for the server to say so.
 //
 // Two servers on one directory corrupt each other (each takes the other's
 // sessions and pending deliveries), so the second must stop at once rather
@@ -28,9 +30,6 @@ const (
 	NetworkLock = "sandbox-network.lock"
 )
 
-// Advice is what to do about a data directory that cannot be written.
-const Advice = "chown it to the user running wagraph or choose another --data-dir"
-
 // InUseError is a directory whose lock another process holds.
 type InUseError struct {
 	Dir string // as given
@@ -52,6 +51,42 @@ type AccessError struct {
 	Dir string
 	Op  string // what failed, such as "create a file in it"
 	Err error  // the cause, such as fs.ErrPermission
+	// Owner is who owns the directory that refused: Dir, or the parent
+	// Dir would be created in; nil when unknown. A refusal is most often
+	// a directory of another uid (a container's user, 10001 in wagraph's
+	// image, on a bind-mounted directory of the host's user), and the
+	// fix names both uids.
+	Owner *Owner
+}
+
+// Owner is a directory's owner and mode.
+type Owner struct {
+	Path     string
+	UID, GID int
+	Mode     fs.FileMode
+}
+
+// ownerOf is path's owner, nil when it cannot be read.
+func ownerOf(path string) *Owner {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return &Owner{Path: path, UID: int(st.Uid), GID: int(st.Gid), Mode: fi.Mode()}
+}
+
+// accessError is the AccessError of dir, with the owner of at (dir or
+// the parent it would be created in) when the cause is a permission.
+func accessError(dir, op, at string, err error) *AccessError {
+	e := &AccessError{Dir: dir, Op: op, Err: err}
+	if errors.Is(err, fs.ErrPermission) {
+		e.Owner = ownerOf(at)
+	}
+	return e
 }
 
 func (e *AccessError) Error() string {
@@ -62,7 +97,7 @@ func (e *AccessError) Error() string {
 	}
 	switch {
 	case errors.Is(e.Err, fs.ErrPermission):
-		return fmt.Sprintf("data directory %s is not writable by uid %d: %s: %v; %s", e.Dir, os.Geteuid(), e.Op, cause, Advice)
+		return fmt.Sprintf("data directory %s is not writable by uid %d (gid %d): %s: %v; %s", e.Dir, os.Geteuid(), os.Getegid(), e.Op, cause, e.advice())
 	case errors.Is(e.Err, syscall.EROFS):
 		return fmt.Sprintf("data directory %s is on a read-only file system (%s: %v); choose another --data-dir", e.Dir, e.Op, cause)
 	case errors.Is(e.Err, syscall.ENOTDIR):
@@ -70,7 +105,28 @@ func (e *AccessError) Error() string {
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("data directory %s: no space left on the device (%s: %v); free some space or choose another --data-dir", e.Dir, e.Op, cause)
 	}
-	return fmt.Sprintf("data directory %s cannot be used: %s: %v; %s", e.Dir, e.Op, cause, Advice)
+	return fmt.Sprintf("data directory %s cannot be used: %s: %v; %s", e.Dir, e.Op, cause, e.advice())
+}
+
+// advice is what to do about a directory this process may not write in,
+// as commands: make it this uid's, or run as its owner (not root), or
+// choose another.
+func (e *AccessError) advice() string {
+	uid, gid := os.Geteuid(), os.Getegid()
+	o := e.Owner
+	switch {
+	case o == nil:
+		return fmt.Sprintf("chown it to the user running wagraph (chown -R %d:%d %s) or choose another --data-dir", uid, gid, e.Dir)
+	case filepath.Clean(o.Path) != filepath.Clean(e.Dir):
+		return fmt.Sprintf("%s, where it would be created, belongs to uid %d (gid %d, %s): create it for the user running wagraph (mkdir -p %s && chown %d:%d %s) or choose another --data-dir",
+			o.Path, o.UID, o.GID, o.Mode, e.Dir, uid, gid, e.Dir)
+	}
+	s := fmt.Sprintf("it belongs to uid %d (gid %d, %s): chown it to the user running wagraph (chown -R %d:%d %s, or the host's directory of a container's bind mount)",
+		o.UID, o.GID, o.Mode, uid, gid, e.Dir)
+	if o.UID != 0 && o.UID != uid {
+		s += fmt.Sprintf(", or run wagraph as its owner (in a container: docker run --user %d:%d …)", o.UID, o.GID)
+	}
+	return s + ", or choose another --data-dir"
 }
 
 func (e *AccessError) Unwrap() error { return e.Err }
@@ -80,7 +136,7 @@ func (e *AccessError) Unwrap() error { return e.Err }
 // what its own errors report as "no such file or directory".
 func Prepare(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return &AccessError{Dir: dir, Op: "cannot create it", Err: err}
+		return accessError(dir, "cannot create it", nearestExisting(dir), err)
 	}
 	return probe(dir)
 }
@@ -89,12 +145,12 @@ func Prepare(dir string) error {
 func probe(dir string) error {
 	f, err := os.CreateTemp(dir, ".wagraph-probe-*")
 	if err != nil {
-		return &AccessError{Dir: dir, Op: "cannot create a file in it", Err: err}
+		return accessError(dir, "cannot create a file in it", dir, err)
 	}
 	name := f.Name()
 	f.Close()
 	if err := os.Remove(name); err != nil {
-		return &AccessError{Dir: dir, Op: "cannot remove a file from it", Err: err}
+		return accessError(dir, "cannot remove a file from it", dir, err)
 	}
 	return nil
 }
@@ -142,6 +198,22 @@ func Check(dir string) (exists bool, err error) {
 	return false, nil
 }
 
+// nearestExisting is dir, or its nearest parent that exists: where a
+// missing directory would be created.
+func nearestExisting(dir string) string {
+	p := filepath.Clean(dir)
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+		next := filepath.Dir(p)
+		if next == p {
+			return p
+		}
+		p = next
+	}
+}
+
 // Lock is a held data directory lock. The operating system releases it
 // when the process ends, however it ends.
 type Lock struct {
@@ -167,7 +239,7 @@ func Acquire(dir, lockFile, who string) (*Lock, error) {
 	path := filepath.Join(dir, lockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, &AccessError{Dir: dir, Op: "cannot open " + lockFile, Err: err}
+		return nil, accessError(dir, "cannot open "+lockFile, dir, err)
 	}
 	for try := 1; ; try++ {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -189,7 +261,7 @@ func Acquire(dir, lockFile, who string) (*Lock, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, &AccessError{Dir: dir, Op: "cannot write " + lockFile, Err: err}
+		return nil, accessError(dir, "cannot write "+lockFile, dir, err)
 	}
 	return &Lock{f: f}, nil
 }

@@ -2,6 +2,7 @@ package datadir_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,12 +112,51 @@ func TestUnusableDirectories(t *testing.T) {
 func TestAccessErrorText(t *testing.T) {
 	err := &datadir.AccessError{Dir: "./data", Op: "cannot create a file in it",
 		Err: &fs.PathError{Op: "open", Path: "./data/.wagraph-probe-1", Err: fs.ErrPermission}}
-	for _, want := range []string{"data directory ./data is not writable by uid ", "cannot create a file in it: permission denied", datadir.Advice} {
+	for _, want := range []string{"data directory ./data is not writable by uid ", "cannot create a file in it: permission denied",
+		"chown it to the user running wagraph (chown -R ", "or choose another --data-dir"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
 	if !errors.Is(err, fs.ErrPermission) {
 		t.Error("the cause is not kept")
+	}
+}
+
+// TestAccessErrorAdvice: a refusal names who owns the directory and gives
+// the fixes as commands with the uids filled in: chown it to this
+// process's uid, or run as its owner (not when that is root), or, for a
+// directory still to be created, create it for this uid.
+func TestAccessErrorAdvice(t *testing.T) {
+	uid, gid := os.Geteuid(), os.Getegid()
+	denied := &fs.PathError{Op: "open", Path: "/data/.wagraph-probe-1", Err: fs.ErrPermission}
+	cases := []struct {
+		name      string
+		owner     *datadir.Owner
+		want, not []string
+	}{
+		{"a bind mount of the host's user", &datadir.Owner{Path: "/data", UID: 4242, GID: 4243, Mode: fs.ModeDir | 0o755},
+			[]string{"it belongs to uid 4242 (gid 4243, drwxr-xr-x)", fmt.Sprintf("chown -R %d:%d /data", uid, gid), "docker run --user 4242:4243", "or choose another --data-dir"}, nil},
+		{"root's directory", &datadir.Owner{Path: "/data", UID: 0, GID: 0, Mode: fs.ModeDir | 0o755},
+			[]string{"it belongs to uid 0 (gid 0, drwxr-xr-x)", fmt.Sprintf("chown -R %d:%d /data", uid, gid)}, []string{"--user"}},
+		{"a parent it would be created in", &datadir.Owner{Path: "/srv", UID: 0, GID: 0, Mode: fs.ModeDir | 0o755},
+			[]string{"/srv, where it would be created, belongs to uid 0", fmt.Sprintf("mkdir -p /data && chown %d:%d /data", uid, gid)}, []string{"--user"}},
+		{"owner unknown", nil, []string{fmt.Sprintf("chown it to the user running wagraph (chown -R %d:%d /data)", uid, gid)}, []string{"belongs to"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			msg := (&datadir.AccessError{Dir: "/data", Op: "cannot create a file in it", Err: denied, Owner: c.owner}).Error()
+			want := append([]string{fmt.Sprintf("data directory /data is not writable by uid %d (gid %d): cannot create a file in it: permission denied; ", uid, gid)}, c.want...)
+			for _, w := range want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q does not say %q", msg, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(msg, n) {
+					t.Errorf("%q says %q", msg, n)
+				}
+			}
+		})
 	}
 }

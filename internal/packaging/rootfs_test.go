@@ -25,10 +25,11 @@ const (
 // TestImageFilesystemServes builds wagraph as the Dockerfile's build stage
 // does, builds the final stage's filesystem with build/rootfs.sh, and runs
 // the Dockerfile's ENTRYPOINT and CMD in it with chroot, as the image's
-// user, with the image's environment (WAGRAPH_ADDR moved to a free
-// loopback port): /readyz must answer 200, the Dockerfile's HEALTHCHECK
-// must pass in the same filesystem (and fail once the server is gone),
-// ffmpeg must run there, and SIGTERM must end the server with status 0.
+// user, with the image's environment (WAGRAPH_ADDR moved to a free port of
+// the machine's own address, not loopback, as a server bound to one
+// interface): /readyz must answer 200, the Dockerfile's HEALTHCHECK must
+// pass in the same filesystem (and fail once the server is gone), ffmpeg
+// must run there, and SIGTERM must end the server with status 0.
 func TestImageFilesystemServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the image's filesystem built and served from (about a minute): make test runs it, make test-short skips it")
@@ -63,8 +64,9 @@ func TestImageFilesystemServes(t *testing.T) {
 	as := imageUser(t, uid, gid)
 	runtimeDevices(t, rootfs)
 
-	port := freePort(t)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	host := machineAddress(t)
+	port := freePort(t, host)
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	env := []string{"PATH=" + cfg["IMAGE_PATH"], "HOME=" + cfg["DATA_DIR"]}
 	for k, v := range img.env {
 		if k == "WAGRAPH_ADDR" {
@@ -108,11 +110,11 @@ func TestImageFilesystemServes(t *testing.T) {
 	if got := processUID(t, server.Process.Pid); got != as.hostUID {
 		t.Errorf("the server runs as uid %d, want %d (the image's user %s)", got, as.hostUID, cfg["USER_NAME"])
 	}
-	healthcheck := func() error {
-		return inImage(rootfs, as, env, "/bin/sh", "-c", img.healthcheck).Run()
+	healthcheck := func() ([]byte, error) {
+		return inImage(rootfs, as, env, lookInImage(t, rootfs, cfg["IMAGE_PATH"], img.healthcheck[0]), img.healthcheck[1:]...).CombinedOutput()
 	}
-	if err := healthcheck(); err != nil {
-		t.Errorf("the Dockerfile's HEALTHCHECK fails against the ready server: %v", err)
+	if out, err := healthcheck(); err != nil {
+		t.Errorf("the Dockerfile's HEALTHCHECK fails against the ready server on %s: %v\n%s", addr, err, out)
 	}
 	stored, err := os.ReadDir(filepath.Join(rootfs, cfg["DATA_DIR"]))
 	if err != nil || len(stored) == 0 {
@@ -137,8 +139,8 @@ func TestImageFilesystemServes(t *testing.T) {
 	case <-time.After(stopWithin):
 		t.Fatalf("the server did not stop within %s of SIGTERM\nserver log:\n%s", stopWithin, serverLog())
 	}
-	if err := healthcheck(); err == nil {
-		t.Error("the HEALTHCHECK passes with the server gone: it checks nothing")
+	if out, err := healthcheck(); err == nil {
+		t.Errorf("the HEALTHCHECK passes with the server gone: it checks nothing\n%s", out)
 	}
 }
 
@@ -269,9 +271,27 @@ func processUID(t *testing.T, pid int) int {
 	return -1
 }
 
-func freePort(t *testing.T) int {
+// machineAddress is one address of this machine that is not loopback, as
+// a container has on its network.
+func machineAddress(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Fatalf("this machine has no IPv4 address but loopback (%v): the test binds the server to one", addrs)
+	return ""
+}
+
+// freePort is a port of host free a moment ago.
+func freePort(t *testing.T, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // tests' PATH holds links to these and nothing else: it has no go, and a
 // command the script starts to need without saying so fails them.
 var goShTools = []string{"bash", "sed", "head", "uname", "mkdir", "flock", "sha256sum", "cut",
-	"curl", "unzip", "mktemp", "chmod", "mv", "rm", "dirname"}
+	"curl", "unzip", "mktemp", "chmod", "mv", "rm", "dirname", "tail"}
 
 // pathWithoutGo is a directory for PATH with goShTools and no go.
 func pathWithoutGo(t *testing.T) string {
