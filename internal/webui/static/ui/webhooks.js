@@ -28,11 +28,13 @@ export function render(root, ctx) {
   );
   showSessionName(id, sessionName);
 
-  let kinds = [];
+  let kinds = []; // the kinds a webhook can select: { kind, name }
+  let names = new Map(); // kind → its name
   eventKinds()
-    .then((names) => {
+    .then((all) => {
       // webhook.test is sent by testWebhook only, never selected.
-      kinds = names.filter((n) => n !== "WEBHOOK_TEST");
+      kinds = all.filter((k) => k.selectable);
+      names = new Map(all.map((k) => [k.kind, k.name]));
       edit(null);
     })
     .catch((e) => replace(formBox, h("p.error", errorText(e))))
@@ -64,7 +66,7 @@ export function render(root, ctx) {
       { "data-webhook-id": w.id },
       h("td", h("strong", w.displayName || "(no name)"), h("div.muted.mono", w.id)),
       h("td.mono.url", w.url),
-      h("td", w.events.length === kinds.length ? "every kind" : w.events.join(", ")),
+      h("td", w.events.length === kinds.length ? "every kind" : w.events.map((k, i) => [i ? ", " : null, h("span.kind-name", names.get(k) || k)])),
       h("td", h("span.badge." + (w.enabled ? "on" : "off"), w.enabled ? "enabled" : "disabled")),
       h(
         "td.actions",
@@ -90,8 +92,8 @@ export function render(root, ctx) {
     const name = h("input#wh-name", { placeholder: "a name for people", value: w ? w.displayName : "" });
     const enabled = h("input#wh-enabled", { type: "checkbox", checked: w ? w.enabled : true });
     const every = h("input#wh-every", { type: "checkbox", checked: !w || w.events.length === kinds.length });
-    const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k, "data-kind": k, checked: !!w && w.events.includes(k) }));
-    const pick = h("div.kinds", boxes.map((b) => h("label", b, " " + b.value)));
+    const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k.kind, "data-kind": k.kind, checked: !!w && w.events.includes(k.kind) }));
+    const pick = h("div.kinds", boxes.map((b, i) => h("label", b, " " + kinds[i].name)));
     pick.hidden = every.checked;
     every.addEventListener("change", () => {
       pick.hidden = every.checked;
@@ -122,7 +124,7 @@ export function render(root, ctx) {
           url: url.value.trim(),
           displayName: name.value.trim(),
           enabled: enabled.checked,
-          events: every.checked ? (w ? kinds : null) : boxes.filter((b) => b.checked).map((b) => b.value),
+          events: every.checked ? (w ? kinds.map((k) => k.kind) : null) : boxes.filter((b) => b.checked).map((b) => b.value),
           headers: parseHeaders(headers.value),
         };
         if (!w && input.events === null) delete input.events; // absent: every kind
