@@ -57,31 +57,46 @@ export function render(root, ctx) {
   function row(w) {
     const wid = encodeURIComponent(w.id);
     const toggle = toggleButton(id, w, reload);
-    const test = testButton(id, w, async () => {
-      location.hash = `#/sessions/${sid}/webhooks/${wid}`;
-    });
+    const test = testButton(
+      id,
+      w,
+      async () => {
+        location.hash = `#/sessions/${sid}/webhooks/${wid}`;
+      },
+      "button",
+      "Send test"
+    );
     const editButton = h("button", { type: "button", "data-action": "edit", onclick: () => edit(w) }, "Edit");
     return h(
       "tr",
       { "data-webhook-id": w.id },
-      h("td", h("strong", w.displayName || "(no name)"), h("div.muted.mono", w.id)),
+      // Its delivery log is a link under its name: its buttons, which act
+      // on it, then fit one line, on a phone too.
+      h(
+        "td",
+        h("strong", w.displayName || "(no name)"),
+        h("div.muted.mono", w.id),
+        h("div.links", h("a", { href: `#/sessions/${sid}/webhooks/${wid}`, "data-action": "deliveries" }, "Deliveries"))
+      ),
       h("td.mono.url", w.url),
       h("td", w.events.length === kinds.length ? "every kind" : w.events.map((k, i) => [i ? ", " : null, h("span.kind-name", names.get(k) || k)])),
       h("td", h("span.badge." + (w.enabled ? "on" : "off"), w.enabled ? "enabled" : "disabled")),
       h(
         "td.actions",
-        h("a.button", { href: `#/sessions/${sid}/webhooks/${wid}`, "data-action": "deliveries" }, "Deliveries"),
-        editButton,
-        toggle,
-        test,
-        confirmButton("Delete", "Really delete?", async () => {
-          try {
-            await query(`mutation($s: ID!, $id: ID!) { deleteWebhook(sessionId: $s, id: $id) }`, { s: id, id: w.id });
-            await reload();
-          } catch (e) {
-            notice(errorText(e), "error");
-          }
-        }, ".danger", w.id + ":delete")
+        h(
+          "div.buttons",
+          editButton,
+          toggle,
+          test,
+          confirmButton("Delete", "Really delete?", async () => {
+            try {
+              await query(`mutation($s: ID!, $id: ID!) { deleteWebhook(sessionId: $s, id: $id) }`, { s: id, id: w.id });
+              await reload();
+            } catch (e) {
+              notice(errorText(e), "error");
+            }
+          }, ".danger", w.id + ":delete")
+        )
       )
     );
   }
@@ -178,8 +193,8 @@ export function toggleButton(sessionId, w, then, spec = "button") {
 
 // testButton has the server send webhook w a webhook.test event, then
 // calls then.
-export function testButton(sessionId, w, then, spec = "button") {
-  const b = h(spec, { type: "button", "data-action": "test" }, "Send test event");
+export function testButton(sessionId, w, then, spec = "button", label = "Send test event") {
+  const b = h(spec, { type: "button", "data-action": "test", title: "Send a webhook.test event" }, label);
   b.addEventListener(
     "click",
     busy(b, async () => {
