@@ -61,8 +61,8 @@ func toEvent(e events.Envelope) *model.Event {
 		OccurredAt: e.Timestamp, Data: model.JSON(e.Data)}
 }
 
-// eventsPage answers the events query.
-func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error) {
+// eventsPage answers the events query: in seq order, or the newest first.
+func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst bool) (*model.EventConnection, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
@@ -87,7 +87,12 @@ func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []mod
 			return nil, err
 		}
 	}
-	envs, err := bus.Log().After(ctx, sessionID, from.Seq, ks, n+1)
+	var envs []events.Envelope
+	if newestFirst {
+		envs, err = bus.Log().Before(ctx, sessionID, from.Seq, ks, n+1)
+	} else {
+		envs, err = bus.Log().After(ctx, sessionID, from.Seq, ks, n+1)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +108,36 @@ func (r *Resolver) eventsPage(ctx context.Context, sessionID string, kinds []mod
 		conn.PageInfo.EndCursor = &last
 	}
 	return conn, nil
+}
+
+// storedEvent answers the event query: nil when the session's log holds
+// no event id.
+func (r *Resolver) storedEvent(ctx context.Context, sessionID, id string) (*model.Event, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	bus, err := r.eventBus()
+	if err != nil {
+		return nil, err
+	}
+	env, err := bus.Log().Find(ctx, sessionID, id)
+	if errors.Is(err, events.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toEvent(env), nil
+}
+
+// eventKindNames answers the eventKinds query from the kind table: the
+// selectable kinds, then webhook.test.
+func eventKindNames() []*model.EventKindName {
+	out := make([]*model.EventKindName, 0, len(events.Selectable())+1)
+	for _, k := range append(events.Selectable(), events.WebhookTest) {
+		out = append(out, &model.EventKindName{Kind: model.EventKind(k.Enum()), Name: string(k), Selectable: k.IsSelectable()})
+	}
+	return out
 }
 
 // followEvents answers the events subscription: the bus's subscription,

@@ -11,8 +11,16 @@ import (
 	"github.com/wagraph/wagraph/graph/model"
 )
 
-func (r *queryResolver) Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error) {
-	return r.eventsPage(ctx, sessionID, kinds, after, first)
+func (r *queryResolver) Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) (*model.EventConnection, error) {
+	return r.eventsPage(ctx, sessionID, kinds, after, first, newestFirst != nil && *newestFirst)
+}
+
+func (r *queryResolver) Event(ctx context.Context, sessionID string, id string) (*model.Event, error) {
+	return r.storedEvent(ctx, sessionID, id)
+}
+
+func (r *queryResolver) EventKinds(ctx context.Context) ([]*model.EventKindName, error) {
+	return eventKindNames(), nil
 }
 
 func (r *subscriptionResolver) Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string) (<-chan *model.Event, error) {

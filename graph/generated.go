@@ -105,6 +105,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	EventKindName struct {
+		Kind       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Selectable func(childComplexity int) int
+	}
+
 	Group struct {
 		Description           func(childComplexity int) int
 		ID                    func(childComplexity int) int
@@ -242,7 +248,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Deliveries     func(childComplexity int, sessionID string, webhookID string, first *int, after *string) int
-		Events         func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int) int
+		Event          func(childComplexity int, sessionID string, id string) int
+		EventKinds     func(childComplexity int) int
+		Events         func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) int
 		Groups         func(childComplexity int, sessionID string) int
 		Message        func(childComplexity int, sessionID string, id string) int
 		Poll           func(childComplexity int, sessionID string, messageID string) int
@@ -508,7 +516,9 @@ type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	Privacy(ctx context.Context, sessionID string) (*model.PrivacySettings, error)
 	Poll(ctx context.Context, sessionID string, messageID string) (*model.Poll, error)
-	Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int) (*model.EventConnection, error)
+	Events(ctx context.Context, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) (*model.EventConnection, error)
+	Event(ctx context.Context, sessionID string, id string) (*model.Event, error)
+	EventKinds(ctx context.Context) ([]*model.EventKindName, error)
 	Groups(ctx context.Context, sessionID string) ([]*model.Group, error)
 	Message(ctx context.Context, sessionID string, id string) (*model.Message, error)
 	SandboxMode(ctx context.Context) (bool, error)
@@ -768,6 +778,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
+
+	case "EventKindName.kind":
+		if e.ComplexityRoot.EventKindName.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventKindName.Kind(childComplexity), true
+	case "EventKindName.name":
+		if e.ComplexityRoot.EventKindName.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventKindName.Name(childComplexity), true
+	case "EventKindName.selectable":
+		if e.ComplexityRoot.EventKindName.Selectable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventKindName.Selectable(childComplexity), true
 
 	case "Group.description":
 		if e.ComplexityRoot.Group.Description == nil {
@@ -1683,6 +1712,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Deliveries(childComplexity, args["sessionId"].(string), args["webhookId"].(string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.event":
+		if e.ComplexityRoot.Query.Event == nil {
+			break
+		}
+
+		args, err := ec.field_Query_event_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Event(childComplexity, args["sessionId"].(string), args["id"].(string)), true
+	case "Query.eventKinds":
+		if e.ComplexityRoot.Query.EventKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.EventKinds(childComplexity), true
 	case "Query.events":
 		if e.ComplexityRoot.Query.Events == nil {
 			break
@@ -1693,7 +1739,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["kinds"].([]model.EventKind), args["after"].(*string), args["first"].(*int)), true
+		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["kinds"].([]model.EventKind), args["after"].(*string), args["first"].(*int), args["newestFirst"].(*bool)), true
 	case "Query.groups":
 		if e.ComplexityRoot.Query.Groups == nil {
 			break
@@ -2862,6 +2908,18 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 		return ec.fieldContext_EventEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_EventKindName(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_EventKindName_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_EventKindName_name(ctx, field)
+	case "selectable":
+		return ec.fieldContext_EventKindName_selectable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventKindName", field.Name)
 }
 
 func (ec *executionContext) childFields_Group(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4946,6 +5004,28 @@ func (ec *executionContext) field_Query_deliveries_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_event_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4981,6 +5061,14 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "newestFirst",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["newestFirst"] = arg4
 	return args, nil
 }
 
@@ -6161,6 +6249,75 @@ func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EventKindName_kind(ctx context.Context, field graphql.CollectedField, obj *model.EventKindName) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventKindName_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.EventKind) graphql.Marshaler {
+			return ec.marshalNEventKind2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventKindName_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventKindName", field, false, false, errors.New("field of type EventKind does not have child fields"))
+}
+
+func (ec *executionContext) _EventKindName_name(ctx context.Context, field graphql.CollectedField, obj *model.EventKindName) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventKindName_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventKindName_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventKindName", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventKindName_selectable(ctx context.Context, field graphql.CollectedField, obj *model.EventKindName) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventKindName_selectable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Selectable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventKindName_selectable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventKindName", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Group_id(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
@@ -9851,7 +10008,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["sessionId"].(string), fc.Args["kinds"].([]model.EventKind), fc.Args["after"].(*string), fc.Args["first"].(*int))
+			return ec.Resolvers.Query().Events(ctx, fc.Args["sessionId"].(string), fc.Args["kinds"].([]model.EventKind), fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["newestFirst"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
@@ -9881,6 +10038,82 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_event(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Event(ctx, fc.Args["sessionId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_event_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventKinds(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().EventKinds(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.EventKindName) graphql.Marshaler {
+			return ec.marshalNEventKindName2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKindNameᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventKindName(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -15883,6 +16116,54 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var eventKindNameImplementors = []string{"EventKindName"}
+
+func (ec *executionContext) _EventKindName(ctx context.Context, sel ast.SelectionSet, obj *model.EventKindName) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventKindNameImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventKindName")
+		case "kind":
+			out.Values[i] = ec._EventKindName_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._EventKindName_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selectable":
+			out.Values[i] = ec._EventKindName_selectable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var groupImplementors = []string{"Group"}
 
 func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, obj *model.Group) graphql.Marshaler {
@@ -16972,6 +17253,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_events(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "event":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_event(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventKinds":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventKinds(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19194,6 +19519,32 @@ func (ec *executionContext) marshalNEventKind2ᚕgithubᚗcomᚋwagraphᚋwagrap
 	return ret
 }
 
+func (ec *executionContext) marshalNEventKindName2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKindNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventKindName) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventKindName2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKindName(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventKindName2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKindName(ctx context.Context, sel ast.SelectionSet, v *model.EventKindName) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventKindName(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNGroup2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Group) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19995,6 +20346,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Event(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOEventKind2ᚕgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐEventKindᚄ(ctx context.Context, v any) ([]model.EventKind, error) {

@@ -93,6 +93,16 @@ type EventEdge struct {
 	Node   *Event `json:"node"`
 }
 
+// An event kind under both its names.
+type EventKindName struct {
+	// The kind as the kinds arguments and Event.kind spell it.
+	Kind EventKind `json:"kind"`
+	// The kind as webhooks name it: the envelope's event (events.md), a webhook's events key over REST.
+	Name string `json:"name"`
+	// Whether a webhook's events can select it (webhook.test cannot).
+	Selectable bool `json:"selectable"`
+}
+
 type Group struct {
 	// The group JID (…@g.us).
 	ID                    string         `json:"id"`

@@ -40,6 +40,27 @@ func (l *Log) Last(ctx context.Context, sessionID string) (env Envelope, found b
 	return envelopeOf(row), true, nil
 }
 
+// Before returns up to limit events of a session with seq below beforeSeq
+// (0: from the newest), the newest first; kinds, when not empty, keeps only
+// those kinds. limit is clamped to [1, MaxPage]. A reader shows the latest
+// events with it, and pages back from the oldest it shows.
+func (l *Log) Before(ctx context.Context, sessionID string, beforeSeq int64, kinds []Kind, limit int) ([]Envelope, error) {
+	limit = min(max(limit, 1), MaxPage)
+	ps := afterIn(sessionID, 0, kinds)
+	if beforeSeq > 0 {
+		ps = append(ps, entevent.SeqLT(beforeSeq))
+	}
+	rows, err := l.db.Event.Query().Where(ps...).Order(ent.Desc(entevent.FieldSeq)).Limit(limit).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read events of session %s before %d: %w", sessionID, beforeSeq, err)
+	}
+	out := make([]Envelope, len(rows))
+	for i, r := range rows {
+		out[i] = envelopeOf(r)
+	}
+	return out, nil
+}
+
 // PruneInterval is how often RunPrune prunes.
 const PruneInterval = time.Hour
 

@@ -21,6 +21,7 @@ import (
 	"github.com/makiuchi-d/gozxing/qrcode"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/webui"
 )
 
@@ -143,9 +144,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	if want := xssPushName + ": " + xssText; summary != want {
 		t.Errorf("the stream shows %q, want %q as text", summary, want)
 	}
-	var events []byte
-	b.run(t, "capturing the stream", chromedp.CaptureScreenshot(&events))
-	shots["events.png"] = events
+	var stream []byte
+	b.run(t, "capturing the stream", chromedp.CaptureScreenshot(&stream))
+	shots["events.png"] = stream
 
 	// Paused, the stream shows nothing new; resumed, it replays what was
 	// stored meanwhile, once. Reconnected, the same.
@@ -200,8 +201,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	)
 	var testRow string
 	b.run(t, "reading the test delivery", chromedp.Text(`#delivery-rows tr[data-status="DELIVERED"]`, &testRow, chromedp.ByQuery))
-	if !strings.Contains(testRow, "WEBHOOK_TEST") || !strings.Contains(testRow, "200 in") {
-		t.Errorf("the test delivery's row reads %q; want WEBHOOK_TEST answered 200", testRow)
+	if !strings.Contains(testRow, string(events.WebhookTest)) || !strings.Contains(testRow, "200 in") {
+		t.Errorf("the test delivery's row reads %q; want %s answered 200", testRow, events.WebhookTest)
 	}
 	if got := recv.kinds(); len(got) != 1 || got[0] != "webhook.test" {
 		t.Errorf("the receiver got %v, want one webhook.test", got)

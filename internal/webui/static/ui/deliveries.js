@@ -1,11 +1,14 @@
-// A webhook's delivery log, newest first: each delivery's status, its last
-// answer, and every attempt (status code, duration, error); a delivery can
-// be sent again. The log has no subscription: the page reads it again
-// every two seconds while it is open.
+// A webhook's delivery log, newest first: what each delivery carried (the
+// event's kind, seq and id, and the line the events page shows for it),
+// its status, its last answer, and every attempt (status code, duration,
+// error); a delivery can be sent again. The log has no subscription: the
+// page reads it again every two seconds while it is open, and reads each
+// event once.
 
-import { query } from "./gql.js";
+import { query, kindNames } from "./gql.js";
 import { h, replace, time, errorText, busy, notice } from "./dom.js";
 import { testButton, toggleButton } from "./webhooks.js";
+import { summary, short } from "./summary.js";
 
 const every = 2000;
 
@@ -16,6 +19,8 @@ export function render(root, ctx) {
   const rows = h("tbody#delivery-rows");
   const more = h("button#deliveries-more", { type: "button", hidden: true }, "Show older");
   const open = new Set(); // the deliveries whose attempts are unfolded
+  const delivered = new Map(); // event id → the event (null: no longer stored)
+  let names = new Map(); // kind → its name, as webhooks give it
   let first = 20;
   let timer = 0;
   let stopped = false;
@@ -61,6 +66,9 @@ export function render(root, ctx) {
         replace(head, h("p.error", "No such webhook."));
         return;
       }
+      if (names.size === 0) names = await kindNames();
+      await readEvents(d.deliveries.edges.map((e) => e.node.eventId));
+      if (!current()) return;
       drawHead(d.webhook);
       replace(rows);
       const edges = d.deliveries.edges;
@@ -74,6 +82,32 @@ export function render(root, ctx) {
     if (current()) timer = setTimeout(refresh, every);
   }
 
+  // readEvents reads the events of ids the page has not read yet, in one
+  // request: a delivery's event never changes.
+  async function readEvents(ids) {
+    const missing = [...new Set(ids)].filter((id) => !delivered.has(id));
+    if (missing.length === 0) return;
+    const vars = { s: sessionId };
+    const fields = missing.map((id, i) => {
+      vars["e" + i] = id;
+      return `e${i}: event(sessionId: $s, id: $e${i}) { id seq kind data }`;
+    });
+    const d = await query(`query($s: ID!, ${missing.map((_, i) => `$e${i}: ID!`).join(", ")}) { ${fields.join(" ")} }`, vars);
+    missing.forEach((id, i) => delivered.set(id, d["e" + i]));
+  }
+
+  // carried is what a delivery carried: the event's kind by name, its seq
+  // and id, and its line, cut short.
+  function carried(d) {
+    const ev = delivered.get(d.eventId);
+    return [
+      h("span.kind", names.get(d.event) || d.event),
+      ev ? [" ", h("span.seq", "#" + ev.seq)] : null,
+      h("div.muted.mono.event-id", d.eventId),
+      ev ? h("div.event-summary", short(summary(ev))) : h("div.muted", "no longer stored (--event-retention)"),
+    ];
+  }
+
   function drawHead(w) {
     const test = testButton(sessionId, w, refresh, "button#dl-test");
     const toggle = toggleButton(sessionId, w, refresh, "button#dl-toggle");
@@ -82,7 +116,7 @@ export function render(root, ctx) {
       h("h1", "Deliveries to ", w.displayName || w.id),
       h(
         "p",
-        h("span.mono", w.url),
+        h("span.mono.url", w.url),
         " ",
         h("span.badge." + (w.enabled ? "on" : "off"), { "data-enabled": String(w.enabled) }, w.enabled ? "enabled" : "disabled"),
         " ",
@@ -136,10 +170,10 @@ export function render(root, ctx) {
         "tr",
         { "data-delivery-id": d.id, "data-status": d.status, "data-kind": d.event, "data-event-id": d.eventId },
         h("td", time(d.createdAt)),
-        h("td", h("span.kind", d.event), h("div.muted.mono", d.eventId)),
+        h("td.carried", carried(d)),
         h("td", h("span.badge.delivery-" + d.status.toLowerCase(), d.status)),
-        h("td", unfold),
-        h("td.status-code", d.statusCode ? `${d.statusCode} in ${d.durationMs} ms` : d.durationMs != null ? `no answer (${d.durationMs} ms)` : "—"),
+        h("td", { "data-label": "Attempts" }, unfold),
+        h("td.status-code", { "data-label": "Last answer" }, d.statusCode ? `${d.statusCode} in ${d.durationMs} ms` : d.durationMs != null ? `no answer (${d.durationMs} ms)` : "—"),
         h("td.error-text", d.error || ""),
         h("td", d.status === "PENDING" ? null : redeliver)
       ),

@@ -1,31 +1,47 @@
-// A session's live event stream: the events subscription, filtered by kind,
-// paused and resumed, and picked up again after the last event shown when
-// the socket drops (the server replays what was stored in between). In
-// sandbox mode a panel acts as a contact writing to the session.
+// A session's events: the stored ones, newest first, a page at a time
+// (the events query, newestFirst), then the live ones on top as they come
+// (the events subscription, resuming after the newest shown, so that none
+// is lost or shown twice); filtered by kind, paused and resumed, and picked
+// up again after the last event shown when the socket drops (the server
+// replays what was stored in between). In sandbox mode a panel acts as a
+// contact writing to the session.
 
 import { query, GraphQLError, eventKinds, showSessionName } from "./gql.js";
 import { h, replace, time, errorText, busy, notice } from "./dom.js";
+import { summary } from "./summary.js";
 
-// The page keeps this many events; older ones leave the page (they stay in
-// the stored log: the events query pages through it).
+// A page of stored events, read when the page opens and at each "Show
+// older".
+const pageSize = 50;
+
+// The live events keep at most this many rows, or as many as the person
+// asked for with "Show older"; older ones leave the page (they stay in the
+// stored log: "Show older" reads them again).
 const keep = 500;
+
+const eventFields = "id seq kind occurredAt data";
 
 export function render(root, ctx) {
   const [id] = ctx.params;
   const list = h("ol#event-list.events", { "aria-live": "polite" });
+  const empty = h("p.muted#events-empty", { hidden: true }, "No event stored yet: they show here as they happen.");
+  const older = h("button#events-older", { type: "button", hidden: true }, "Show older");
   const state = h("span#stream-state.muted");
   const pauseButton = h("button#stream-pause", { type: "button" }, "Pause");
   const reconnectButton = h("button#stream-reconnect", { type: "button", title: "Close the live socket and open it again, resuming after the last event shown" }, "Reconnect");
   const kindsBox = h("div.kinds#kinds");
   const filter = h("details.filter", h("summary#kinds-summary", "Kinds: all"), kindsBox);
-  let lastId = null;
+  let names = new Map(); // kind → its name, as webhooks give it
+  let lastId = null; // the newest event shown or passed over: the stream resumes after it
   let lastSeq = 0;
+  let room = keep;
   let paused = false;
   let kinds = [];
   let unsubscribe = null;
   let retry = 0;
   let retryTimer = 0;
   let stopped = false;
+  let generation = 0; // each load of the stored events; an older one draws nothing
 
   const sessionName = h("span", id);
   root.appendChild(
@@ -33,14 +49,16 @@ export function render(root, ctx) {
       "section.events-page",
       h("h1", "Events of ", sessionName),
       h("div.toolbar", pauseButton, reconnectButton, filter, state),
-      h("div.columns", h("div.stream", list), ctx.viewer.sandbox ? sandboxPanel(id) : null)
+      h("div.columns", h("div.stream", list, empty, older), ctx.viewer.sandbox ? sandboxPanel(id) : null)
     )
   );
   showSessionName(id, sessionName);
-  loadKinds(kindsBox, (selected) => {
+  loadKinds(kindsBox, (kindsRead) => {
+    names = new Map(kindsRead.map((k) => [k.kind, k.name]));
+  }, (selected) => {
     kinds = selected;
     document.getElementById("kinds-summary").textContent = "Kinds: " + (kinds.length ? kinds.length + " selected" : "all");
-    if (!paused) start();
+    load();
   });
 
   function showState() {
@@ -49,16 +67,81 @@ export function render(root, ctx) {
     state.dataset.state = paused ? "paused" : "following";
   }
 
+  // load shows the newest stored events of the kinds chosen, then follows
+  // the live ones. With a filter, the newest event of any kind is read
+  // first: the stream resumes after it or after the newest shown, whichever
+  // is newer, so an event of the kinds stored while the page was read is
+  // either on it or replayed.
+  async function load() {
+    const mine = ++generation;
+    stopStream();
+    state.textContent = "reading the stored events…";
+    delete state.dataset.state;
+    let anchor = null;
+    let page;
+    try {
+      if (kinds.length) anchor = (await storedPage(null, [], 1)).edges.map((e) => e.node)[0] || null;
+      page = await storedPage(null, kinds, pageSize);
+    } catch (e) {
+      if (mine !== generation) return;
+      state.textContent = "the stored events could not be read: " + errorText(e);
+      notice(errorText(e), "error");
+      return;
+    }
+    if (mine !== generation) return;
+    // The rows shown until now stay until the new ones are there.
+    const shown = page.edges.map((e) => e.node);
+    replace(list, shown.map(row));
+    room = keep;
+    const newest = [shown[0], anchor].filter(Boolean).sort((a, b) => b.seq - a.seq)[0];
+    lastId = newest ? newest.id : null;
+    lastSeq = newest ? newest.seq : 0;
+    older.hidden = !page.pageInfo.hasNextPage;
+    empty.hidden = shown.length > 0;
+    if (paused) showState();
+    else start();
+  }
+
+  // storedPage reads a page of the stored events, newest first, below the
+  // event after (null: from the newest).
+  async function storedPage(after, only, first) {
+    const d = await query(
+      `query($id: ID!, $kinds: [EventKind!], $after: String, $first: Int) {
+         events(sessionId: $id, kinds: $kinds, after: $after, first: $first, newestFirst: true) {
+           edges { node { ${eventFields} } } pageInfo { hasNextPage } } }`,
+      { id, kinds: only.length ? only : null, after, first }
+    );
+    return d.events;
+  }
+
+  older.addEventListener(
+    "click",
+    busy(older, async () => {
+      const mine = generation;
+      const last = list.lastElementChild;
+      const page = await storedPage(last ? last.dataset.id : null, kinds, pageSize);
+      if (mine !== generation) return;
+      for (const e of page.edges) list.appendChild(row(e.node));
+      room = Math.max(keep, list.children.length);
+      older.hidden = !page.pageInfo.hasNextPage;
+    })
+  );
+
   function start() {
-    if (unsubscribe) unsubscribe();
-    clearTimeout(retryTimer);
+    stopStream();
     unsubscribe = ctx.live.subscribe(
       `subscription($id: ID!, $kinds: [EventKind!], $after: String) {
-         events(sessionId: $id, kinds: $kinds, after: $after) { id seq kind occurredAt data } }`,
+         events(sessionId: $id, kinds: $kinds, after: $after) { ${eventFields} } }`,
       () => ({ id, kinds: kinds.length ? kinds : null, after: lastId }),
       { next: (d) => add(d.events), error: failed, complete: ended }
     );
     showState();
+  }
+
+  function stopStream() {
+    if (unsubscribe) unsubscribe();
+    unsubscribe = null;
+    clearTimeout(retryTimer);
   }
 
   function add(ev) {
@@ -67,7 +150,11 @@ export function render(root, ctx) {
     lastId = ev.id;
     retry = 0;
     list.prepend(row(ev));
-    while (list.children.length > keep) list.lastElementChild.remove();
+    empty.hidden = true;
+    while (list.children.length > room) {
+      list.lastElementChild.remove();
+      older.hidden = false;
+    }
     showState();
   }
 
@@ -95,9 +182,7 @@ export function render(root, ctx) {
     paused = !paused;
     pauseButton.textContent = paused ? "Resume" : "Pause";
     if (paused) {
-      if (unsubscribe) unsubscribe();
-      unsubscribe = null;
-      clearTimeout(retryTimer);
+      stopStream();
       showState();
     } else {
       start();
@@ -105,184 +190,46 @@ export function render(root, ctx) {
   });
   reconnectButton.addEventListener("click", () => ctx.live.drop());
 
+  // row shows an event: its seq, its kind by name, when, its line, and
+  // its data on request.
+  function row(ev) {
+    return h(
+      "li.event",
+      { "data-seq": ev.seq, "data-kind": ev.kind, "data-id": ev.id },
+      h("div.event-head", h("span.seq", "#" + ev.seq), " ", h("span.kind", names.get(ev.kind) || ev.kind), " ", h("time.muted", time(ev.occurredAt))),
+      h("div.event-summary", summary(ev)),
+      h("details", h("summary", ev.id), h("pre.json", JSON.stringify(ev.data, null, 2)))
+    );
+  }
+
   return () => {
     stopped = true;
-    clearTimeout(retryTimer);
-    if (unsubscribe) unsubscribe();
+    generation++;
+    stopStream();
   };
 }
 
-// loadKinds offers a checkbox per event kind, read from the schema.
-async function loadKinds(box, changed) {
-  let names;
+// loadKinds offers a checkbox per event kind, by its name, from the
+// server's table of kinds; read gets the table, changed the kinds checked
+// (none: every kind), first once the boxes are there.
+async function loadKinds(box, read, changed) {
+  let kinds;
   try {
-    names = await eventKinds();
+    kinds = await eventKinds();
   } catch (e) {
     replace(box, h("p.error", errorText(e)));
     changed([]);
     return;
   }
-  const boxes = names.map((n) => h("input", { type: "checkbox", value: n, "data-kind": n }));
+  read(kinds);
+  const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k.kind, "data-kind": k.kind }));
   replace(
     box,
     h("p.muted", "None checked: every kind."),
-    boxes.map((b) => h("label", b, " " + b.value))
+    kinds.map((k, i) => h("label", boxes[i], " " + k.name))
   );
   box.addEventListener("change", () => changed(boxes.filter((b) => b.checked).map((b) => b.value)));
   changed([]);
-}
-
-function row(ev) {
-  return h(
-    "li.event",
-    { "data-seq": ev.seq, "data-kind": ev.kind, "data-id": ev.id },
-    h("div.event-head", h("span.seq", "#" + ev.seq), " ", h("span.kind", ev.kind), " ", h("time.muted", time(ev.occurredAt))),
-    h("div.event-summary", summary(ev)),
-    h("details", h("summary", ev.id), h("pre.json", JSON.stringify(ev.data, null, 2)))
-  );
-}
-
-// summary is one line about the event: who wrote what, or what changed.
-// Everything in it comes from the event's data, which a contact chose (an
-// emoji, a poll's options, an edit's text): it is only ever text.
-function summary(ev) {
-  const d = ev.data && typeof ev.data === "object" && !Array.isArray(ev.data) ? ev.data : {};
-  const special = summaries.get(kindName(ev.kind));
-  const line = special && special(d);
-  if (line) return line;
-  if (d.text !== undefined || d.caption !== undefined || (d.type && d.chat)) {
-    const who = d.fromMe ? "me" : d.pushName || (d.senderPhone ? "+" + d.senderPhone : d.sender || "");
-    const what = d.type === "poll" ? pollText(d) : d.text || (d.type && d.type !== "text" ? `[${d.type}]` + (d.caption ? " " + d.caption : "") : d.caption || "");
-    if (what || who) return `${who}: ${what}`;
-  }
-  if (d.status) return [d.status, d.reason, d.id].filter(Boolean).join(" · ");
-  if (d.pushName || d.name) return [d.pushName || d.name, d.phone ? "+" + d.phone : d.id].filter(Boolean).join(" · ");
-  const json = JSON.stringify(d);
-  return json.length > 160 ? json.slice(0, 157) + "…" : json;
-}
-
-// kindName is the kind as the schema spells it (MESSAGES_REACTION), whether
-// given so or as events.md does (messages.reaction).
-function kindName(kind) {
-  return String(kind || "")
-    .toUpperCase()
-    .replace(/[.-]/g, "_");
-}
-
-// The kinds whose data a generic line would not say well; each gives ""
-// when the data is not of the shape it knows, and the generic line is shown.
-const summaries = new Map([
-  ["MESSAGES_REACTION", reactionLine],
-  ["MESSAGES_UPDATE", updateLine],
-  ["MESSAGES_DELETE", deleteLine],
-  ["PRESENCE_UPDATE", presenceLine],
-  ["CALL", callLine],
-]);
-
-// str is v when it is a non-empty string, else "".
-function str(v) {
-  return typeof v === "string" ? v : "";
-}
-
-// person names someone by number (+15550001111) when known, else by JID:
-// a phone JID gives its number, a LID stays as it is.
-function person(jid, phone) {
-  if (str(phone)) return "+" + phone;
-  const m = /^(\d+)(?::\d+)?@s\.whatsapp\.net$/.exec(str(jid));
-  return m ? "+" + m[1] : str(jid);
-}
-
-function quoted(names) {
-  return names.map((n) => `"${n}"`).join(", ");
-}
-
-// pollText is a poll's question and options (an upsert of type poll).
-function pollText(d) {
-  const options = Array.isArray(d.pollOptions) ? d.pollOptions.filter((o) => typeof o === "string") : [];
-  return ["[poll]", str(d.text) || str(d.caption), options.length ? "· " + quoted(options) : ""].filter(Boolean).join(" ");
-}
-
-// messages.reaction: "+15550001111 reacted 👍 to 3EB0…"; an empty emoji
-// takes the reaction back.
-function reactionLine(d) {
-  const r = d.reaction && typeof d.reaction === "object" ? d.reaction : {};
-  const target = str(d.id) || str(r.key && r.key.id);
-  const who = d.fromMe ? "me" : person(d.sender, d.senderPhone) || "someone";
-  const emoji = str(r.text);
-  return emoji ? `${who} reacted ${emoji} to ${target}` : `${who} removed their reaction to ${target}`;
-}
-
-// messages.update: a vote, an edit, a revoke, a receipt or a send's end.
-function updateLine(d) {
-  const id = str(d.id);
-  const status = str(d.status);
-  const by = person(d.sender);
-  switch (status) {
-    case "voted":
-      return voteLine(d);
-    case "edited": {
-      const text = str(d.text) || str(d.caption);
-      return `${by ? by + " " : ""}edited ${id}: ${text}`;
-    }
-    case "revoked":
-      return `${by || "someone"} deleted ${id} for everyone`;
-    case "revoke-refused":
-    case "edit-refused":
-      return [`${status === "revoke-refused" ? "refused a revoke" : "refused an edit"} of ${id}`, by ? "by " + by : "", str(d.error)].filter(Boolean).join(" · ");
-    default:
-      return [status, str(d.error), id].filter(Boolean).join(" · ");
-  }
-}
-
-// voteLine: "+15550001111 voted "Red", "Blue" in 3EB0…". The names are
-// missing when the session has not seen the poll (only hashes then); an
-// empty selection takes the vote back.
-function voteLine(d) {
-  const v = (d.vote && typeof d.vote === "object" && d.vote) || {};
-  const poll = str(v.pollId) || str(d.id);
-  const who = person(v.voter, v.voterPhone) || "someone";
-  const names = Array.isArray(v.selectedOptions) ? v.selectedOptions.filter((o) => typeof o === "string") : null;
-  const hashes = Array.isArray(v.selectedHashes) ? v.selectedHashes : null;
-  if (names && names.length) return `${who} voted ${quoted(names)} in ${poll}`;
-  if ((names && !hashes) || (hashes && !hashes.length)) return `${who} withdrew their vote in ${poll}`;
-  if (hashes) return `${who} voted ${hashes.length} option${hashes.length === 1 ? "" : "s"} (names not known) in ${poll}`;
-  return [`a vote in ${poll} could not be read`, str(d.error)].filter(Boolean).join(" · ");
-}
-
-// messages.delete: deleted on this account's devices only.
-function deleteLine(d) {
-  if (d.all) return `cleared the chat ${str(d.chat)}`;
-  if (!str(d.id)) return "";
-  return `deleted ${d.id} for me${d.deleteMedia ? " (and its media)" : ""}`;
-}
-
-// presence.update: "+15550001111 is typing…", "… is online".
-function presenceLine(d) {
-  const who = person(d.participant, d.participantPhone) || person(d.chat) || "someone";
-  const chat = str(d.chat);
-  const where = chat.endsWith("@g.us") ? " in " + chat : "";
-  switch (str(d.presence)) {
-    case "composing":
-      return str(d.media) === "audio" ? `${who} is recording audio…${where}` : `${who} is typing…${where}`;
-    case "recording":
-      return `${who} is recording audio…${where}`;
-    case "paused":
-      return `${who} stopped typing${where}`;
-    case "available":
-      return `${who} is online`;
-    case "unavailable":
-      return `${who} is offline` + (str(d.lastSeen) ? " · last seen " + time(d.lastSeen) : "");
-    default:
-      return "";
-  }
-}
-
-// call: "video call from +15550001111 · reject".
-function callLine(d) {
-  if (!str(d.status)) return "";
-  const what = (d.isGroup ? "group " : "") + (d.isVideo === true ? "video call" : d.isVideo === false ? "voice call" : "call");
-  const from = person(d.from, d.fromPhone);
-  return [`${what}${from ? " from " + from : ""}`, d.status, str(d.reason)].filter(Boolean).join(" · ");
 }
 
 // sandboxPanel acts as a contact of the simulated network: its texts and

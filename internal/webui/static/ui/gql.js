@@ -63,15 +63,24 @@ export async function query(document, variables = {}) {
   return body.data;
 }
 
-// eventKinds reads the EventKind enum from the schema once per page load:
-// the kind filter and the webhook form offer what the server knows.
+// eventKinds reads the event kinds once per page load, from the server's
+// table of them (the eventKinds query): each { kind, name, selectable },
+// kind as the API's arguments take it (INBOUND_MESSAGE_UPSERT), name as
+// webhooks and events.md spell it (inbound-message.upsert). The kind
+// filter and the webhook form offer them, and every page names a kind by
+// its name, as the person's webhooks will.
 let kindsOnce = null;
 export function eventKinds() {
   if (!kindsOnce) {
-    kindsOnce = query(`{ __type(name: "EventKind") { enumValues { name } } }`).then((d) => d.__type.enumValues.map((v) => v.name));
+    kindsOnce = query(`{ eventKinds { kind name selectable } }`).then((d) => d.eventKinds);
     kindsOnce.catch(() => (kindsOnce = null)); // a failed read is tried again
   }
   return kindsOnce;
+}
+
+// kindNames is eventKinds as a map from each kind to its name.
+export async function kindNames() {
+  return new Map((await eventKinds()).map((k) => [k.kind, k.name]));
 }
 
 // showSessionName puts a session's name into el (left as it is when the

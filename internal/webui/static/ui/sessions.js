@@ -159,43 +159,56 @@ function fill(tr, s, reload) {
   const linked = !!s.jid && s.status !== "LOGGED_OUT";
   replace(
     tr,
-    h("td", h("strong.name", s.name), h("div.muted.mono", s.id)),
+    // The session's pages are links under its name: its buttons, which act
+    // on it, then fit one line, on a phone too.
+    h(
+      "td",
+      h("strong.name", s.name),
+      h("div.muted.mono", s.id),
+      h(
+        "div.links",
+        h("a", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
+        " · ",
+        h("a", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks")
+      )
+    ),
     h("td.status", statusBadge(s.status), s.statusReason ? h("div.muted", s.statusReason) : null),
     h("td", s.phone ? "+" + s.phone : "—", s.pushName ? h("div.muted", s.pushName) : null),
-    h("td", time(s.createdAt)),
+    h("td", { "data-label": "Created" }, time(s.createdAt)),
     h(
       "td.actions",
-      linked ? null : h("a.button#pair-" + cssId(s.id), { href: `#/sessions/${id}/pair`, "data-action": "pair" }, "Pair"),
-      linked && s.status === "DISCONNECTED" ? act("Connect", `mutation($id: ID!) { connectSession(id: $id) { id } }`) : null,
-      ["CONNECTED", "CONNECTING", "PAIRING"].includes(s.status)
-        ? act("Disconnect", `mutation($id: ID!) { disconnectSession(id: $id) { id } }`)
-        : null,
-      linked
-        ? confirmButton(
-            "Log out",
-            "Really log out?",
-            async () => {
-              try {
-                await query(`mutation($id: ID!) { logout(sessionId: $id) { id } }`, { id: s.id });
-              } catch (e) {
-                notice(errorText(e), "error");
-              }
-            },
-            "",
-            s.id + ":logout"
-          )
-        : null,
-      h("a.button", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
-      h("a.button", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks"),
-      confirmButton("Delete", "Really delete?", async () => {
-        try {
-          await query(`mutation($id: ID!) { deleteSession(id: $id) }`, { id: s.id });
-          notice(`Session ${s.name} deleted.`);
-          await reload();
-        } catch (e) {
-          notice(errorText(e), "error");
-        }
-      }, ".danger", s.id + ":delete")
+      h(
+        "div.buttons",
+        linked ? null : h("a.button#pair-" + cssId(s.id), { href: `#/sessions/${id}/pair`, "data-action": "pair" }, "Pair"),
+        linked && s.status === "DISCONNECTED" ? act("Connect", `mutation($id: ID!) { connectSession(id: $id) { id } }`) : null,
+        ["CONNECTED", "CONNECTING", "PAIRING"].includes(s.status)
+          ? act("Disconnect", `mutation($id: ID!) { disconnectSession(id: $id) { id } }`)
+          : null,
+        linked
+          ? confirmButton(
+              "Log out",
+              "Really log out?",
+              async () => {
+                try {
+                  await query(`mutation($id: ID!) { logout(sessionId: $id) { id } }`, { id: s.id });
+                } catch (e) {
+                  notice(errorText(e), "error");
+                }
+              },
+              "",
+              s.id + ":logout"
+            )
+          : null,
+        confirmButton("Delete", "Really delete?", async () => {
+          try {
+            await query(`mutation($id: ID!) { deleteSession(id: $id) }`, { id: s.id });
+            notice(`Session ${s.name} deleted.`);
+            await reload();
+          } catch (e) {
+            notice(errorText(e), "error");
+          }
+        }, ".danger", s.id + ":delete")
+      )
     )
   );
 }

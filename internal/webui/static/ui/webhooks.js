@@ -28,11 +28,13 @@ export function render(root, ctx) {
   );
   showSessionName(id, sessionName);
 
-  let kinds = [];
+  let kinds = []; // the kinds a webhook can select: { kind, name }
+  let names = new Map(); // kind → its name
   eventKinds()
-    .then((names) => {
+    .then((all) => {
       // webhook.test is sent by testWebhook only, never selected.
-      kinds = names.filter((n) => n !== "WEBHOOK_TEST");
+      kinds = all.filter((k) => k.selectable);
+      names = new Map(all.map((k) => [k.kind, k.name]));
       edit(null);
     })
     .catch((e) => replace(formBox, h("p.error", errorText(e))))
@@ -55,31 +57,46 @@ export function render(root, ctx) {
   function row(w) {
     const wid = encodeURIComponent(w.id);
     const toggle = toggleButton(id, w, reload);
-    const test = testButton(id, w, async () => {
-      location.hash = `#/sessions/${sid}/webhooks/${wid}`;
-    });
+    const test = testButton(
+      id,
+      w,
+      async () => {
+        location.hash = `#/sessions/${sid}/webhooks/${wid}`;
+      },
+      "button",
+      "Send test"
+    );
     const editButton = h("button", { type: "button", "data-action": "edit", onclick: () => edit(w) }, "Edit");
     return h(
       "tr",
       { "data-webhook-id": w.id },
-      h("td", h("strong", w.displayName || "(no name)"), h("div.muted.mono", w.id)),
+      // Its delivery log is a link under its name: its buttons, which act
+      // on it, then fit one line, on a phone too.
+      h(
+        "td",
+        h("strong", w.displayName || "(no name)"),
+        h("div.muted.mono", w.id),
+        h("div.links", h("a", { href: `#/sessions/${sid}/webhooks/${wid}`, "data-action": "deliveries" }, "Deliveries"))
+      ),
       h("td.mono.url", w.url),
-      h("td", w.events.length === kinds.length ? "every kind" : w.events.join(", ")),
+      h("td", w.events.length === kinds.length ? "every kind" : w.events.map((k, i) => [i ? ", " : null, h("span.kind-name", names.get(k) || k)])),
       h("td", h("span.badge." + (w.enabled ? "on" : "off"), w.enabled ? "enabled" : "disabled")),
       h(
         "td.actions",
-        h("a.button", { href: `#/sessions/${sid}/webhooks/${wid}`, "data-action": "deliveries" }, "Deliveries"),
-        editButton,
-        toggle,
-        test,
-        confirmButton("Delete", "Really delete?", async () => {
-          try {
-            await query(`mutation($s: ID!, $id: ID!) { deleteWebhook(sessionId: $s, id: $id) }`, { s: id, id: w.id });
-            await reload();
-          } catch (e) {
-            notice(errorText(e), "error");
-          }
-        }, ".danger", w.id + ":delete")
+        h(
+          "div.buttons",
+          editButton,
+          toggle,
+          test,
+          confirmButton("Delete", "Really delete?", async () => {
+            try {
+              await query(`mutation($s: ID!, $id: ID!) { deleteWebhook(sessionId: $s, id: $id) }`, { s: id, id: w.id });
+              await reload();
+            } catch (e) {
+              notice(errorText(e), "error");
+            }
+          }, ".danger", w.id + ":delete")
+        )
       )
     );
   }
@@ -90,8 +107,8 @@ export function render(root, ctx) {
     const name = h("input#wh-name", { placeholder: "a name for people", value: w ? w.displayName : "" });
     const enabled = h("input#wh-enabled", { type: "checkbox", checked: w ? w.enabled : true });
     const every = h("input#wh-every", { type: "checkbox", checked: !w || w.events.length === kinds.length });
-    const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k, "data-kind": k, checked: !!w && w.events.includes(k) }));
-    const pick = h("div.kinds", boxes.map((b) => h("label", b, " " + b.value)));
+    const boxes = kinds.map((k) => h("input", { type: "checkbox", value: k.kind, "data-kind": k.kind, checked: !!w && w.events.includes(k.kind) }));
+    const pick = h("div.kinds", boxes.map((b, i) => h("label", b, " " + kinds[i].name)));
     pick.hidden = every.checked;
     every.addEventListener("change", () => {
       pick.hidden = every.checked;
@@ -122,7 +139,7 @@ export function render(root, ctx) {
           url: url.value.trim(),
           displayName: name.value.trim(),
           enabled: enabled.checked,
-          events: every.checked ? (w ? kinds : null) : boxes.filter((b) => b.checked).map((b) => b.value),
+          events: every.checked ? (w ? kinds.map((k) => k.kind) : null) : boxes.filter((b) => b.checked).map((b) => b.value),
           headers: parseHeaders(headers.value),
         };
         if (!w && input.events === null) delete input.events; // absent: every kind
@@ -176,8 +193,8 @@ export function toggleButton(sessionId, w, then, spec = "button") {
 
 // testButton has the server send webhook w a webhook.test event, then
 // calls then.
-export function testButton(sessionId, w, then, spec = "button") {
-  const b = h(spec, { type: "button", "data-action": "test" }, "Send test event");
+export function testButton(sessionId, w, then, spec = "button", label = "Send test event") {
+  const b = h(spec, { type: "button", "data-action": "test", title: "Send a webhook.test event" }, label);
   b.addEventListener(
     "click",
     busy(b, async () => {
