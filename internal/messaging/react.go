@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -15,10 +13,6 @@ import (
 
 // EditWindow is how long after sending WhatsApp lets a message be edited.
 const EditWindow = 15 * time.Minute
-
-// maxEmojiRunes bounds a reaction: the longest emoji WhatsApp offers (a
-// family, a flag with skin tones) are a few code points joined.
-const maxEmojiRunes = 10
 
 // React puts emoji on the stored message messageID (received or sent), or
 // takes the account's reaction back with "".
@@ -50,19 +44,9 @@ func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string)
 	return Result{MessageID: sent.ID, Timestamp: &sent.Timestamp}, nil
 }
 
-// checkEmoji admits one emoji, or "" (taking a reaction back): no letters,
-// digits alone or spaces, and a few code points at most.
+// checkEmoji admits one emoji (emoji.go), or "" (taking a reaction back).
 func checkEmoji(emoji string) error {
-	if emoji == "" {
-		return nil
-	}
-	ok := utf8.ValidString(emoji) && utf8.RuneCountInString(emoji) <= maxEmojiRunes
-	pictographic := false
-	for _, r := range emoji {
-		ok = ok && !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsControl(r)
-		pictographic = pictographic || r > 0x2000
-	}
-	if !ok || !pictographic {
+	if emoji != "" && !isOneEmoji(emoji) {
 		return fault.InvalidField("emoji", "emoji must be one emoji, or empty to take the reaction back (got %q)", fault.Clip(emoji, fault.QuoteLen))
 	}
 	return nil
