@@ -88,7 +88,7 @@ func conversationRoutes() []route {
 		{
 			method: "POST", path: "/session/{sessionId}/call/{callId}/reject", id: "rejectCall", tag: "conversation",
 			summary:     "Reject a call",
-			description: "Declines an incoming call, as the phone's red button does; a call event with status reject follows. Needs a CONNECTED session.",
+			description: "Declines a ringing incoming call, as the phone's red button does; a call event with status reject follows. callId is a call event's id and from its caller: a call the session was never offered is 404, a from that is not the caller 400, a call already rejected, answered or ended 409, and then nothing is sent and no event follows. Needs a CONNECTED session.",
 			params:      []param{pSession, pCall},
 			handling:    done(false, (*Handler).rejectCall),
 			bodyExample: `{"from":"491701234567"}`,
