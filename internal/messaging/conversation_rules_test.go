@@ -89,7 +89,7 @@ func TestReactRules(t *testing.T) {
 		{"own, taken back", "SENTNOW", "", "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.s.React(ctx, "s1", tt.id, tt.emoji)
+			_, err := e.s.React(ctx, "s1", tt.id, tt.emoji, "")
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -128,7 +128,7 @@ func TestEditRules(t *testing.T) {
 		{"a caption", "SENTIMAGE", "new caption", "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.s.Edit(ctx, "s1", tt.id, tt.text)
+			_, err := e.s.Edit(ctx, "s1", tt.id, tt.text, "")
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -140,7 +140,7 @@ func TestEditRules(t *testing.T) {
 	}
 	t.Run("the window is the clock's", func(t *testing.T) {
 		e.now = e.now.Add(2 * time.Minute) // SENTEDGE is now 16 minutes old
-		_, err := e.s.Edit(ctx, "s1", "SENTEDGE", "x")
+		_, err := e.s.Edit(ctx, "s1", "SENTEDGE", "x", "")
 		wantFault(t, err, fault.WhatsAppRefused, "", "too old to edit")
 	})
 }

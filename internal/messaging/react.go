@@ -15,11 +15,20 @@ import (
 const EditWindow = 15 * time.Minute
 
 // React puts emoji on the stored message messageID (received or sent), or
-// takes the account's reaction back with "".
-func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string) (Result, error) {
+// takes the account's reaction back with "". With an idempotency key it is
+// sent once however often it is asked (sendkey.go).
+func (s *Service) React(ctx context.Context, sessionID, messageID, emoji, idempotencyKey string) (Result, error) {
 	if err := checkEmoji(emoji); err != nil {
 		return Result{}, err
 	}
+	asked := struct{ Op, MessageID, Emoji string }{"sendReaction", messageID, emoji}
+	return s.keyed(ctx, sessionID, idempotencyKey, asked, func(ctx context.Context, id string) (Result, error) {
+		return s.react(ctx, sessionID, messageID, emoji, id)
+	})
+}
+
+// react sends the reaction as message id ("": a new one).
+func (s *Service) react(ctx context.Context, sessionID, messageID, emoji, id string) (Result, error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
 		return Result{}, err
@@ -31,7 +40,7 @@ func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string)
 	if err != nil {
 		return Result{}, fmt.Errorf("stored chat of message %s: %w", messageID, err)
 	}
-	r := whatsapp.Reaction{Chat: chat, MessageID: messageID, Emoji: emoji}
+	r := whatsapp.Reaction{Chat: chat, MessageID: messageID, Emoji: emoji, ID: id}
 	if !m.FromMe {
 		if r.Sender, err = whatsapp.ParseJID(m.Sender); err != nil {
 			return Result{}, fmt.Errorf("stored sender of message %s: %w", messageID, err)
@@ -54,11 +63,20 @@ func checkEmoji(emoji string) error {
 
 // Edit replaces the text (or, of an image, video or document, the caption)
 // of messageID, which this account sent within EditWindow: checked here
-// first, as WhatsApp refuses a later edit.
-func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (Result, error) {
+// first, as WhatsApp refuses a later edit. With an idempotency key it is
+// sent once however often it is asked (sendkey.go).
+func (s *Service) Edit(ctx context.Context, sessionID, messageID, text, idempotencyKey string) (Result, error) {
 	if strings.TrimSpace(text) == "" {
 		return Result{}, fault.InvalidField("text", "text must not be empty")
 	}
+	asked := struct{ Op, MessageID, Text string }{"editMessage", messageID, text}
+	return s.keyed(ctx, sessionID, idempotencyKey, asked, func(ctx context.Context, id string) (Result, error) {
+		return s.edit(ctx, sessionID, messageID, text, id)
+	})
+}
+
+// edit sends the edit as message id ("": a new one).
+func (s *Service) edit(ctx context.Context, sessionID, messageID, text, id string) (Result, error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
 		return Result{}, err
@@ -84,7 +102,7 @@ func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (
 	if err != nil {
 		return Result{}, fmt.Errorf("stored chat of message %s: %w", messageID, err)
 	}
-	sent, err := whatsapp.OpEditMessage().Do(ctx, s.wa, sessionID, whatsapp.Edit{Chat: chat, MessageID: messageID, Type: m.Type, Text: text})
+	sent, err := whatsapp.OpEditMessage().Do(ctx, s.wa, sessionID, whatsapp.Edit{Chat: chat, MessageID: messageID, Type: m.Type, Text: text, ID: id})
 	if err != nil {
 		return Result{}, err
 	}
