@@ -33,18 +33,26 @@ func (r *mutationResolver) SubscribePresence(ctx context.Context, sessionID stri
 	return done(r.Messages.SubscribePresence(ctx, sessionID, chat))
 }
 
-func (r *mutationResolver) SendReaction(ctx context.Context, sessionID string, messageID string, emoji string) (*model.SendResult, error) {
+func (r *mutationResolver) SendReaction(ctx context.Context, sessionID string, messageID string, emoji string, idempotencyKey *string) (*model.SendResult, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	return toSendResult(r.Messages.React(ctx, sessionID, messageID, emoji))
+	key, err := keyOf(ctx, idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	return toSendResult(r.Messages.React(ctx, sessionID, messageID, emoji, key))
 }
 
-func (r *mutationResolver) EditMessage(ctx context.Context, sessionID string, messageID string, text string) (*model.SendResult, error) {
+func (r *mutationResolver) EditMessage(ctx context.Context, sessionID string, messageID string, text string, idempotencyKey *string) (*model.SendResult, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	return toSendResult(r.Messages.Edit(ctx, sessionID, messageID, text))
+	key, err := keyOf(ctx, idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	return toSendResult(r.Messages.Edit(ctx, sessionID, messageID, text, key))
 }
 
 func (r *mutationResolver) RejectCall(ctx context.Context, sessionID string, callID string, from string) (bool, error) {

@@ -158,7 +158,7 @@ type ComplexityRoot struct {
 		DeleteWebhook               func(childComplexity int, sessionID string, id string) int
 		DemoteGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
 		DisconnectSession           func(childComplexity int, id string) int
-		EditMessage                 func(childComplexity int, sessionID string, messageID string, text string) int
+		EditMessage                 func(childComplexity int, sessionID string, messageID string, text string, idempotencyKey *string) int
 		ForwardMessage              func(childComplexity int, sessionID string, messageID string, number string, idempotencyKey *string) int
 		Logout                      func(childComplexity int, sessionID string) int
 		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
@@ -184,12 +184,12 @@ type ComplexityRoot struct {
 		SendAudio                   func(childComplexity int, sessionID string, input model.SendAudioInput) int
 		SendContact                 func(childComplexity int, sessionID string, input model.SendContactInput) int
 		SendDocument                func(childComplexity int, sessionID string, input model.SendDocumentInput) int
-		SendGroupInvite             func(childComplexity int, sessionID string, jid string, number string, message string) int
+		SendGroupInvite             func(childComplexity int, sessionID string, jid string, number string, message string, idempotencyKey *string) int
 		SendImage                   func(childComplexity int, sessionID string, input model.SendImageInput) int
 		SendLocation                func(childComplexity int, sessionID string, input model.SendLocationInput) int
 		SendPoll                    func(childComplexity int, sessionID string, input model.SendPollInput) int
 		SendPresence                func(childComplexity int, sessionID string, state model.PresenceState, chat *string) int
-		SendReaction                func(childComplexity int, sessionID string, messageID string, emoji string) int
+		SendReaction                func(childComplexity int, sessionID string, messageID string, emoji string, idempotencyKey *string) int
 		SendSticker                 func(childComplexity int, sessionID string, input model.SendStickerInput) int
 		SendText                    func(childComplexity int, sessionID string, input model.SendTextInput) int
 		SendVideo                   func(childComplexity int, sessionID string, input model.SendVideoInput) int
@@ -467,15 +467,15 @@ type MutationResolver interface {
 	MarkRead(ctx context.Context, sessionID string, chat string, messageIds []string) (bool, error)
 	SendPresence(ctx context.Context, sessionID string, state model.PresenceState, chat *string) (bool, error)
 	SubscribePresence(ctx context.Context, sessionID string, chat string) (bool, error)
-	SendReaction(ctx context.Context, sessionID string, messageID string, emoji string) (*model.SendResult, error)
-	EditMessage(ctx context.Context, sessionID string, messageID string, text string) (*model.SendResult, error)
+	SendReaction(ctx context.Context, sessionID string, messageID string, emoji string, idempotencyKey *string) (*model.SendResult, error)
+	EditMessage(ctx context.Context, sessionID string, messageID string, text string, idempotencyKey *string) (*model.SendResult, error)
 	RejectCall(ctx context.Context, sessionID string, callID string, from string) (bool, error)
 	ForwardMessage(ctx context.Context, sessionID string, messageID string, number string, idempotencyKey *string) (*model.SendResult, error)
 	SendPoll(ctx context.Context, sessionID string, input model.SendPollInput) (*model.SendResult, error)
 	SendSticker(ctx context.Context, sessionID string, input model.SendStickerInput) (*model.SendResult, error)
 	CreateGroup(ctx context.Context, sessionID string, input model.CreateGroupInput) (*model.Group, error)
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
-	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error)
+	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string, idempotencyKey *string) (*model.SendResult, error)
 	DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
 	SendText(ctx context.Context, sessionID string, input model.SendTextInput) (*model.SendResult, error)
 	SendImage(ctx context.Context, sessionID string, input model.SendImageInput) (*model.SendResult, error)
@@ -1071,7 +1071,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.EditMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["text"].(string)), true
+		return e.ComplexityRoot.Mutation.EditMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["text"].(string), args["idempotencyKey"].(*string)), true
 	case "Mutation.forwardMessage":
 		if e.ComplexityRoot.Mutation.ForwardMessage == nil {
 			break
@@ -1357,7 +1357,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SendGroupInvite(childComplexity, args["sessionId"].(string), args["jid"].(string), args["number"].(string), args["message"].(string)), true
+		return e.ComplexityRoot.Mutation.SendGroupInvite(childComplexity, args["sessionId"].(string), args["jid"].(string), args["number"].(string), args["message"].(string), args["idempotencyKey"].(*string)), true
 	case "Mutation.sendImage":
 		if e.ComplexityRoot.Mutation.SendImage == nil {
 			break
@@ -1412,7 +1412,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SendReaction(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["emoji"].(string)), true
+		return e.ComplexityRoot.Mutation.SendReaction(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["emoji"].(string), args["idempotencyKey"].(*string)), true
 	case "Mutation.sendSticker":
 		if e.ComplexityRoot.Mutation.SendSticker == nil {
 			break
@@ -3781,6 +3781,14 @@ func (ec *executionContext) field_Mutation_editMessage_args(ctx context.Context,
 		return nil, err
 	}
 	args["text"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg3
 	return args, nil
 }
 
@@ -4513,6 +4521,14 @@ func (ec *executionContext) field_Mutation_sendGroupInvite_args(ctx context.Cont
 		return nil, err
 	}
 	args["message"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg4
 	return args, nil
 }
 
@@ -4639,6 +4655,14 @@ func (ec *executionContext) field_Mutation_sendReaction_args(ctx context.Context
 		return nil, err
 	}
 	args["emoji"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg3
 	return args, nil
 }
 
@@ -7405,7 +7429,7 @@ func (ec *executionContext) _Mutation_sendReaction(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SendReaction(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["emoji"].(string))
+			return ec.Resolvers.Mutation().SendReaction(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["emoji"].(string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
@@ -7449,7 +7473,7 @@ func (ec *executionContext) _Mutation_editMessage(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().EditMessage(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string))
+			return ec.Resolvers.Mutation().EditMessage(ctx, fc.Args["sessionId"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {
@@ -7757,7 +7781,7 @@ func (ec *executionContext) _Mutation_sendGroupInvite(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SendGroupInvite(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["number"].(string), fc.Args["message"].(string))
+			return ec.Resolvers.Mutation().SendGroupInvite(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["number"].(string), fc.Args["message"].(string), fc.Args["idempotencyKey"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SendResult) graphql.Marshaler {

@@ -40,19 +40,15 @@ func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, ji
 	return toGroup(g), nil
 }
 
-func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string) (*model.SendResult, error) {
+func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string, idempotencyKey *string) (*model.SendResult, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	text, err := r.Account.InviteText(ctx, sessionID, jid, number, message)
+	key, err := keyOf(ctx, idempotencyKey)
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.Messages.Send(ctx, sessionID, messaging.Request{Type: messaging.TypeText, Number: number, Text: text})
-	if err != nil {
-		return nil, err
-	}
-	return &model.SendResult{MessageID: res.MessageID, Timestamp: res.Timestamp, ScheduledAt: res.ScheduledAt}, nil
+	return toSendResult(r.Messages.SendInvite(ctx, sessionID, messaging.Invite{JID: jid, Number: number, Message: message, IdempotencyKey: key}))
 }
 
 func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {

@@ -22,12 +22,11 @@ func (r *Resolver) sendWith(ctx context.Context, sessionID, arg string, req mess
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if h, _ := ctx.Value(idempotencyHeader{}).(string); h != "" {
-		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			return nil, fault.InvalidField("idempotencyKey", "the Idempotency-Key header and the body's idempotencyKey differ: give one of them")
-		}
-		req.IdempotencyKey = h
+	key, err := keyOf(ctx, &req.IdempotencyKey)
+	if err != nil {
+		return nil, err
 	}
+	req.IdempotencyKey = key
 	res, err := r.Messages.Send(ctx, sessionID, req)
 	if err != nil {
 		if arg == "" {
@@ -98,6 +97,20 @@ func valueOf(s *string) string {
 }
 
 type idempotencyHeader struct{}
+
+// keyOf is the idempotency key of a send: its argument (or input field)
+// idempotencyKey, or the REST Idempotency-Key header carried in ctx; both
+// given must agree.
+func keyOf(ctx context.Context, arg *string) (string, error) {
+	key := valueOf(arg)
+	if h, _ := ctx.Value(idempotencyHeader{}).(string); h != "" {
+		if key != "" && key != h {
+			return "", fault.InvalidField("idempotencyKey", "the Idempotency-Key header and the body's idempotencyKey differ: give one of them")
+		}
+		key = h
+	}
+	return key, nil
+}
 
 // WithIdempotencyKey carries a REST request's Idempotency-Key header to the
 // send it makes: the same as the input's idempotencyKey.

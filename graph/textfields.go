@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/wagraph/wagraph/internal/textrule"
 )
@@ -14,8 +15,8 @@ import (
 // any depth (sendText's text, a caption, a file name, a push name, a
 // group's subject, a webhook's headers, a session's name...), before its
 // resolver runs: textrule's rule for client text, written once for every
-// argument of the schema, as REST's decoder applies it to every body. The
-// error names the argument's path (input.text).
+// argument of the schema, as REST's decoder applies it to every body, but
+// those marked @phoneText. The error names the argument's path (input.text).
 func refuseNUL(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc != nil && fc.Field.Field != nil && len(fc.Field.Arguments) > 0 {
@@ -24,7 +25,7 @@ func refuseNUL(ctx context.Context, next graphql.Resolver) (any, error) {
 			vars = oc.Variables
 		}
 		for _, a := range fc.Field.Arguments {
-			if a.Value == nil {
+			if a.Value == nil || phoneText(fc.Field.Definition, a.Name) {
 				continue
 			}
 			v, err := a.Value.Value(vars)
@@ -37,6 +38,17 @@ func refuseNUL(ctx context.Context, next graphql.Resolver) (any, error) {
 		}
 	}
 	return next(ctx)
+}
+
+// phoneText reports whether argument name of field is marked @phoneText:
+// what a simulated phone writes, which may hold a NUL as a phone's text may
+// (the sandbox's controls; sandbox.graphqls).
+func phoneText(field *ast.FieldDefinition, name string) bool {
+	if field == nil {
+		return false
+	}
+	a := field.Arguments.ForName(name)
+	return a != nil && a.Directives.ForName("phoneText") != nil
 }
 
 // checkNUL applies textrule.Check to every string in v, a decoded argument

@@ -7,7 +7,6 @@ import (
 
 	"net/http"
 
-	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -76,11 +75,7 @@ type (
 // the message of the path, answers a send's result.
 func messageAction[In any](call func(h *Handler, ctx context.Context, sessionID, messageID string, in In) (*model.SendResult, error)) handling {
 	return withBody(false, func(h *Handler, w http.ResponseWriter, r *http.Request, in In) {
-		ctx := r.Context()
-		if key := r.Header.Get("Idempotency-Key"); key != "" {
-			ctx = graph.WithIdempotencyKey(ctx, key) // a forward is a send
-		}
-		res, err := call(h, ctx, r.PathValue("sessionId"), r.PathValue("messageId"), in)
+		res, err := call(h, keyed(r), r.PathValue("sessionId"), r.PathValue("messageId"), in)
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return
@@ -93,11 +88,11 @@ func (h *Handler) sendReaction(ctx context.Context, sessionID, messageID string,
 	if in.Emoji == nil {
 		return nil, fault.InvalidField("emoji", "emoji is required: one emoji, or \"\" to take the reaction back")
 	}
-	return h.m.SendReaction(ctx, sessionID, messageID, *in.Emoji)
+	return h.m.SendReaction(ctx, sessionID, messageID, *in.Emoji, nil)
 }
 
 func (h *Handler) editMessage(ctx context.Context, sessionID, messageID string, in editMessageRequest) (*model.SendResult, error) {
-	return h.m.EditMessage(ctx, sessionID, messageID, in.Text)
+	return h.m.EditMessage(ctx, sessionID, messageID, in.Text, nil)
 }
 
 func (h *Handler) forwardMessage(ctx context.Context, sessionID, messageID string, in forwardRequest) (*model.SendResult, error) {

@@ -62,7 +62,7 @@ func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request, in updateG
 }
 
 func (h *Handler) sendGroupInvite(w http.ResponseWriter, r *http.Request, in sendGroupInviteRequest) {
-	res, err := h.m.SendGroupInvite(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), string(in.Number), in.Message)
+	res, err := h.m.SendGroupInvite(keyed(r), r.PathValue("sessionId"), r.PathValue("jid"), string(in.Number), in.Message, nil)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return

@@ -31,7 +31,7 @@ func groupRoutes() []route {
 			method: "POST", path: "/session/{sessionId}/group/{jid}/send-invite", id: "sendGroupInvite", tag: "groups",
 			summary:     "Send a group's invite link",
 			description: "Sends message followed by the group's invite link to number. The account must be an admin of the group (422 otherwise).",
-			params:      []param{pSession, pGroup},
+			params:      []param{pSession, pGroup, pIdempotencyKey},
 			handling:    withBody(false, (*Handler).sendGroupInvite),
 			bodyExample: `{"number":"491701234567","message":"Join our group:"}`,
 			status:      200, answer: "The invitation text followed by the group's invite link was sent to number.",

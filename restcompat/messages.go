@@ -40,6 +40,16 @@ func toSendJSON(res *model.SendResult) sendResultJSON {
 	return out
 }
 
+// keyed is r's context carrying its Idempotency-Key header's key to the
+// send it asks for (graph.WithIdempotencyKey): every route of
+// messaging.KeyedSends (pIdempotencyKey).
+func keyed(r *http.Request) context.Context {
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		return graph.WithIdempotencyKey(r.Context(), key)
+	}
+	return r.Context()
+}
+
 // sendBody is a send's REST body, which gives the resolver's input.
 type sendBody[In any] interface{ input() In }
 
@@ -47,11 +57,7 @@ type sendBody[In any] interface{ input() In }
 // mutation, with the Idempotency-Key header's key.
 func send[B sendBody[In], In any](mutate func(m graph.MutationResolver, ctx context.Context, sessionID string, in In) (*model.SendResult, error)) handling {
 	return withBody(false, func(h *Handler, w http.ResponseWriter, r *http.Request, in B) {
-		ctx := r.Context()
-		if key := r.Header.Get("Idempotency-Key"); key != "" {
-			ctx = graph.WithIdempotencyKey(ctx, key)
-		}
-		res, err := mutate(h.m, ctx, r.PathValue("sessionId"), in.input())
+		res, err := mutate(h.m, keyed(r), r.PathValue("sessionId"), in.input())
 		if err != nil {
 			writeError(w, r, h.log, err)
 			return

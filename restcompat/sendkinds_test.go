@@ -46,3 +46,74 @@ func TestSendKindRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedSendRoutes: every route that answers a send's result is one of
+// internal/messaging's KeyedSends, named after its mutation, and every one
+// of those takes the Idempotency-Key header: an operation that sends
+// cannot be added without honouring the key.
+func TestKeyedSendRoutes(t *testing.T) {
+	rec := httptest.NewRecorder()
+	restcompat.OpenAPI().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET openapi.json: %d", rec.Code)
+	}
+	type operation struct {
+		OperationID string `json:"operationId"`
+		Parameters  []struct {
+			Ref string `json:"$ref"`
+		} `json:"parameters"`
+		Responses map[string]struct {
+			Content map[string]struct {
+				Schema struct {
+					Properties map[string]struct {
+						Ref string `json:"$ref"`
+					} `json:"properties"`
+				} `json:"schema"`
+			} `json:"content"`
+		} `json:"responses"`
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keyed := map[string]string{} // route → mutation
+	for _, k := range messaging.KeyedSends() {
+		keyed[k.Route] = k.Mutation
+	}
+	seen := map[string]bool{}
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			var op operation
+			if json.Unmarshal(raw, &op) != nil || op.OperationID == "" {
+				continue // not an operation (parameters, summary)
+			}
+			route := strings.ToUpper(method) + " " + path
+			sends := op.Responses["200"].Content["application/json"].Schema.Properties["data"].Ref == "#/components/schemas/SendResult"
+			mutation, listed := keyed[route]
+			switch {
+			case sends && !listed:
+				t.Errorf("%s (%s) answers a send's result but is not in messaging.KeyedSends: it must honour an idempotency key", route, op.OperationID)
+			case listed && op.OperationID != mutation:
+				t.Errorf("%s is operation %q, want %q (its mutation)", route, op.OperationID, mutation)
+			}
+			if !listed {
+				continue
+			}
+			seen[route] = true
+			takesKey := false
+			for _, p := range op.Parameters {
+				takesKey = takesKey || p.Ref == "#/components/parameters/idempotencyKey"
+			}
+			if !takesKey {
+				t.Errorf("%s (%s) sends a message but takes no Idempotency-Key header", route, op.OperationID)
+			}
+		}
+	}
+	for route := range keyed {
+		if !seen[route] {
+			t.Errorf("messaging.KeyedSends names %s, which the OpenAPI document lacks", route)
+		}
+	}
+}

@@ -99,6 +99,13 @@ func (r *clientRun) handleCall(raw any) bool {
 	if !c.meta.GroupJID.IsEmpty() {
 		d.GroupJID = payload.Text(c.meta.GroupJID.String())
 	}
+	// Known before its event is out, so a receiver may reject it at once.
+	switch c.status {
+	case "offer", "offer_notice":
+		r.s.calls.offered(c.meta.CallID, from.pn, from.lid, c.meta.From)
+	case "accept", "reject", "terminate":
+		r.s.calls.end(c.meta.CallID, c.status)
+	}
 	return r.m.publishEvents(r.s, r.cli, Event{Kind: KindCall, Data: d}) == nil
 }
 
@@ -109,15 +116,22 @@ type CallRef struct {
 }
 
 // RejectCall declines an incoming call, as the phone's red button does,
-// then publishes call with status reject.
+// then publishes call with status reject. Only a ringing call the session
+// was offered, named with its caller, is rejected (callmemory.go): else
+// nothing is sent or published.
 func (m *Manager) RejectCall(ctx context.Context, sessionID string, c CallRef) error {
 	s, cli, err := m.sessionClient(sessionID)
 	if err != nil {
 		return err
 	}
+	if err := s.calls.claim(sessionID, c.CallID, c.From); err != nil {
+		return err
+	}
 	if err := cli.RejectCall(ctx, c.From, c.CallID); err != nil {
+		s.calls.settle(c.CallID, false)
 		return classify(sessionID, "reject the call", err)
 	}
+	s.calls.settle(c.CallID, true)
 	me := own(cli)
 	d := &payload.Call{ID: c.CallID, From: me.jid().String(), Status: "reject", Timestamp: payload.At(time.Now())}
 	d.FromPhone = me.phoneText()

@@ -6,6 +6,7 @@ package whatsapp
 import (
 	"context"
 
+	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
@@ -14,11 +15,14 @@ import (
 )
 
 // Reaction is an emoji on message MessageID of Chat, which Sender sent
-// (empty: the account itself); an empty Emoji takes the reaction back.
+// (empty: the account itself); an empty Emoji takes the reaction back. ID
+// is the reaction's own message id, reserved for an idempotency key; ""
+// makes a new one.
 type Reaction struct {
 	Chat, Sender types.JID
 	MessageID    string
 	Emoji        string
+	ID           string `json:",omitempty"`
 }
 
 // React sends the reaction, then publishes it as the account's
@@ -29,7 +33,7 @@ func (m *Manager) React(ctx context.Context, sessionID string, r Reaction) (Sent
 		return Sent{}, err
 	}
 	msg := cli.BuildReaction(r.Chat, r.Sender, r.MessageID, r.Emoji)
-	resp, err := cli.SendMessage(ctx, r.Chat, msg)
+	resp, err := cli.SendMessage(ctx, r.Chat, msg, whatsmeow.SendRequestExtra{ID: r.ID})
 	if err != nil {
 		return Sent{}, sendFault(s.id, r.Chat, "send the reaction", err)
 	}
@@ -55,12 +59,14 @@ func (m *Manager) React(ctx context.Context, sessionID string, r Reaction) (Sent
 
 // Edit is new content for message MessageID of Chat, which the account
 // sent: the text of a text message, or the caption of an image, video or
-// document (Type says which).
+// document (Type says which). ID is the edit's own message id, reserved
+// for an idempotency key; "" makes a new one.
 type Edit struct {
 	Chat      types.JID
 	MessageID string
 	Type      string
 	Text      string
+	ID        string `json:",omitempty"`
 }
 
 // EditMessage sends the edit, then publishes messages.update (edited) with
@@ -83,7 +89,7 @@ func (m *Manager) EditMessage(ctx context.Context, sessionID string, e Edit) (Se
 	if e.Type != "text" {
 		d.Text, d.Caption = "", payload.Text(e.Text)
 	}
-	resp, err := cli.SendMessage(ctx, e.Chat, cli.BuildEdit(e.Chat, e.MessageID, content))
+	resp, err := cli.SendMessage(ctx, e.Chat, cli.BuildEdit(e.Chat, e.MessageID, content), whatsmeow.SendRequestExtra{ID: e.ID})
 	if err != nil {
 		return Sent{}, sendFault(s.id, e.Chat, "edit the message", err)
 	}

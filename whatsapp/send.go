@@ -287,7 +287,8 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 
 // sendFault classifies a failed send to to. WhatsApp refuses a message
 // with an error code in its ack: in groups 401 (only admins may send), 403
-// (not a participant) and 404 (no such group) say why.
+// (not a participant) and 404 (no such group) say why; to a user, 404 says
+// there is no such user.
 func sendFault(id string, to types.JID, action string, err error) error {
 	code := 0
 	if errors.Is(err, whatsmeow.ErrServerReturnedError) {
@@ -302,6 +303,10 @@ func sendFault(id string, to types.JID, action string, err error) error {
 		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: the account is not a participant of group %s", id, action, to)
 	case group && code == 404:
 		return fault.Wrap(err, fault.NotFound, "group %s not found", to)
+	case code == 404:
+		// A user WhatsApp does not have: a LID no account has (a number
+		// is checked before the send, recipient).
+		return fault.Wrap(err, fault.WhatsAppRefused, "session %s could not %s: %s is not on WhatsApp (no account has it)", id, action, to)
 	case code != 0:
 		return fault.Wrap(err, fault.WhatsAppRefused, "session %s: WhatsApp refused to %s to %s (error %d)", id, action, to, code)
 	case group:

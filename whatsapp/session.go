@@ -36,6 +36,8 @@ type session struct {
 	retries  mediaRetries // mediaretry.go: the media retries asked for
 	// recipients are the numbers found on WhatsApp lately (recipients.go).
 	recipients recipientMemory
+	// calls are the calls the session was offered (callmemory.go).
+	calls callMemory
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running

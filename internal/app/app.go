@@ -226,11 +226,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		FFmpeg: cfg.FFmpeg, Logger: log, ImageDecodes: cfg.MediaConcurrency.Images,
 		FFmpegRuns: cfg.MediaConcurrency.FFmpeg, Downloads: cfg.MediaConcurrency.Downloads,
 	})
+	accounts := account.NewService(ops)
 	messages := messaging.New(messaging.Options{
 		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Logger: log}),
-		Publisher: sink, Store: messageStore, Logger: log, Observer: counters,
+		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
 		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes,
 	})
@@ -247,7 +248,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Registry:   webhook.NewRegistry(db, random, now, newID, cfg.AllowPrivateURLs, cfg.Quotas.WebhooksPerSession),
 		Deliveries: hooks.Deliveries,
 		WhatsApp:   ops,
-		Account:    account.NewService(ops),
+		Account:    accounts,
 		Messages:   messages,
 		Media:      loader,
 		Pictures:   preparer,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/messaging"
 )
 
 // TestIdempotentSends: a send retried with the same Idempotency-Key (REST)
@@ -65,5 +66,70 @@ func TestIdempotentSends(t *testing.T) {
 	s.MustGraphQL(t, apptest.AdminToken, q, map[string]any{"s": sess.ID, "in": in}, &b)
 	if a.SendText.MessageID == "" || a.SendText.MessageID != b.SendText.MessageID {
 		t.Errorf("GraphQL retry: %s then %s, want one message", a.SendText.MessageID, b.SendText.MessageID)
+	}
+}
+
+// TestIdempotentSendsBesideTheKinds: every operation that sends a message
+// honours the Idempotency-Key header, not only the kinds of send
+// (messaging.KeyedSends lists them; the kinds go through one Send, which
+// TestIdempotentSends tries): the same key twice answers the first
+// message and the phone gets one. An operation of the list without a case
+// here fails the test.
+func TestIdempotentSendsBesideTheKinds(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	const contact = "4915550270102"
+	net := s.Network(t)
+	base := "/api/v1/session/" + sess.ID
+	type call struct{ method, path, body, other string } // other: another body
+	cases := map[string]func(t *testing.T) call{
+		"sendReaction": func(t *testing.T) call {
+			id, err := net.SendText(contact, apptest.LinkedPhone, "Gefällt dir das?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitStored(t, s, sess.ID, id)
+			return call{"POST", base + "/message/" + id + "/reaction", `{"emoji":"👍"}`, `{"emoji":"🎉"}`}
+		},
+		"editMessage": func(t *testing.T) call {
+			id := restSend(t, s, sess.ID, "text", map[string]any{"number": contact, "text": "Treffen um 9"})
+			waitStored(t, s, sess.ID, id)
+			return call{"PUT", base + "/message/" + id, `{"text":"Treffen um 10"}`, `{"text":"Treffen um 11"}`}
+		},
+		"sendGroupInvite": func(t *testing.T) call {
+			var g struct{ CreateGroup struct{ ID string } }
+			s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!) { createGroup(sessionId: $s, input: {subject: "Stammtisch"}) { id } }`, map[string]any{"s": sess.ID}, &g)
+			return call{"POST", base + "/group/" + g.CreateGroup.ID + "/send-invite", `{"number":"` + contact + `","message":"Komm dazu"}`,
+				`{"number":"` + contact + `","message":"Komm doch"}`}
+		},
+	}
+	kinds := map[string]bool{}
+	for _, k := range messaging.KindTable() {
+		kinds[k.Mutation] = true
+	}
+	for _, op := range messaging.KeyedSends() {
+		if kinds[op.Mutation] {
+			continue
+		}
+		t.Run(op.Mutation, func(t *testing.T) {
+			setup, ok := cases[op.Mutation]
+			if !ok {
+				t.Fatalf("%s sends a message: it needs a case here showing it honours the Idempotency-Key", op.Mutation)
+			}
+			c := setup(t)
+			before := len(net.Inbox(contact))
+			key := map[string]string{"Idempotency-Key": "retry-" + op.Mutation}
+			first := s.Do(t, c.method, c.path, apptest.AdminToken, c.body, key)
+			second := s.Do(t, c.method, c.path, apptest.AdminToken, c.body, key)
+			if first.Status != http.StatusOK || second.Status != http.StatusOK || string(first.Body) != string(second.Body) {
+				t.Fatalf("the same key twice: %d %s / %d %s, want the same success twice", first.Status, first.Body, second.Status, second.Body)
+			}
+			if n := len(net.Inbox(contact)) - before; n != 1 {
+				t.Errorf("the phone got %d messages, want 1", n)
+			}
+			if r := s.Do(t, c.method, c.path, apptest.AdminToken, c.other, key); r.Status != http.StatusConflict || !strings.Contains(r.Message(t), "idempotencyKey") {
+				t.Errorf("the key with another body: %d %q, want 409 naming idempotencyKey", r.Status, r.Message(t))
+			}
+		})
 	}
 }

@@ -165,3 +165,45 @@ func TestNULRefusedInGraphQL(t *testing.T) {
 		t.Errorf("the recipient received %d messages, want none", len(in))
 	}
 }
+
+// TestNULFromSandboxPhone: the sandbox controls that act as a contact's
+// phone take a text with U+0000, as a phone sends one (the API's rule for
+// client text is not theirs): the text, a caption and an edit arrive and
+// are stored and delivered with the NUL replaced by U+FFFD. The gateway's
+// own sends still refuse it (TestNULRefusedInGraphQL).
+func TestNULFromSandboxPhone(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	const contact = "4915550021006"
+	var sent struct{ SandboxSendText string }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!, $t: String!) { sandboxSendText(sessionId: $s, from: $f, text: $t) }`,
+		map[string]any{"s": sess.ID, "f": contact, "t": "vor\x00nach"}, &sent)
+	if m := waitStored(t, s, sess.ID, sent.SandboxSendText); str(m.Text) != "vor\uFFFDnach" || m.Status != "received" {
+		t.Errorf("stored %q (%s), want %q received", str(m.Text), m.Status, "vor\uFFFDnach")
+	}
+	var img struct{ SandboxSendImage string }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!, $src: String!, $c: String) { sandboxSendImage(sessionId: $s, from: $f, source: $src, caption: $c) }`,
+		map[string]any{"s": sess.ID, "f": contact, "src": b64(pngImage(t, 8, 8)), "c": "Bild\x00unterschrift"}, &img)
+	if m := waitStored(t, s, sess.ID, img.SandboxSendImage); str(m.Caption) != "Bild\uFFFDunterschrift" {
+		t.Errorf("stored caption %q, want %q", str(m.Caption), "Bild\uFFFDunterschrift")
+	}
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $f: String!, $m: ID!, $t: String!) { sandboxEdit(sessionId: $s, from: $f, messageId: $m, text: $t) }`,
+		map[string]any{"s": sess.ID, "f": contact, "m": sent.SandboxSendText, "t": "neu\x00er Text"}, nil)
+	for range 300 {
+		if m := waitStored(t, s, sess.ID, sent.SandboxSendText); str(m.Text) == "neu\uFFFDer Text" {
+			break
+		}
+		sleep()
+	}
+	if m := waitStored(t, s, sess.ID, sent.SandboxSendText); str(m.Text) != "neu\uFFFDer Text" {
+		t.Errorf("after the edit the stored text is %q, want %q", str(m.Text), "neu\uFFFDer Text")
+	}
+	// Delivered: the events carry the text as stored.
+	found := false
+	for _, d := range eventData(t, s, sess.ID, "INBOUND_MESSAGE_UPSERT") {
+		found = found || (d["id"] == sent.SandboxSendText && d["text"] == "vor\uFFFDnach")
+	}
+	if !found {
+		t.Error("no inbound-message.upsert event with the text as stored")
+	}
+}

@@ -111,6 +111,7 @@ func TestSendReaction(t *testing.T) {
 	for _, tt := range []struct{ body, want string }{
 		{`{"emoji":"ok"}`, "emoji must be one emoji"},
 		{`{"emoji":"👍 👍"}`, "emoji must be one emoji"},
+		{`{"emoji":"👍👍"}`, "emoji must be one emoji"},
 		{`{}`, "emoji is required"},
 	} {
 		r := s.REST(t, "POST", "/session/"+sess.ID+"/message/"+theirs+"/reaction", apptest.AdminToken, tt.body)

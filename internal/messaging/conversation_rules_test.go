@@ -12,21 +12,56 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// TestEmojiRule: a reaction is one emoji, or "" to take it back.
+// TestEmojiRule: a reaction is one emoji as a person sees it (one
+// grapheme cluster that is an emoji, however many code points), or "" to
+// take it back.
 func TestEmojiRule(t *testing.T) {
 	for _, tt := range []struct {
-		emoji string
-		ok    bool
+		name, emoji string
+		ok          bool
 	}{
-		{"", true}, {"👍", true}, {"👍🏽", true}, {"❤️", true}, {"👨‍👩‍👧", true}, {"🇩🇪", true},
-		{"a", false}, {"1", false}, {"#", false}, {" ", false}, {"👍 ", false}, {"ok👍", false},
-		{"\x01👍", false}, {"\xff", false}, {strings.Repeat("👍", maxEmojiRunes+1), false},
+		{"empty: the reaction taken back", "", true},
+		{"thumbs up", "👍", true},
+		{"with a skin tone", "👍🏽", true},
+		{"with VS16", "❤️", true},
+		{"text-style pictograph", "©", true},
+		{"ZWJ family", "👨‍👩‍👧‍👦", true},
+		{"ZWJ with VS16 and a skin tone", "👩🏻‍❤️‍💋‍👨🏼", true},
+		{"ZWJ handshake with two skin tones", "🧑🏽‍🤝‍🧑🏻", true},
+		{"rainbow flag", "🏳️‍🌈", true},
+		{"country flag", "🇩🇪", true},
+		{"subdivision flag (tags)", "🏴󠁧󠁢󠁥󠁮󠁧󠁿", true},
+		{"keycap", "1️⃣", true},
+		{"keycap without VS16", "#⃣", true},
+
+		{"two emoji", "👍👍", false},
+		{"two flags", "🇩🇪🇫🇷", false},
+		{"an emoji and a skin tone apart", "👍🏽🏽", false},
+		{"a skin tone alone", "🏽", false},
+		{"one regional indicator", "🇩", false},
+		{"three regional indicators", "🇩🇪🇫", false},
+		{"a ZWJ at the end", "👍‍", false},
+		{"a ZWJ at the start", "‍👍", false},
+		{"a ZWJ to a letter", "👍‍a", false},
+		{"tags without their end", "🏴󠁧󠁢", false},
+		{"a letter", "a", false},
+		{"a digit", "1", false},
+		{"a hash", "#", false},
+		{"a space", " ", false},
+		{"an emoji and a space", "👍 ", false},
+		{"a word and an emoji", "ok👍", false},
+		{"a control before", "👍", false},
+		{"a combining accent", "👍́", false},
+		{"a CJK letter", "一", false},
+		{"a currency sign", "€", false},
+		{"invalid UTF-8", "ÿ", false},
+		{"longer than any emoji", "👨‍👩‍👧‍👦‍👨‍👩‍👧‍👦", false},
 	} {
-		t.Run(tt.emoji, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			err := checkEmoji(tt.emoji)
 			if tt.ok {
 				if err != nil {
-					t.Fatalf("refused: %v", err)
+					t.Fatalf("%q refused: %v", tt.emoji, err)
 				}
 				return
 			}
@@ -54,7 +89,7 @@ func TestReactRules(t *testing.T) {
 		{"own, taken back", "SENTNOW", "", "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.s.React(ctx, "s1", tt.id, tt.emoji)
+			_, err := e.s.React(ctx, "s1", tt.id, tt.emoji, "")
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -93,7 +128,7 @@ func TestEditRules(t *testing.T) {
 		{"a caption", "SENTIMAGE", "new caption", "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.s.Edit(ctx, "s1", tt.id, tt.text)
+			_, err := e.s.Edit(ctx, "s1", tt.id, tt.text, "")
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -105,7 +140,7 @@ func TestEditRules(t *testing.T) {
 	}
 	t.Run("the window is the clock's", func(t *testing.T) {
 		e.now = e.now.Add(2 * time.Minute) // SENTEDGE is now 16 minutes old
-		_, err := e.s.Edit(ctx, "s1", "SENTEDGE", "x")
+		_, err := e.s.Edit(ctx, "s1", "SENTEDGE", "x", "")
 		wantFault(t, err, fault.WhatsAppRefused, "", "too old to edit")
 	})
 }

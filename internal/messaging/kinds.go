@@ -209,3 +209,31 @@ func valueOf(s *string) string {
 	}
 	return *s
 }
+
+// KeyedSend is an operation of the API that sends a message: its GraphQL
+// mutation (answering a SendResult) and REST route (METHOD PATH, answering
+// the send's result). Each takes an idempotency key (the mutation's
+// idempotencyKey, the REST Idempotency-Key header), with which it sends
+// once however often it is asked.
+type KeyedSend struct {
+	Mutation string
+	Route    string
+}
+
+// KeyedSends lists every operation that sends a message: each kind of send
+// (KindTable), and the sends made apart from a Request: a reaction, an
+// edit and a group's invitation. graph's and restcompat's tests hold the
+// schema and the routes to it (every mutation answering a SendResult is
+// here, each takes the key), and internal/e2e tries each one that is not a
+// kind.
+func KeyedSends() []KeyedSend {
+	var out []KeyedSend
+	for _, k := range KindTable() {
+		out = append(out, KeyedSend{Mutation: k.Mutation, Route: k.Route})
+	}
+	return append(out,
+		KeyedSend{Mutation: "sendReaction", Route: "POST /session/{sessionId}/message/{messageId}/reaction"},
+		KeyedSend{Mutation: "editMessage", Route: "PUT /session/{sessionId}/message/{messageId}"},
+		KeyedSend{Mutation: "sendGroupInvite", Route: "POST /session/{sessionId}/group/{jid}/send-invite"},
+	)
+}

@@ -61,6 +61,8 @@ type Options struct {
 	Geocoder Geocoder
 	// Previewer makes texts' link previews; nil: texts go without.
 	Previewer Previewer
+	// Invites makes the texts of group invitations (SendInvite).
+	Invites   InviteTexts
 	Publisher Publisher
 	// Now is the scheduler's clock (default time.Now). The app keeps the
 	// wall clock even when tests pin its own: due times must pass as time
@@ -114,6 +116,7 @@ type Service struct {
 	prep     Preparer
 	geo      Geocoder
 	previews Previewer
+	invites  InviteTexts
 	pub      Publisher
 	now      func() time.Time
 	log      *slog.Logger
@@ -144,7 +147,7 @@ func New(opts Options) *Service {
 		opts.Store = NewStore(opts.DB, opts.ConcurrentWrites)
 	}
 	return &Service{
-		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer,
+		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer, invites: opts.Invites,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,

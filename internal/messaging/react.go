@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	entmessage "github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/internal/fault"
@@ -16,16 +14,21 @@ import (
 // EditWindow is how long after sending WhatsApp lets a message be edited.
 const EditWindow = 15 * time.Minute
 
-// maxEmojiRunes bounds a reaction: the longest emoji WhatsApp offers (a
-// family, a flag with skin tones) are a few code points joined.
-const maxEmojiRunes = 10
-
 // React puts emoji on the stored message messageID (received or sent), or
-// takes the account's reaction back with "".
-func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string) (Result, error) {
+// takes the account's reaction back with "". With an idempotency key it is
+// sent once however often it is asked (sendkey.go).
+func (s *Service) React(ctx context.Context, sessionID, messageID, emoji, idempotencyKey string) (Result, error) {
 	if err := checkEmoji(emoji); err != nil {
 		return Result{}, err
 	}
+	asked := struct{ Op, MessageID, Emoji string }{"sendReaction", messageID, emoji}
+	return s.keyed(ctx, sessionID, idempotencyKey, asked, func(ctx context.Context, id string) (Result, error) {
+		return s.react(ctx, sessionID, messageID, emoji, id)
+	})
+}
+
+// react sends the reaction as message id ("": a new one).
+func (s *Service) react(ctx context.Context, sessionID, messageID, emoji, id string) (Result, error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
 		return Result{}, err
@@ -37,7 +40,7 @@ func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string)
 	if err != nil {
 		return Result{}, fmt.Errorf("stored chat of message %s: %w", messageID, err)
 	}
-	r := whatsapp.Reaction{Chat: chat, MessageID: messageID, Emoji: emoji}
+	r := whatsapp.Reaction{Chat: chat, MessageID: messageID, Emoji: emoji, ID: id}
 	if !m.FromMe {
 		if r.Sender, err = whatsapp.ParseJID(m.Sender); err != nil {
 			return Result{}, fmt.Errorf("stored sender of message %s: %w", messageID, err)
@@ -50,19 +53,9 @@ func (s *Service) React(ctx context.Context, sessionID, messageID, emoji string)
 	return Result{MessageID: sent.ID, Timestamp: &sent.Timestamp}, nil
 }
 
-// checkEmoji admits one emoji, or "" (taking a reaction back): no letters,
-// digits alone or spaces, and a few code points at most.
+// checkEmoji admits one emoji (emoji.go), or "" (taking a reaction back).
 func checkEmoji(emoji string) error {
-	if emoji == "" {
-		return nil
-	}
-	ok := utf8.ValidString(emoji) && utf8.RuneCountInString(emoji) <= maxEmojiRunes
-	pictographic := false
-	for _, r := range emoji {
-		ok = ok && !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsControl(r)
-		pictographic = pictographic || r > 0x2000
-	}
-	if !ok || !pictographic {
+	if emoji != "" && !isOneEmoji(emoji) {
 		return fault.InvalidField("emoji", "emoji must be one emoji, or empty to take the reaction back (got %q)", fault.Clip(emoji, fault.QuoteLen))
 	}
 	return nil
@@ -70,11 +63,20 @@ func checkEmoji(emoji string) error {
 
 // Edit replaces the text (or, of an image, video or document, the caption)
 // of messageID, which this account sent within EditWindow: checked here
-// first, as WhatsApp refuses a later edit.
-func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (Result, error) {
+// first, as WhatsApp refuses a later edit. With an idempotency key it is
+// sent once however often it is asked (sendkey.go).
+func (s *Service) Edit(ctx context.Context, sessionID, messageID, text, idempotencyKey string) (Result, error) {
 	if strings.TrimSpace(text) == "" {
 		return Result{}, fault.InvalidField("text", "text must not be empty")
 	}
+	asked := struct{ Op, MessageID, Text string }{"editMessage", messageID, text}
+	return s.keyed(ctx, sessionID, idempotencyKey, asked, func(ctx context.Context, id string) (Result, error) {
+		return s.edit(ctx, sessionID, messageID, text, id)
+	})
+}
+
+// edit sends the edit as message id ("": a new one).
+func (s *Service) edit(ctx context.Context, sessionID, messageID, text, id string) (Result, error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
 		return Result{}, err
@@ -100,7 +102,7 @@ func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (
 	if err != nil {
 		return Result{}, fmt.Errorf("stored chat of message %s: %w", messageID, err)
 	}
-	sent, err := whatsapp.OpEditMessage().Do(ctx, s.wa, sessionID, whatsapp.Edit{Chat: chat, MessageID: messageID, Type: m.Type, Text: text})
+	sent, err := whatsapp.OpEditMessage().Do(ctx, s.wa, sessionID, whatsapp.Edit{Chat: chat, MessageID: messageID, Type: m.Type, Text: text, ID: id})
 	if err != nil {
 		return Result{}, err
 	}

@@ -88,12 +88,39 @@ func checkKey(key string) error {
 // sendOnce is Send with an idempotency key.
 func (s *Service) sendOnce(ctx context.Context, sessionID string, req Request) (Result, error) {
 	key := req.IdempotencyKey
-	if err := checkKey(key); err != nil {
-		return Result{}, err
-	}
 	req.IdempotencyKey = ""
 	fp, err := fingerprint(req)
 	if err != nil {
+		return Result{}, err
+	}
+	return s.once(ctx, sessionID, key, fp, func(ctx context.Context, id string) (Result, error) {
+		return s.send(ctx, sessionID, req, id)
+	})
+}
+
+// keyed is a send made apart from a Request (a reaction, an edit, an
+// invitation): once per key when it has one (asked, a struct naming the
+// operation and its arguments, is what the key's fingerprint is taken of),
+// else as it is with a new message id.
+func (s *Service) keyed(ctx context.Context, sessionID, key string, asked any, send func(ctx context.Context, messageID string) (Result, error)) (Result, error) {
+	if key == "" {
+		return send(ctx, "")
+	}
+	fp, err := fingerprintJSON(asked)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.once(ctx, sessionID, key, fp, send)
+}
+
+// once makes send once per key: send is given the message id reserved
+// with the key and must send under it. fp is the fingerprint of what is
+// asked (fingerprint of a Request; for the sends made apart from one,
+// fingerprintJSON of a struct naming the operation and its arguments). Every
+// operation that sends a message goes through here when given a key
+// (KeyedSends).
+func (s *Service) once(ctx context.Context, sessionID, key, fp string, send func(ctx context.Context, messageID string) (Result, error)) (Result, error) {
+	if err := checkKey(key); err != nil {
 		return Result{}, err
 	}
 	row, done, err := s.claimKey(ctx, sessionID, key, fp)
@@ -105,7 +132,7 @@ func (s *Service) sendOnce(ctx context.Context, sessionID string, req Request) (
 	}
 	flight := sessionID + "\x00" + key
 	defer s.inflight.Delete(flight)
-	res, err := s.send(ctx, sessionID, req, row.MessageID)
+	res, err := send(ctx, row.MessageID)
 	// Recorded whether or not the request is still waited for: a retry
 	// must find it.
 	bg := context.WithoutCancel(ctx)
@@ -151,7 +178,12 @@ func sentNothing(err error) bool {
 // fingerprint is the SHA-256 of a request without its key (hex).
 func fingerprint(req Request) (string, error) {
 	req.IdempotencyKey = ""
-	body, err := json.Marshal(req)
+	return fingerprintJSON(req)
+}
+
+// fingerprintJSON is the SHA-256 of request's JSON (hex).
+func fingerprintJSON(request any) (string, error) {
+	body, err := json.Marshal(request)
 	if err != nil {
 		return "", fmt.Errorf("fingerprint the request: %w", err)
 	}

@@ -63,6 +63,17 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 		n.handleGroupMessage(c, node)
 		return
 	}
+	ack := waBinary.Node{Tag: "ack", Attrs: waBinary.Attrs{
+		"class": "message", "id": id, "from": to, "t": strconv.FormatInt(time.Now().Unix(), 10),
+	}}
+	if !n.isUser(to) {
+		// WhatsApp refuses a message to a user it does not have, by
+		// number or by LID: whatsmeow turns the ack's error into
+		// ErrServerReturnedError.
+		ack.Attrs["error"] = "404"
+		_ = c.send(ack)
+		return
+	}
 	sender := c.dev.jid()
 	for _, p := range node.GetChildrenByTag("participants") {
 		for _, t := range p.GetChildrenByTag("to") {
@@ -75,9 +86,20 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 			}
 		}
 	}
-	_ = c.send(waBinary.Node{Tag: "ack", Attrs: waBinary.Attrs{
-		"class": "message", "id": id, "from": to, "t": strconv.FormatInt(time.Now().Unix(), 10),
-	}})
+	_ = c.send(ack)
+}
+
+// isUser reports whether to, a user's JID by number or by LID, names an
+// account of the network. Every valid number is one (accountLocked); a LID
+// is one only when an account was given it.
+func (n *Network) isUser(to types.JID) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if to.Server == types.HiddenUserServer {
+		return n.accountOfLIDLocked(to.User) != nil
+	}
+	_, err := n.accountLocked(to.User)
+	return err == nil
 }
 
 // deliverCopy hands one encrypted copy to its device: a phone decrypts
@@ -154,12 +176,21 @@ func (n *Network) relayCopy(sender, chat types.JID, acct *account, device uint16
 func (n *Network) pnOfLID(j types.JID) types.JID {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, a := range n.accounts {
-		if a.lid == j.User {
-			return types.JID{User: a.phone, Device: j.Device, Server: types.DefaultUserServer}
-		}
+	if a := n.accountOfLIDLocked(j.User); a != nil {
+		return types.JID{User: a.phone, Device: j.Device, Server: types.DefaultUserServer}
 	}
 	return j
+}
+
+// accountOfLIDLocked is the account given LID lid, or nil. n.mu must be
+// held.
+func (n *Network) accountOfLIDLocked(lid string) *account {
+	for _, a := range n.accounts {
+		if a.lid == lid {
+			return a
+		}
+	}
+	return nil
 }
 
 // phoneDecrypt decrypts a 1:1 copy as the phone of acct.

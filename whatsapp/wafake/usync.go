@@ -2,6 +2,7 @@ package wafake
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 
 	waBinary "go.mau.fi/whatsmeow/binary"
@@ -40,11 +41,20 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 			continue
 		}
 		asked := jid.ToNonAD()
-		if jid.Server == types.HiddenUserServer {
-			jid = n.pnOfLID(jid).ToNonAD()
-		}
 		n.mu.Lock()
-		acct, err := n.accountLocked(jid.User)
+		var acct *account
+		var err error
+		if jid.Server == types.HiddenUserServer {
+			// A LID no account has is no user: its digits are not a
+			// number to make an account of.
+			if acct = n.accountOfLIDLocked(jid.User); acct == nil {
+				err = fmt.Errorf("wafake: no account has LID %s", jid.User)
+			} else {
+				jid = acct.jid()
+			}
+		} else {
+			acct, err = n.accountLocked(jid.User)
+		}
 		var devs []types.JID
 		var lid string
 		if err == nil {
