@@ -6889,6 +6889,7 @@ type SessionMutation struct {
 	id                     *string
 	name                   *string
 	status                 *session.Status
+	status_reason          *string
 	jid                    *string
 	push_name              *string
 	created_at             *time.Time
@@ -7129,6 +7130,55 @@ func (m *SessionMutation) OldStatus(ctx context.Context) (v session.Status, err 
 // ResetStatus resets all changes to the "status" field.
 func (m *SessionMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (m *SessionMutation) SetStatusReason(s string) {
+	m.status_reason = &s
+}
+
+// StatusReason returns the value of the "status_reason" field in the mutation.
+func (m *SessionMutation) StatusReason() (r string, exists bool) {
+	v := m.status_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusReason returns the old "status_reason" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldStatusReason(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusReason: %w", err)
+	}
+	return oldValue.StatusReason, nil
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (m *SessionMutation) ClearStatusReason() {
+	m.status_reason = nil
+	m.clearedFields[session.FieldStatusReason] = struct{}{}
+}
+
+// StatusReasonCleared returns if the "status_reason" field was cleared in this mutation.
+func (m *SessionMutation) StatusReasonCleared() bool {
+	_, ok := m.clearedFields[session.FieldStatusReason]
+	return ok
+}
+
+// ResetStatusReason resets all changes to the "status_reason" field.
+func (m *SessionMutation) ResetStatusReason() {
+	m.status_reason = nil
+	delete(m.clearedFields, session.FieldStatusReason)
 }
 
 // SetJid sets the "jid" field.
@@ -7699,7 +7749,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.name != nil {
 		fields = append(fields, session.FieldName)
 	}
@@ -7708,6 +7758,9 @@ func (m *SessionMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, session.FieldStatus)
+	}
+	if m.status_reason != nil {
+		fields = append(fields, session.FieldStatusReason)
 	}
 	if m.jid != nil {
 		fields = append(fields, session.FieldJid)
@@ -7735,6 +7788,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.OwnerID()
 	case session.FieldStatus:
 		return m.Status()
+	case session.FieldStatusReason:
+		return m.StatusReason()
 	case session.FieldJid:
 		return m.Jid()
 	case session.FieldPushName:
@@ -7758,6 +7813,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldOwnerID(ctx)
 	case session.FieldStatus:
 		return m.OldStatus(ctx)
+	case session.FieldStatusReason:
+		return m.OldStatusReason(ctx)
 	case session.FieldJid:
 		return m.OldJid(ctx)
 	case session.FieldPushName:
@@ -7795,6 +7852,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case session.FieldStatusReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusReason(v)
 		return nil
 	case session.FieldJid:
 		v, ok := value.(string)
@@ -7854,6 +7918,9 @@ func (m *SessionMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *SessionMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(session.FieldStatusReason) {
+		fields = append(fields, session.FieldStatusReason)
+	}
 	if m.FieldCleared(session.FieldJid) {
 		fields = append(fields, session.FieldJid)
 	}
@@ -7877,6 +7944,9 @@ func (m *SessionMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *SessionMutation) ClearField(name string) error {
 	switch name {
+	case session.FieldStatusReason:
+		m.ClearStatusReason()
+		return nil
 	case session.FieldJid:
 		m.ClearJid()
 		return nil
@@ -7902,6 +7972,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case session.FieldStatusReason:
+		m.ResetStatusReason()
 		return nil
 	case session.FieldJid:
 		m.ResetJid()

@@ -127,7 +127,7 @@ func init() {
 	// session.DefaultName holds the default value on creation for the name field.
 	session.DefaultName = sessionDescName.Default.(string)
 	// sessionDescCreatedAt is the schema descriptor for created_at field.
-	sessionDescCreatedAt := sessionFields[6].Descriptor()
+	sessionDescCreatedAt := sessionFields[7].Descriptor()
 	// session.DefaultCreatedAt holds the default value on creation for the created_at field.
 	session.DefaultCreatedAt = sessionDescCreatedAt.Default.(func() time.Time)
 	// sessionDescID is the schema descriptor for id field.

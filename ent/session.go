@@ -24,6 +24,8 @@ type Session struct {
 	OwnerID string `json:"owner_id,omitempty"`
 	// Status holds the value of the "status" field.
 	Status session.Status `json:"status,omitempty"`
+	// StatusReason holds the value of the "status_reason" field.
+	StatusReason *string `json:"status_reason,omitempty"`
 	// Jid holds the value of the "jid" field.
 	Jid *string `json:"jid,omitempty"`
 	// PushName holds the value of the "push_name" field.
@@ -129,7 +131,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case session.FieldID, session.FieldName, session.FieldOwnerID, session.FieldStatus, session.FieldJid, session.FieldPushName:
+		case session.FieldID, session.FieldName, session.FieldOwnerID, session.FieldStatus, session.FieldStatusReason, session.FieldJid, session.FieldPushName:
 			values[i] = new(sql.NullString)
 		case session.FieldCreatedAt, session.FieldConnectedAt:
 			values[i] = new(sql.NullTime)
@@ -171,6 +173,13 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = session.Status(value.String)
+			}
+		case session.FieldStatusReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field status_reason", values[i])
+			} else if value.Valid {
+				_m.StatusReason = new(string)
+				*_m.StatusReason = value.String
 			}
 		case session.FieldJid:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -278,6 +287,11 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	if v := _m.StatusReason; v != nil {
+		builder.WriteString("status_reason=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	if v := _m.Jid; v != nil {
 		builder.WriteString("jid=")

@@ -64,6 +64,20 @@ func (_c *SessionCreate) SetNillableStatus(v *session.Status) *SessionCreate {
 	return _c
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_c *SessionCreate) SetStatusReason(v string) *SessionCreate {
+	_c.mutation.SetStatusReason(v)
+	return _c
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableStatusReason(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetStatusReason(*v)
+	}
+	return _c
+}
+
 // SetJid sets the "jid" field.
 func (_c *SessionCreate) SetJid(v string) *SessionCreate {
 	_c.mutation.SetJid(v)
@@ -341,6 +355,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 		_spec.SetField(session.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
 	}
+	if value, ok := _c.mutation.StatusReason(); ok {
+		_spec.SetField(session.FieldStatusReason, field.TypeString, value)
+		_node.StatusReason = &value
+	}
 	if value, ok := _c.mutation.Jid(); ok {
 		_spec.SetField(session.FieldJid, field.TypeString, value)
 		_node.Jid = &value
@@ -546,6 +564,24 @@ func (u *SessionUpsert) UpdateStatus() *SessionUpsert {
 	return u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (u *SessionUpsert) SetStatusReason(v string) *SessionUpsert {
+	u.Set(session.FieldStatusReason, v)
+	return u
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateStatusReason() *SessionUpsert {
+	u.SetExcluded(session.FieldStatusReason)
+	return u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *SessionUpsert) ClearStatusReason() *SessionUpsert {
+	u.SetNull(session.FieldStatusReason)
+	return u
+}
+
 // SetJid sets the "jid" field.
 func (u *SessionUpsert) SetJid(v string) *SessionUpsert {
 	u.Set(session.FieldJid, v)
@@ -679,6 +715,27 @@ func (u *SessionUpsertOne) SetStatus(v session.Status) *SessionUpsertOne {
 func (u *SessionUpsertOne) UpdateStatus() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *SessionUpsertOne) SetStatusReason(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateStatusReason() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *SessionUpsertOne) ClearStatusReason() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearStatusReason()
 	})
 }
 
@@ -991,6 +1048,27 @@ func (u *SessionUpsertBulk) SetStatus(v session.Status) *SessionUpsertBulk {
 func (u *SessionUpsertBulk) UpdateStatus() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (u *SessionUpsertBulk) SetStatusReason(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetStatusReason(v)
+	})
+}
+
+// UpdateStatusReason sets the "status_reason" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateStatusReason() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateStatusReason()
+	})
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (u *SessionUpsertBulk) ClearStatusReason() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearStatusReason()
 	})
 }
 

@@ -62,6 +62,26 @@ func (_u *SessionUpdate) SetNillableStatus(v *session.Status) *SessionUpdate {
 	return _u
 }
 
+// SetStatusReason sets the "status_reason" field.
+func (_u *SessionUpdate) SetStatusReason(v string) *SessionUpdate {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableStatusReason(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *SessionUpdate) ClearStatusReason() *SessionUpdate {
+	_u.mutation.ClearStatusReason()
+	return _u
+}
+
 // SetJid sets the "jid" field.
 func (_u *SessionUpdate) SetJid(v string) *SessionUpdate {
 	_u.mutation.SetJid(v)
@@ -401,6 +421,12 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(session.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(session.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(session.FieldStatusReason, field.TypeString)
+	}
 	if value, ok := _u.mutation.Jid(); ok {
 		_spec.SetField(session.FieldJid, field.TypeString, value)
 	}
@@ -734,6 +760,26 @@ func (_u *SessionUpdateOne) SetNillableStatus(v *session.Status) *SessionUpdateO
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetStatusReason sets the "status_reason" field.
+func (_u *SessionUpdateOne) SetStatusReason(v string) *SessionUpdateOne {
+	_u.mutation.SetStatusReason(v)
+	return _u
+}
+
+// SetNillableStatusReason sets the "status_reason" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableStatusReason(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetStatusReason(*v)
+	}
+	return _u
+}
+
+// ClearStatusReason clears the value of the "status_reason" field.
+func (_u *SessionUpdateOne) ClearStatusReason() *SessionUpdateOne {
+	_u.mutation.ClearStatusReason()
 	return _u
 }
 
@@ -1105,6 +1151,12 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(session.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StatusReason(); ok {
+		_spec.SetField(session.FieldStatusReason, field.TypeString, value)
+	}
+	if _u.mutation.StatusReasonCleared() {
+		_spec.ClearField(session.FieldStatusReason, field.TypeString)
 	}
 	if value, ok := _u.mutation.Jid(); ok {
 		_spec.SetField(session.FieldJid, field.TypeString, value)

@@ -34,11 +34,11 @@ func (h *Handler) updateProfileName(w http.ResponseWriter, r *http.Request, in p
 	ok(w, http.StatusOK, empty{})
 }
 
-// logoutResultJSON is the seed's logout answer: a message, no data.
+// logoutResultJSON is the logout answer: a message, no data.
 type logoutResultJSON struct {
 	Status  string   `json:"status" required:"true" const:"success"`
 	Message string   `json:"message" required:"true" examples:"[\"Session 3f2a… logged out\"]"`
-	_       struct{} `description:"The seed's logout answer: a message instead of data."`
+	_       struct{} `description:"The answer of a logout: a message instead of data."`
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {

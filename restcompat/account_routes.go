@@ -30,7 +30,7 @@ func accountRoutes() []route {
 		{
 			method: "PUT", path: "/session/{sessionId}/logout", id: "logout", tag: "account",
 			summary:     "Log the linked device out",
-			description: "Logs the linked device out (it disappears from the phone's linked devices); the session stays, LOGGED_OUT, and can be linked again. Answers the seed's message instead of data.",
+			description: "Logs the linked device out (it disappears from the phone's linked devices); the session stays, LOGGED_OUT, and can be linked again. Answers {\"status\":\"success\",\"message\":…} instead of data.",
 			params:      []param{pSession},
 			handling:    noBody((*Handler).logout),
 			status:      200, answer: "Logged out: {\"status\":\"success\",\"message\":\"Session <sessionId> logged out\"}.",

@@ -52,7 +52,7 @@ func conversationRoutes() []route {
 		{
 			method: "POST", path: "/session/{sessionId}/chat/{chat}/read", id: "markRead", tag: "conversation",
 			summary:     "Mark messages read",
-			description: "Sends read receipts for messageIds of the chat, or without them for every stored received message of the chat not yet read. The chat then has no unread message (chats.update: read true, unreadCount 0). A named message must be one this account received in the chat; in a group it must be stored, since its sender is needed (404 otherwise). Needs a CONNECTED session.",
+			description: "Sends read receipts for messageIds of the chat, or without them for every stored received message of the chat not yet read. The chat then has no unread message (chats.update: read true, unreadCount 0). A named message that is stored must be one this account received in the chat (one it sent, or one of another chat, is 400). An id that is not stored is not checked: in a direct chat its receipt is sent as for a message from the contact; in a group it is 404, because the receipt needs the member who sent it. Needs a CONNECTED session.",
 			params:      []param{pSession, pChat},
 			handling:    done(true, (*Handler).markRead),
 			bodyExample: `{"messageIds":["3EB0C431C26A1916E2F5"]}`,

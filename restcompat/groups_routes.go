@@ -42,7 +42,7 @@ func groupRoutes() []route {
 		{
 			method: "POST", path: "/session/{sessionId}/group/{jid}/demote", id: "demoteGroupParticipants", tag: "groups",
 			summary:     "Demote admins to participants",
-			description: "Makes the given admins ordinary participants. Answers 200 with an outcome per number, even when some failed (no envelope, as in the seed API).",
+			description: "Makes the given admins ordinary participants. Answers 200 with an outcome per number, even when some failed, as a bare array (no envelope).",
 			params:      []param{pSession, pGroup},
 			handling:    withBody(false, (*Handler).demoteGroup),
 			bodyExample: `["491701234567","491709876543"]`,

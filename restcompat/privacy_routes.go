@@ -8,7 +8,7 @@ func privacyRoutes() []route {
 		{
 			method: "GET", path: "/session/{sessionId}/privacy", id: "privacy", tag: "privacy",
 			summary:     "Get the account's privacy settings",
-			description: "Reads the account's privacy settings from WhatsApp. Answers the bare object (no envelope), as in the seed API.",
+			description: "Reads the account's privacy settings from WhatsApp. Answers the bare object (no envelope).",
 			params:      []param{pSession},
 			handling:    noBody((*Handler).getPrivacy),
 			status:      200, answer: "The bare privacy object (no envelope).",

@@ -202,10 +202,10 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 type webhookPage struct {
 	Status   string        `json:"status" required:"true" const:"success"`
 	Data     []webhookJSON `json:"data" required:"true"`
-	Page     string        `json:"page" required:"true" description:"The page number, as a string (as in the seed)." pattern:"^[0-9]+$"`
-	PageSize string        `json:"pageSize" required:"true" description:"The page size, as a string (as in the seed)." pattern:"^[0-9]+$"`
+	Page     string        `json:"page" required:"true" description:"The page number, as a string." pattern:"^[0-9]+$"`
+	PageSize string        `json:"pageSize" required:"true" description:"The page size, as a string." pattern:"^[0-9]+$"`
 	Total    int           `json:"total" required:"true" description:"Number of webhooks of the session." minimum:"0"`
-	_        struct{}      `description:"One page of webhooks; page and pageSize are strings, as in the seed API."`
+	_        struct{}      `description:"One page of webhooks; page and pageSize are strings."`
 }
 
 func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {

@@ -89,14 +89,18 @@ type BatchPublisher interface {
 
 // StatusRecord is what the manager persists about a session.
 type StatusRecord struct {
-	Status      Status
+	Status Status
+	// Reason is why the session is in Status when nobody asked for it
+	// (SessionState.Reason): saved with the status, so that what ended a
+	// session (a pairing that timed out) is still told after a restart.
+	Reason      string
 	JID         string // the linked device ("491701234567:3@s.whatsapp.net"); "" when none
 	PushName    string
 	ConnectedAt time.Time // the last time the session logged in; zero before
 }
 
 func (r StatusRecord) equal(o StatusRecord) bool {
-	return r.Status == o.Status && r.JID == o.JID && r.PushName == o.PushName && r.ConnectedAt.Equal(o.ConnectedAt)
+	return r.Status == o.Status && r.Reason == o.Reason && r.JID == o.JID && r.PushName == o.PushName && r.ConnectedAt.Equal(o.ConnectedAt)
 }
 
 // StatusStore persists the status record of each session (the app's
@@ -357,7 +361,7 @@ func (m *Manager) CountByStatus(stored map[string]Status) map[Status]int {
 			st = s.st.status
 			s.mu.Unlock()
 		} else {
-			st, _ = loadedStatus(st)
+			st, _ = loadedStatus(StatusRecord{Status: st})
 		}
 		counts[st]++
 	}
@@ -642,7 +646,7 @@ func (m *Manager) Close() {
 	forEach(len(ss), func(i int) {
 		ss[i].opMu.Lock()
 		defer ss[i].opMu.Unlock()
-		m.stopClient(ss[i], "the gateway is shutting down")
+		m.stopClient(ss[i], shutdownReason)
 	})
 	m.wg.Wait() // QR watchers, and closeLater's timers: at most closeGrace
 	m.cancel()

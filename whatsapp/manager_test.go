@@ -110,6 +110,68 @@ func TestRestart(t *testing.T) {
 	e.settle(got)
 }
 
+// TestReasonSurvivesRestart: the reason a session ended with is saved with
+// its status, so a manager rebuilt on the same stores still tells it: a
+// pairing whose QR codes ran out says so, a pairing the shutdown stopped
+// says the gateway restarted; loading them publishes nothing new. Before
+// the reason was saved both read no reason after the restart.
+func TestReasonSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := e.manager()
+	for _, id := range []string{"timedout", "stopped"} {
+		e.statuses.add(id)
+		if err := m.Connect(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(m, id, "QR code", func(st SessionState) bool { return st.Status == StatusPairing && st.QRCode != "" })
+	}
+	runOutOfQRCodes(t, m, "timedout")
+	if st := e.waitStatus(m, "timedout", StatusDisconnected); st.Reason != pairingTimeoutReason {
+		t.Fatalf("the timed-out pairing reads %+v, want the reason %q", st, pairingTimeoutReason)
+	}
+	m.Close()
+
+	m2 := e.manager()
+	for _, tc := range []struct{ id, reason string }{
+		{"timedout", pairingTimeoutReason},
+		{"stopped", RestartedReason},
+	} {
+		st, err := m2.Status(ctx, tc.id)
+		if err != nil || st.Status != StatusDisconnected || st.Reason != tc.reason {
+			t.Errorf("%s after the restart: %+v (%v), want DISCONNECTED with the reason %q", tc.id, st, err, tc.reason)
+		}
+	}
+	n := len(e.pub.events("timedout"))
+	if err := m2.Restore(ctx, []string{"timedout"}); err != nil {
+		t.Fatal(err)
+	}
+	if evs := e.pub.events("timedout")[n:]; len(evs) != 0 {
+		t.Errorf("loading a session as it was saved published %+v, want nothing", evs)
+	}
+}
+
+// runOutOfQRCodes ends the pairing of session id as whatsmeow's QR channel
+// does when its codes run out, which takes it 160 s (60 s for the first
+// code, 20 s for each of five more): the session's QR watcher is handed
+// that answer at once.
+func runOutOfQRCodes(t *testing.T, m *Manager, id string) {
+	t.Helper()
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	s.mu.Lock()
+	cli := s.cli
+	s.mu.Unlock()
+	if cli == nil {
+		t.Fatalf("session %s runs no client", id)
+	}
+	ch := make(chan whatsmeow.QRChannelItem, 1)
+	ch <- whatsmeow.QRChannelTimeout
+	m.wg.Add(1) // watchQR's, as start adds it
+	(&clientRun{m: m, s: s, cli: cli}).watchQR(ctx, ch)
+}
+
 // TestRestoreCorrectsStaleStatus: a session whose record says CONNECTED
 // from a process that died, without a device, reads DISCONNECTED after
 // Restore, persisted and published.

@@ -89,9 +89,11 @@ func (c connState) data() *payload.Connection {
 // CONNECTED with no client running) reads DISCONNECTED; the next change
 // persists and publishes the correction.
 func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
-	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status}, changed: make(chan struct{}), appState: make(chan struct{}, 1)}
+	// What was last published is taken to be what the record says, reason
+	// included: a session loaded as it was saved publishes nothing new.
+	s := &session{id: id, log: log, stored: rec, published: connState{status: rec.Status, reason: rec.Reason}, changed: make(chan struct{}), appState: make(chan struct{}, 1)}
 	s.st = sessionState{pushName: rec.PushName, connectedAt: rec.ConnectedAt}
-	s.st.status, s.st.reason = loadedStatus(rec.Status)
+	s.st.status, s.st.reason = loadedStatus(rec)
 	if rec.Status == "" {
 		s.published.status = StatusDisconnected
 	}
@@ -106,22 +108,35 @@ func newSession(id string, log *slog.Logger, rec StatusRecord) *session {
 	return s
 }
 
-// loadedStatus is the status a stored one stands for once the session is
-// loaded, before any client runs: one left behind by a process that did not
-// close cleanly (CONNECTING, PAIRING, CONNECTED) is DISCONNECTED, with the
-// reason.
-func loadedStatus(stored Status) (Status, string) {
-	switch stored {
+// The reasons of a session the gateway itself stopped: shutdownReason as
+// it shuts down (Close); RestartedReason as a process that loads the
+// session later tells it, and of a status a process left behind.
+const (
+	shutdownReason  = "the gateway is shutting down"
+	RestartedReason = "the gateway restarted"
+)
+
+// loadedStatus is the status and reason a stored record stands for once the
+// session is loaded, before any client runs: DISCONNECTED and LOGGED_OUT
+// keep the reason saved with them (a pairing that timed out still says so),
+// except that a shutdown is told as the restart it now is; a status left
+// behind by a process that did not close cleanly (CONNECTING, PAIRING,
+// CONNECTED) is DISCONNECTED, with the restart as the reason.
+func loadedStatus(rec StatusRecord) (Status, string) {
+	switch rec.Status {
 	case StatusDisconnected, StatusLoggedOut:
-		return stored, ""
+		if rec.Reason == shutdownReason {
+			return rec.Status, RestartedReason
+		}
+		return rec.Status, rec.Reason
 	case "":
 		return StatusDisconnected, ""
 	}
-	return StatusDisconnected, "the gateway restarted"
+	return StatusDisconnected, RestartedReason
 }
 
 func (st *sessionState) record() StatusRecord {
-	rec := StatusRecord{Status: st.status, PushName: st.pushName, ConnectedAt: st.connectedAt}
+	rec := StatusRecord{Status: st.status, Reason: st.reason, PushName: st.pushName, ConnectedAt: st.connectedAt}
 	if !st.jid.IsEmpty() {
 		rec.JID = st.jid.String()
 	}
@@ -418,6 +433,9 @@ func (r *clientRun) handleClientOutdated() bool {
 	return ok
 }
 
+// pairingTimeoutReason is the reason of a session whose QR codes ran out.
+const pairingTimeoutReason = "pairing timed out: no QR code was scanned"
+
 // watchQR follows the client's QR channel while it pairs: each code becomes
 // the session's current QR; running out of codes ends the pairing.
 func (r *clientRun) watchQR(ctx context.Context, ch <-chan whatsmeow.QRChannelItem) {
@@ -434,7 +452,7 @@ func (r *clientRun) watchQR(ctx context.Context, ch <-chan whatsmeow.QRChannelIt
 			case whatsmeow.QRChannelEventCode:
 				r.showQR(item.Code)
 			case whatsmeow.QRChannelTimeout.Event:
-				r.end(StatusDisconnected, "pairing timed out: no QR code was scanned", false)
+				r.end(StatusDisconnected, pairingTimeoutReason, false)
 				return
 			case whatsmeow.QRChannelSuccess.Event, whatsmeow.QRChannelEventError:
 				return // PairSuccess and PairError are handled as events

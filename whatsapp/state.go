@@ -85,12 +85,12 @@ type StoredSession struct {
 }
 
 // HeldState is the state of a session another process of a cluster runs,
-// as its record shows it: the holder saves every change of status, device,
-// push name and connection time (fenced to its lease). What it keeps only
-// in memory (the QR and pairing codes, the reason, the LID) is read from
-// the holder itself (Status) or followed through the events.
+// as its record shows it: the holder saves every change of status, reason,
+// device, push name and connection time (fenced to its lease). What it
+// keeps only in memory (the QR and pairing codes, the LID) is read from the
+// holder itself (Status) or followed through the events.
 func HeldState(rec StatusRecord) SessionState {
-	st := SessionState{Status: rec.Status, PushName: rec.PushName, ConnectedAt: rec.ConnectedAt}
+	st := SessionState{Status: rec.Status, Reason: rec.Reason, PushName: rec.PushName, ConnectedAt: rec.ConnectedAt}
 	if st.Status == "" {
 		st.Status = StatusDisconnected
 	}

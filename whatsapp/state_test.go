@@ -58,9 +58,9 @@ func TestAppliedFollowsTheManager(t *testing.T) {
 }
 
 // TestStoredStates: what a status read shows of a session from its record
-// alone: one another process runs shows the record as saved; one nobody
-// runs reads as the manager loads it, a status left behind DISCONNECTED
-// with the reason.
+// alone: one another process runs shows the record as saved, its reason
+// too; one nobody runs reads as the manager loads it, a status left behind
+// DISCONNECTED with the reason, an ended one with the reason saved.
 func TestStoredStates(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	jid := "4915550001:3@s.whatsapp.net"
@@ -77,6 +77,15 @@ func TestStoredStates(t *testing.T) {
 		{StatusRecord{Status: StatusLoggedOut},
 			SessionState{Status: StatusLoggedOut},
 			SessionState{Status: StatusLoggedOut}},
+		{StatusRecord{Status: StatusDisconnected, Reason: pairingTimeoutReason},
+			SessionState{Status: StatusDisconnected, Reason: pairingTimeoutReason},
+			SessionState{Status: StatusDisconnected, Reason: pairingTimeoutReason}},
+		{StatusRecord{Status: StatusConnecting, Reason: "the connection was lost: reconnecting", JID: jid},
+			SessionState{Status: StatusConnecting, Reason: "the connection was lost: reconnecting", JID: jid, Phone: "4915550001"},
+			SessionState{Status: StatusDisconnected, Reason: UnheldReason, JID: jid, Phone: "4915550001"}},
+		{StatusRecord{Status: StatusDisconnected, Reason: shutdownReason},
+			SessionState{Status: StatusDisconnected, Reason: shutdownReason},
+			SessionState{Status: StatusDisconnected, Reason: RestartedReason}},
 		{StatusRecord{},
 			SessionState{Status: StatusDisconnected},
 			SessionState{Status: StatusDisconnected}},

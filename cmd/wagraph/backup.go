@@ -33,11 +33,11 @@ with --data-dir DIR. On PostgreSQL (--database-url) back up the database with pg
 			if cfg.DatabaseURL != "" {
 				return usageError("wagraph backup: the data is on PostgreSQL (--database-url): back it up with pg_dump; wagraph backup copies an SQLite data directory")
 			}
-			log := newLogger(cfg, c.stderr)
-			sum, err := backup.ToFile(cmd.Context(), cfg.DataDir, to, log)
+			sum, err := backup.ToFile(cmd.Context(), cfg.DataDir, to, newLogger(cfg, c.stderr))
 			if err != nil {
-				log.Error("backup failed", "data_dir", cfg.DataDir, "to", to, "err", err)
-				return &exitError{code: 1}
+				// A command run by hand (or by cron) says what failed in
+				// the words of its other errors, not as a log record.
+				return &exitError{code: 1, msg: "wagraph backup: " + err.Error()}
 			}
 			fmt.Fprintln(c.stdout, sum.String())
 			return nil

@@ -12,7 +12,8 @@ import (
 
 // TestBackupCommand: `wagraph backup --to FILE` runs beside a server on the
 // same SQLite data directory (it takes no lock), writes the file and prints
-// what it copied; without --to, or on PostgreSQL, it says what to do.
+// what it copied; without --to, or on PostgreSQL, it says what to do; a
+// backup that fails says why.
 func TestBackupCommand(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir)
@@ -30,6 +31,23 @@ func TestBackupCommand(t *testing.T) {
 	}
 	if code, _ := s.call(t, "", "GET", "/healthz", ""); code != 200 {
 		t.Errorf("the server beside the backup: /healthz %d", code)
+	}
+
+	// A backup that fails says why in one line, as the command's other
+	// errors do, and exits 1: not a log record alone.
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backup", "--data-dir", empty, "--to", to + "3"}, "wagraph backup: no wagraph.db in " + empty + ": "},
+		{[]string{"backup", "--data-dir", dir, "--to", to}, "wagraph backup: backup file " + to + ": "},
+	} {
+		var stdout, stderr logtest.Buffer
+		code := run(context.Background(), tt.args, noEnv, &stdout, &stderr)
+		if out := stderr.String(); code != 1 || !strings.HasPrefix(out, tt.want) || strings.Count(out, "\n") != 1 || stdout.String() != "" {
+			t.Errorf("%q: %d, stderr %q, stdout %q; want 1 and one line starting %q", tt.args, code, out, stdout.String(), tt.want)
+		}
 	}
 
 	for _, tt := range []struct {

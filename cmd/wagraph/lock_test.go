@@ -22,7 +22,7 @@ import (
 // TestSecondServeOnADataDirExits: with a `wagraph serve` running on
 // ./data-sandbox, a second one on the same directory (another port) exits
 // within 2 s with status 1 and exactly the one line naming the directory
-// as given and the first one's pid; the first keeps serving. Once the first
+// as given and the first one's pid (after wagraph:, as every error); the first keeps serving. Once the first
 // is killed (SIGKILL: no cleanup of its own), the directory is free again.
 func TestSecondServeOnADataDirExits(t *testing.T) {
 	bin := wagraphBinary(t)
@@ -49,7 +49,7 @@ func TestSecondServeOnADataDirExits(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("second serve took %s to exit, want at most 2 s", took)
 	}
-	want := fmt.Sprintf("data directory ./data-sandbox is in use by another wagraph (pid %d)\n", first.cmd.Process.Pid)
+	want := fmt.Sprintf("wagraph: data directory ./data-sandbox is in use by another wagraph (pid %d)\n", first.cmd.Process.Pid)
 	if stderr.String() != want || stdout.Len() != 0 {
 		t.Errorf("second serve wrote stderr %q, stdout %q; want stderr exactly %q", stderr.String(), stdout.String(), want)
 	}
@@ -94,14 +94,15 @@ func waitStatus(t *testing.T, client *http.Client, url string, want int) int {
 }
 
 // TestDataDirLocks: what holds a data directory, in-process (the lock is
-// one per open file, so two runs in one process exclude each other too).
+// one per open file, so two runs in one process exclude each other too);
+// the second run's one line starts wagraph: as every other error does.
 func TestDataDirLocks(t *testing.T) {
 	t.Run("serve twice", func(t *testing.T) {
 		dir := t.TempDir()
 		startServer(t, nil, "--addr", "127.0.0.1:0", "--data-dir", dir)
 		var stdout, stderr logtest.Buffer
 		code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir}, noEnv, &stdout, &stderr)
-		want := fmt.Sprintf("data directory %s is in use by another wagraph (pid %d)\n", dir, os.Getpid())
+		want := fmt.Sprintf("wagraph: data directory %s is in use by another wagraph (pid %d)\n", dir, os.Getpid())
 		if code != 1 || stderr.String() != want {
 			t.Errorf("second serve: %d %q, want 1 %q", code, stderr.String(), want)
 		}
@@ -127,7 +128,7 @@ func TestDataDirLocks(t *testing.T) {
 		}
 		var stderr logtest.Buffer
 		code := run(context.Background(), []string{"sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dir}, noEnv, io.Discard, &stderr)
-		want := fmt.Sprintf("data directory %s is in use by another wagraph sandbox-network (pid %d)\n", dir, os.Getpid())
+		want := fmt.Sprintf("wagraph: data directory %s is in use by another wagraph sandbox-network (pid %d)\n", dir, os.Getpid())
 		if code != 1 || stderr.String() != want {
 			t.Errorf("second network: %d %q, want 1 %q", code, stderr.String(), want)
 		}

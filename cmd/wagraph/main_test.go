@@ -334,19 +334,23 @@ func TestRunCommands(t *testing.T) {
 }
 
 // A bad setting stops serve before anything starts, with exit code 2 and one
-// line naming the setting.
+// line naming the setting as the user gave it: the flag typed, or the
+// environment variable when the value came from there (a flag's error
+// naming the variable sends the user looking for a variable never set).
 func TestServeBadSetting(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
 		env      map[string]string
-		flag     string
-		envName  string
+		names    []string
+		notNamed string // "": no check
 		noReveal string
 	}{
-		{"rate flag", []string{"serve", "--rate", "nonsense"}, nil, "--rate", "WAGRAPH_RATE", ""},
-		{"log level env", []string{"serve"}, map[string]string{"WAGRAPH_LOG_LEVEL": "loud"}, "--log-level", "WAGRAPH_LOG_LEVEL", ""},
-		{"short admin token env", []string{"serve"}, map[string]string{"WAGRAPH_ADMIN_TOKEN": "tooshort99"}, "--admin-token", "WAGRAPH_ADMIN_TOKEN", "tooshort99"},
+		{"rate flag", []string{"serve", "--rate", "fast"}, nil, []string{"--rate", `"fast"`, "RATE/s,BURST"}, "WAGRAPH_RATE", ""},
+		{"rate env", []string{"serve"}, map[string]string{"WAGRAPH_RATE": "fast"}, []string{`WAGRAPH_RATE="fast"`, "--rate"}, "", ""},
+		{"rate flag beside a good env", []string{"serve", "--rate", "fast"}, map[string]string{"WAGRAPH_RATE": "5/s,10"}, []string{"--rate"}, "WAGRAPH_RATE", ""},
+		{"log level env", []string{"serve"}, map[string]string{"WAGRAPH_LOG_LEVEL": "loud"}, []string{"--log-level", "WAGRAPH_LOG_LEVEL"}, "", ""},
+		{"short admin token env", []string{"serve"}, map[string]string{"WAGRAPH_ADMIN_TOKEN": "tooshort99"}, []string{"--admin-token", "WAGRAPH_ADMIN_TOKEN"}, "", "tooshort99"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -360,10 +364,16 @@ func TestServeBadSetting(t *testing.T) {
 			if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
 				t.Errorf("stderr is not a single line: %q", out)
 			}
-			for _, want := range []string{tt.flag, tt.envName} {
+			if !strings.HasPrefix(out, "wagraph: ") {
+				t.Errorf("stderr %q does not start with wagraph: as the other errors do", out)
+			}
+			for _, want := range tt.names {
 				if !strings.Contains(out, want) {
 					t.Errorf("stderr %q does not name %q", out, want)
 				}
+			}
+			if tt.notNamed != "" && strings.Contains(out, tt.notNamed) {
+				t.Errorf("stderr %q names %s, which the user did not give", out, tt.notNamed)
 			}
 			if tt.noReveal != "" && strings.Contains(out, tt.noReveal) {
 				t.Errorf("stderr %q reveals the secret", out)

@@ -12,7 +12,11 @@ import (
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/receiver"
+	"github.com/wagraph/wagraph/internal/webhook"
 )
+
+// secretEnv is the environment variable of receive's --secret.
+const secretEnv = "WAGRAPH_WEBHOOK_SECRET"
 
 // receiveCommand serves internal/receiver: a webhook receiver to try
 // wagraph with, printing each delivery. It is a development tool, so it
@@ -29,14 +33,23 @@ receiver must, and refuses what fails (401). A delivery whose webhook-id it saw
 before is marked: deliveries are at least once, so a receiver drops repeats.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			from := "--secret"
 			if secret == "" {
-				secret, _ = c.env("WAGRAPH_WEBHOOK_SECRET")
+				secret, _ = c.env(secretEnv)
+				from = secretEnv
+			}
+			// A secret of another form would have every delivery refused
+			// (401), each for a reason that is not the receiver's.
+			if secret != "" {
+				if err := webhook.CheckSecret(secret); err != nil {
+					return usageError("wagraph receive: %s: %v: give the secret createWebhook answered (whsec_…), or none to print deliveries unchecked", from, err)
+				}
 			}
 			return c.receive(cmd.Context(), addr, secret)
 		},
 	}
 	config.TextVar(cmd.Flags(), &addr, "addr", "host:port", "127.0.0.1:9000", "where to listen: the webhook's url is http://ADDR/")
-	config.TextVar(cmd.Flags(), &secret, "secret", "whsec_…", "", "the webhook's secret, to check signatures (env WAGRAPH_WEBHOOK_SECRET)")
+	config.TextVar(cmd.Flags(), &secret, "secret", "whsec_…", "", "the webhook's secret, to check signatures (env "+secretEnv+")")
 	return cmd
 }
 

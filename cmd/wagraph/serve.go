@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -65,14 +64,12 @@ func (c *cli) serve(cmd *cobra.Command, cfg config.Config) error {
 }
 
 // lockDataDir takes dir's lock file for the process's life. A directory in
-// use is exit status 1 with exactly the one line of datadir.InUseError.
+// use, or one that cannot be locked, is exit status 1 with the one line of
+// the error (datadir.InUseError, AccessError), after wagraph: as every
+// other error.
 func lockDataDir(dir, file, who string) (*datadir.Lock, error) {
 	lock, err := datadir.Acquire(dir, file, who)
-	var inUse *datadir.InUseError
-	switch {
-	case errors.As(err, &inUse):
-		return nil, &exitError{code: 1, msg: inUse.Error()}
-	case err != nil:
+	if err != nil {
 		return nil, &exitError{code: 1, msg: "wagraph: " + err.Error()}
 	}
 	return lock, nil

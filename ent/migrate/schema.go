@@ -291,6 +291,7 @@ var (
 		{Name: "id", Type: field.TypeString},
 		{Name: "name", Type: field.TypeString, Default: ""},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"DISCONNECTED", "CONNECTING", "PAIRING", "CONNECTED", "LOGGED_OUT"}, Default: "DISCONNECTED"},
+		{Name: "status_reason", Type: field.TypeString, Nullable: true},
 		{Name: "jid", Type: field.TypeString, Nullable: true},
 		{Name: "push_name", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
@@ -305,7 +306,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sessions_users_sessions",
-				Columns:    []*schema.Column{SessionsColumns[7]},
+				Columns:    []*schema.Column{SessionsColumns[8]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -314,7 +315,7 @@ var (
 			{
 				Name:    "session_owner_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[7], SessionsColumns[5]},
+				Columns: []*schema.Column{SessionsColumns[8], SessionsColumns[6]},
 			},
 		},
 	}

@@ -21,6 +21,10 @@ func (Session) Fields() []ent.Field {
 		field.Enum("status").
 			Values("DISCONNECTED", "CONNECTING", "PAIRING", "CONNECTED", "LOGGED_OUT").
 			Default("DISCONNECTED"),
+		// Why the session is in its status when nobody asked for it
+		// ("pairing timed out: ..."), kept with the status so that a restart
+		// still says so.
+		field.String("status_reason").Optional().Nillable(),
 		field.String("jid").Optional().Nillable(),
 		field.String("push_name").Optional().Nillable(),
 		field.Time("created_at").Immutable().Default(time.Now),

@@ -21,6 +21,8 @@ const (
 	FieldOwnerID = "owner_id"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStatusReason holds the string denoting the status_reason field in the database.
+	FieldStatusReason = "status_reason"
 	// FieldJid holds the string denoting the jid field in the database.
 	FieldJid = "jid"
 	// FieldPushName holds the string denoting the push_name field in the database.
@@ -102,6 +104,7 @@ var Columns = []string{
 	FieldName,
 	FieldOwnerID,
 	FieldStatus,
+	FieldStatusReason,
 	FieldJid,
 	FieldPushName,
 	FieldCreatedAt,
@@ -177,6 +180,11 @@ func ByOwnerID(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStatusReason orders the results by the status_reason field.
+func ByStatusReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStatusReason, opts...).ToFunc()
 }
 
 // ByJid orders the results by the jid field.

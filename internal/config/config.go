@@ -110,13 +110,31 @@ const MaxMediaConcurrency = 256
 const MinAdminTokenLen = 32
 
 // Error is a setting that cannot be used. Its text is the one line printed at
-// start.
+// start: it names what the user wrote, the flag, or the environment
+// variable when the value came from there.
 type Error struct {
 	Flag, Env, Value, Problem string
+	From                      Source
 }
 
+// Source is where a setting's value came from.
+type Source int
+
+const (
+	// FromDefault: neither the flag nor the variable was given.
+	FromDefault Source = iota
+	FromFlag
+	FromEnv
+)
+
 func (e *Error) Error() string {
-	return fmt.Sprintf("invalid setting --%s (%s=%q): %s", e.Flag, e.Env, e.Value, e.Problem)
+	switch e.From {
+	case FromFlag:
+		return fmt.Sprintf("invalid setting --%s %q: %s", e.Flag, e.Value, e.Problem)
+	case FromEnv:
+		return fmt.Sprintf("invalid setting %s=%q (the environment variable of --%s): %s", e.Env, e.Value, e.Flag, e.Problem)
+	}
+	return fmt.Sprintf("invalid setting --%s (or %s): %s", e.Flag, e.Env, e.Problem)
 }
 
 // setting describes one flag and its environment variable.

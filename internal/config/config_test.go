@@ -390,7 +390,15 @@ func TestLoadBadValues(t *testing.T) {
 				if strings.ContainsAny(msg, "\n\r") {
 					t.Errorf("message is not one line: %q", msg)
 				}
-				for _, want := range []string{"--" + tt.flag + " ", tt.env, tt.problem} {
+				// The message names what the user wrote: the flag, or
+				// the variable when the value came from the environment.
+				wants := []string{"--" + tt.flag + " ", tt.problem}
+				if via == "env" {
+					wants = []string{tt.env + "=", "--" + tt.flag + ")", tt.problem}
+				} else if strings.Contains(msg, tt.env) {
+					t.Errorf("message %q names %s, which was not set", msg, tt.env)
+				}
+				for _, want := range wants {
 					if !strings.Contains(msg, want) {
 						t.Errorf("message %q does not contain %q", msg, want)
 					}

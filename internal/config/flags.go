@@ -82,32 +82,35 @@ func Register(fs *pflag.FlagSet, names ...string) {
 // default; then validates each. fs holds what Register defined, parsed.
 func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, error) {
 	var c Config
-	explicit := map[string]bool{}
+	from := map[string]Source{} // by flag; FromDefault when absent
 	for _, s := range settings() {
 		v := s.def
 		if f := fs.Lookup(s.flag); f != nil && f.Changed {
-			v, explicit[s.flag] = f.Value.String(), true
+			v, from[s.flag] = f.Value.String(), FromFlag
 		} else if ev, ok := lookup(s.env); ok {
-			v, explicit[s.flag] = ev, true
+			v, from[s.flag] = ev, FromEnv
 		}
 		if problem := s.parse(&c, v); problem != "" {
 			shown := v
 			if s.secret {
 				shown = redact(v)
 			}
-			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem}
+			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem, From: from[s.flag]}
 		}
 	}
+	// The checks of settings together name the one at fault as it was
+	// given.
 	if c.AdvertiseAddr != "" && !c.Clustered() {
 		return Config{}, &Error{Flag: "advertise-addr", Env: "WAGRAPH_ADVERTISE_ADDR", Value: c.AdvertiseAddr,
-			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset"}
+			Problem: "a cluster shares one PostgreSQL database: set --database-url too, or leave this unset", From: from["advertise-addr"]}
 	}
 	if err := c.checkCluster(); err != nil {
+		err.From = from[err.Flag]
 		return Config{}, err
 	}
 	// The sandbox is for development: its webhooks and media are local
 	// receivers more often than not.
-	if c.Sandbox && !explicit["allow-private-urls"] {
+	if c.Sandbox && from["allow-private-urls"] == FromDefault {
 		c.AllowPrivateURLs = true
 	}
 	return c, nil

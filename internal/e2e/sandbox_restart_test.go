@@ -91,3 +91,39 @@ func TestSandboxResetSaysLinkAgain(t *testing.T) {
 	}
 	second.Track(apptest.Session{ID: sess.ID, Phone: phone, JID: linked.SandboxLinkDevice.Jid})
 }
+
+// TestStatusReasonSurvivesRestart: a session's reason is saved with its
+// status: a pairing the shutdown stopped is DISCONNECTED after the restart
+// and says why, by itself and in the list of sessions, over GraphQL and
+// REST. Before the reason was saved it came back null (issue 30).
+func TestStatusReasonSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	cfg := apptest.SandboxConfig(t)
+	first := apptest.StartLive(t, cfg)
+	id := first.CreateSession(t, "pairing")
+	first.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { connectSession(id: $id) { status } }`, map[string]any{"id": id}, nil)
+	first.WaitStatus(t, id, "PAIRING", func(st map[string]any) bool { return st["qrCode"] != nil })
+	first.Stop(t)
+
+	second := apptest.StartLive(t, cfg)
+	type state struct {
+		ID, Status   string
+		StatusReason *string
+	}
+	var out struct {
+		Session  state
+		Sessions []state
+	}
+	second.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { id status statusReason } sessions { id status statusReason } }`,
+		map[string]any{"id": id}, &out)
+	var rest struct{ Data state }
+	second.REST(t, "GET", "/session/"+id, apptest.AdminToken, "").JSON(t, &rest)
+	for _, got := range []struct {
+		where string
+		st    []state
+	}{{"session", []state{out.Session}}, {"sessions", out.Sessions}, {"REST", []state{rest.Data}}} {
+		if len(got.st) != 1 || got.st[0].ID != id || got.st[0].Status != "DISCONNECTED" || str(got.st[0].StatusReason) != whatsapp.RestartedReason {
+			t.Errorf("%s after the restart: %+v, want %s DISCONNECTED with the reason %q", got.where, got.st, id, whatsapp.RestartedReason)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func (s StatusStore) LoadStatus(ctx context.Context, id string) (whatsapp.Status
 // statusRecord is the status record a session's row holds.
 func statusRecord(row *ent.Session) whatsapp.StatusRecord {
 	rec := whatsapp.StatusRecord{Status: whatsapp.Status(row.Status)}
+	if row.StatusReason != nil {
+		rec.Reason = *row.StatusReason
+	}
 	if row.Jid != nil {
 		rec.JID = *row.Jid
 	}
@@ -64,11 +67,17 @@ func (s StatusStore) SaveStatus(ctx context.Context, id string, rec whatsapp.Sta
 // only while the writer holds the session's lease). saved is false when
 // nothing was written.
 func (s StatusStore) SaveStatusIf(ctx context.Context, id string, rec whatsapp.StatusRecord, cond ...predicate.Session) (saved bool, err error) {
-	// The push name is the account's profile name from WhatsApp: with a
-	// NUL, PostgreSQL would refuse this and every later save (textrule).
-	rec.PushName, rec.JID = textrule.Clean(rec.PushName), textrule.Clean(rec.JID)
+	// The push name is the account's profile name from WhatsApp, and a
+	// reason may quote WhatsApp: with a NUL, PostgreSQL would refuse this
+	// and every later save (textrule).
+	rec.PushName, rec.JID, rec.Reason = textrule.Clean(rec.PushName), textrule.Clean(rec.JID), textrule.Clean(rec.Reason)
 	u := s.db.Session.Update().Where(append([]predicate.Session{entsession.ID(id)}, cond...)...).
 		SetStatus(entsession.Status(rec.Status))
+	if rec.Reason != "" {
+		u.SetStatusReason(rec.Reason)
+	} else {
+		u.ClearStatusReason()
+	}
 	if rec.JID != "" {
 		u.SetJid(rec.JID)
 	} else {

@@ -11,7 +11,8 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// TestStatusStore: a status record saved is loaded back; a session that
+// TestStatusStore: a status record saved is loaded back, its reason
+// included; a session that
 // does not exist is not found; Linked lists the sessions with a device.
 func TestStatusStore(t *testing.T) {
 	ctx := context.Background()
@@ -20,13 +21,22 @@ func TestStatusStore(t *testing.T) {
 		t.Errorf("missing session: found %v, %v", found, err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := whatsapp.StatusRecord{Status: whatsapp.StatusConnected, JID: "4915550000000:3@s.whatsapp.net", PushName: "Me", ConnectedAt: at}
+	rec := whatsapp.StatusRecord{Status: whatsapp.StatusConnecting, Reason: "the connection was lost: reconnecting",
+		JID: "4915550000000:3@s.whatsapp.net", PushName: "Me", ConnectedAt: at}
 	if err := s.SaveStatus(ctx, "s1", rec); err != nil {
 		t.Fatal(err)
 	}
 	got, found, err := s.LoadStatus(ctx, "s1")
-	if err != nil || !found || got.Status != rec.Status || got.JID != rec.JID || got.PushName != rec.PushName || !got.ConnectedAt.Equal(at) {
+	if err != nil || !found || got.Status != rec.Status || got.Reason != rec.Reason || got.JID != rec.JID || got.PushName != rec.PushName || !got.ConnectedAt.Equal(at) {
 		t.Errorf("loaded %+v (%v, %v), want %+v", got, found, err, rec)
+	}
+	// A status without a reason clears the one saved before.
+	rec.Status, rec.Reason = whatsapp.StatusConnected, ""
+	if err := s.SaveStatus(ctx, "s1", rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.LoadStatus(ctx, "s1"); err != nil || got.Status != rec.Status || got.Reason != "" {
+		t.Errorf("loaded %+v (%v), want CONNECTED without a reason", got, err)
 	}
 	if ids, err := s.Linked(ctx); err != nil || !slices.Equal(ids, []string{"s1"}) {
 		t.Errorf("linked %v, %v", ids, err)

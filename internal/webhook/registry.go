@@ -280,7 +280,7 @@ func (r *Registry) newSecret() (string, error) {
 	if _, err := io.ReadFull(r.rand, b); err != nil {
 		return "", fmt.Errorf("read random bytes: %w", err)
 	}
-	return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+	return secretPrefix + base64.StdEncoding.EncodeToString(b), nil
 }
 
 func (r *Registry) validate(s Spec) error {

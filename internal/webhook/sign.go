@@ -70,6 +70,14 @@ func SignedHeaders(secret string, id string, ts time.Time, body []byte) (http.He
 	return h, nil
 }
 
+// CheckSecret reports whether secret is a webhook secret as wagraph hands
+// them out (whsec_ and the base64 key bytes): with anything else every
+// signature check fails. Its error never quotes the secret.
+func CheckSecret(secret string) error {
+	_, err := secretKey(secret)
+	return err
+}
+
 // secretKey returns the HMAC key a whsec_ secret encodes.
 func secretKey(secret string) ([]byte, error) {
 	enc, ok := strings.CutPrefix(secret, secretPrefix)
