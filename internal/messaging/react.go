@@ -13,9 +13,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// EditWindow is how long after sending WhatsApp lets a message be edited.
-const EditWindow = 15 * time.Minute
-
 // maxEmojiRunes bounds a reaction: the longest emoji WhatsApp offers (a
 // family, a flag with skin tones) are a few code points joined.
 const maxEmojiRunes = 10
@@ -69,7 +66,7 @@ func checkEmoji(emoji string) error {
 }
 
 // Edit replaces the text (or, of an image, video or document, the caption)
-// of messageID, which this account sent within EditWindow: checked here
+// of messageID, which this account sent within whatsapp.EditWindow: checked here
 // first, as WhatsApp refuses a later edit.
 func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (Result, error) {
 	if strings.TrimSpace(text) == "" {
@@ -93,8 +90,8 @@ func (s *Service) Edit(ctx context.Context, sessionID, messageID, text string) (
 	if err := checkText("text", &text, max); err != nil {
 		return Result{}, err
 	}
-	if age := s.now().Sub(m.Timestamp); age > EditWindow {
-		return Result{}, fault.New(fault.WhatsAppRefused, "message %s is too old to edit: WhatsApp allows edits within %s of sending, and it was sent %s ago", messageID, EditWindow, age.Round(time.Minute))
+	if age := s.now().Sub(m.Timestamp); age > whatsapp.EditWindow {
+		return Result{}, fault.New(fault.WhatsAppRefused, "message %s is too old to edit: WhatsApp allows edits within %s of sending, and it was sent %s ago", messageID, whatsapp.EditWindow, age.Round(time.Minute))
 	}
 	chat, err := whatsapp.ParseJID(m.Chat)
 	if err != nil {
