@@ -48,6 +48,10 @@ type Message struct {
 	Reactions []schema.Reaction `json:"reactions,omitempty"`
 	// Poll holds the value of the "poll" field.
 	Poll *schema.Poll `json:"poll,omitempty"`
+	// ViewOnce holds the value of the "view_once" field.
+	ViewOnce bool `json:"view_once,omitempty"`
+	// ViewedAt holds the value of the "viewed_at" field.
+	ViewedAt *time.Time `json:"viewed_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -81,13 +85,13 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case message.FieldMedia, message.FieldReactions, message.FieldPoll:
 			values[i] = new([]byte)
-		case message.FieldFromMe:
+		case message.FieldFromMe, message.FieldViewOnce:
 			values[i] = new(sql.NullBool)
 		case message.FieldID:
 			values[i] = new(sql.NullInt64)
 		case message.FieldSessionID, message.FieldMessageID, message.FieldChat, message.FieldSender, message.FieldType, message.FieldText, message.FieldCaption, message.FieldStatus:
 			values[i] = new(sql.NullString)
-		case message.FieldTimestamp, message.FieldReadAt:
+		case message.FieldTimestamp, message.FieldReadAt, message.FieldViewedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -199,6 +203,19 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field poll: %w", err)
 				}
 			}
+		case message.FieldViewOnce:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field view_once", values[i])
+			} else if value.Valid {
+				_m.ViewOnce = value.Bool
+			}
+		case message.FieldViewedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field viewed_at", values[i])
+			} else if value.Valid {
+				_m.ViewedAt = new(time.Time)
+				*_m.ViewedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -283,6 +300,14 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("poll=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Poll))
+	builder.WriteString(", ")
+	builder.WriteString("view_once=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ViewOnce))
+	builder.WriteString(", ")
+	if v := _m.ViewedAt; v != nil {
+		builder.WriteString("viewed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

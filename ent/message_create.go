@@ -132,6 +132,34 @@ func (_c *MessageCreate) SetPoll(v *schema.Poll) *MessageCreate {
 	return _c
 }
 
+// SetViewOnce sets the "view_once" field.
+func (_c *MessageCreate) SetViewOnce(v bool) *MessageCreate {
+	_c.mutation.SetViewOnce(v)
+	return _c
+}
+
+// SetNillableViewOnce sets the "view_once" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableViewOnce(v *bool) *MessageCreate {
+	if v != nil {
+		_c.SetViewOnce(*v)
+	}
+	return _c
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (_c *MessageCreate) SetViewedAt(v time.Time) *MessageCreate {
+	_c.mutation.SetViewedAt(v)
+	return _c
+}
+
+// SetNillableViewedAt sets the "viewed_at" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableViewedAt(v *time.Time) *MessageCreate {
+	if v != nil {
+		_c.SetViewedAt(*v)
+	}
+	return _c
+}
+
 // SetSession sets the "session" edge to the Session entity.
 func (_c *MessageCreate) SetSession(v *Session) *MessageCreate {
 	return _c.SetSessionID(v.ID)
@@ -144,6 +172,7 @@ func (_c *MessageCreate) Mutation() *MessageMutation {
 
 // Save creates the Message in the database.
 func (_c *MessageCreate) Save(ctx context.Context) (*Message, error) {
+	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -166,6 +195,14 @@ func (_c *MessageCreate) Exec(ctx context.Context) error {
 func (_c *MessageCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
+	}
+}
+
+// defaults sets the default values of the builder before save.
+func (_c *MessageCreate) defaults() {
+	if _, ok := _c.mutation.ViewOnce(); !ok {
+		v := message.DefaultViewOnce
+		_c.mutation.SetViewOnce(v)
 	}
 }
 
@@ -204,6 +241,9 @@ func (_c *MessageCreate) check() error {
 	}
 	if _, ok := _c.mutation.Timestamp(); !ok {
 		return &ValidationError{Name: "timestamp", err: errors.New(`ent: missing required field "Message.timestamp"`)}
+	}
+	if _, ok := _c.mutation.ViewOnce(); !ok {
+		return &ValidationError{Name: "view_once", err: errors.New(`ent: missing required field "Message.view_once"`)}
 	}
 	if len(_c.mutation.SessionIDs()) == 0 {
 		return &ValidationError{Name: "session", err: errors.New(`ent: missing required edge "Message.session"`)}
@@ -286,6 +326,14 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Poll(); ok {
 		_spec.SetField(message.FieldPoll, field.TypeJSON, value)
 		_node.Poll = value
+	}
+	if value, ok := _c.mutation.ViewOnce(); ok {
+		_spec.SetField(message.FieldViewOnce, field.TypeBool, value)
+		_node.ViewOnce = value
+	}
+	if value, ok := _c.mutation.ViewedAt(); ok {
+		_spec.SetField(message.FieldViewedAt, field.TypeTime, value)
+		_node.ViewedAt = &value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -533,6 +581,36 @@ func (u *MessageUpsert) UpdatePoll() *MessageUpsert {
 // ClearPoll clears the value of the "poll" field.
 func (u *MessageUpsert) ClearPoll() *MessageUpsert {
 	u.SetNull(message.FieldPoll)
+	return u
+}
+
+// SetViewOnce sets the "view_once" field.
+func (u *MessageUpsert) SetViewOnce(v bool) *MessageUpsert {
+	u.Set(message.FieldViewOnce, v)
+	return u
+}
+
+// UpdateViewOnce sets the "view_once" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateViewOnce() *MessageUpsert {
+	u.SetExcluded(message.FieldViewOnce)
+	return u
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (u *MessageUpsert) SetViewedAt(v time.Time) *MessageUpsert {
+	u.Set(message.FieldViewedAt, v)
+	return u
+}
+
+// UpdateViewedAt sets the "viewed_at" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateViewedAt() *MessageUpsert {
+	u.SetExcluded(message.FieldViewedAt)
+	return u
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (u *MessageUpsert) ClearViewedAt() *MessageUpsert {
+	u.SetNull(message.FieldViewedAt)
 	return u
 }
 
@@ -794,6 +872,41 @@ func (u *MessageUpsertOne) ClearPoll() *MessageUpsertOne {
 	})
 }
 
+// SetViewOnce sets the "view_once" field.
+func (u *MessageUpsertOne) SetViewOnce(v bool) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetViewOnce(v)
+	})
+}
+
+// UpdateViewOnce sets the "view_once" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateViewOnce() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateViewOnce()
+	})
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (u *MessageUpsertOne) SetViewedAt(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetViewedAt(v)
+	})
+}
+
+// UpdateViewedAt sets the "viewed_at" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateViewedAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateViewedAt()
+	})
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (u *MessageUpsertOne) ClearViewedAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearViewedAt()
+	})
+}
+
 // Exec executes the query.
 func (u *MessageUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
@@ -846,6 +959,7 @@ func (_c *MessageCreateBulk) Save(ctx context.Context) ([]*Message, error) {
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
+			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*MessageMutation)
 				if !ok {
@@ -1214,6 +1328,41 @@ func (u *MessageUpsertBulk) UpdatePoll() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearPoll() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearPoll()
+	})
+}
+
+// SetViewOnce sets the "view_once" field.
+func (u *MessageUpsertBulk) SetViewOnce(v bool) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetViewOnce(v)
+	})
+}
+
+// UpdateViewOnce sets the "view_once" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateViewOnce() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateViewOnce()
+	})
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (u *MessageUpsertBulk) SetViewedAt(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetViewedAt(v)
+	})
+}
+
+// UpdateViewedAt sets the "viewed_at" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateViewedAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateViewedAt()
+	})
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (u *MessageUpsertBulk) ClearViewedAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearViewedAt()
 	})
 }
 

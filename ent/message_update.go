@@ -216,6 +216,40 @@ func (_u *MessageUpdate) ClearPoll() *MessageUpdate {
 	return _u
 }
 
+// SetViewOnce sets the "view_once" field.
+func (_u *MessageUpdate) SetViewOnce(v bool) *MessageUpdate {
+	_u.mutation.SetViewOnce(v)
+	return _u
+}
+
+// SetNillableViewOnce sets the "view_once" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableViewOnce(v *bool) *MessageUpdate {
+	if v != nil {
+		_u.SetViewOnce(*v)
+	}
+	return _u
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (_u *MessageUpdate) SetViewedAt(v time.Time) *MessageUpdate {
+	_u.mutation.SetViewedAt(v)
+	return _u
+}
+
+// SetNillableViewedAt sets the "viewed_at" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableViewedAt(v *time.Time) *MessageUpdate {
+	if v != nil {
+		_u.SetViewedAt(*v)
+	}
+	return _u
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (_u *MessageUpdate) ClearViewedAt() *MessageUpdate {
+	_u.mutation.ClearViewedAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -331,6 +365,15 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.PollCleared() {
 		_spec.ClearField(message.FieldPoll, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ViewOnce(); ok {
+		_spec.SetField(message.FieldViewOnce, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ViewedAt(); ok {
+		_spec.SetField(message.FieldViewedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ViewedAtCleared() {
+		_spec.ClearField(message.FieldViewedAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -538,6 +581,40 @@ func (_u *MessageUpdateOne) ClearPoll() *MessageUpdateOne {
 	return _u
 }
 
+// SetViewOnce sets the "view_once" field.
+func (_u *MessageUpdateOne) SetViewOnce(v bool) *MessageUpdateOne {
+	_u.mutation.SetViewOnce(v)
+	return _u
+}
+
+// SetNillableViewOnce sets the "view_once" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableViewOnce(v *bool) *MessageUpdateOne {
+	if v != nil {
+		_u.SetViewOnce(*v)
+	}
+	return _u
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (_u *MessageUpdateOne) SetViewedAt(v time.Time) *MessageUpdateOne {
+	_u.mutation.SetViewedAt(v)
+	return _u
+}
+
+// SetNillableViewedAt sets the "viewed_at" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableViewedAt(v *time.Time) *MessageUpdateOne {
+	if v != nil {
+		_u.SetViewedAt(*v)
+	}
+	return _u
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (_u *MessageUpdateOne) ClearViewedAt() *MessageUpdateOne {
+	_u.mutation.ClearViewedAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -683,6 +760,15 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.PollCleared() {
 		_spec.ClearField(message.FieldPoll, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ViewOnce(); ok {
+		_spec.SetField(message.FieldViewOnce, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ViewedAt(); ok {
+		_spec.SetField(message.FieldViewedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ViewedAtCleared() {
+		_spec.ClearField(message.FieldViewedAt, field.TypeTime)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

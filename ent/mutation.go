@@ -3316,6 +3316,8 @@ type MessageMutation struct {
 	reactions       *[]schema.Reaction
 	appendreactions []schema.Reaction
 	poll            **schema.Poll
+	view_once       *bool
+	viewed_at       *time.Time
 	clearedFields   map[string]struct{}
 	session         *string
 	clearedsession  bool
@@ -4020,6 +4022,91 @@ func (m *MessageMutation) ResetPoll() {
 	delete(m.clearedFields, message.FieldPoll)
 }
 
+// SetViewOnce sets the "view_once" field.
+func (m *MessageMutation) SetViewOnce(b bool) {
+	m.view_once = &b
+}
+
+// ViewOnce returns the value of the "view_once" field in the mutation.
+func (m *MessageMutation) ViewOnce() (r bool, exists bool) {
+	v := m.view_once
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldViewOnce returns the old "view_once" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldViewOnce(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldViewOnce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldViewOnce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldViewOnce: %w", err)
+	}
+	return oldValue.ViewOnce, nil
+}
+
+// ResetViewOnce resets all changes to the "view_once" field.
+func (m *MessageMutation) ResetViewOnce() {
+	m.view_once = nil
+}
+
+// SetViewedAt sets the "viewed_at" field.
+func (m *MessageMutation) SetViewedAt(t time.Time) {
+	m.viewed_at = &t
+}
+
+// ViewedAt returns the value of the "viewed_at" field in the mutation.
+func (m *MessageMutation) ViewedAt() (r time.Time, exists bool) {
+	v := m.viewed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldViewedAt returns the old "viewed_at" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldViewedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldViewedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldViewedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldViewedAt: %w", err)
+	}
+	return oldValue.ViewedAt, nil
+}
+
+// ClearViewedAt clears the value of the "viewed_at" field.
+func (m *MessageMutation) ClearViewedAt() {
+	m.viewed_at = nil
+	m.clearedFields[message.FieldViewedAt] = struct{}{}
+}
+
+// ViewedAtCleared returns if the "viewed_at" field was cleared in this mutation.
+func (m *MessageMutation) ViewedAtCleared() bool {
+	_, ok := m.clearedFields[message.FieldViewedAt]
+	return ok
+}
+
+// ResetViewedAt resets all changes to the "viewed_at" field.
+func (m *MessageMutation) ResetViewedAt() {
+	m.viewed_at = nil
+	delete(m.clearedFields, message.FieldViewedAt)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -4081,7 +4168,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 16)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -4124,6 +4211,12 @@ func (m *MessageMutation) Fields() []string {
 	if m.poll != nil {
 		fields = append(fields, message.FieldPoll)
 	}
+	if m.view_once != nil {
+		fields = append(fields, message.FieldViewOnce)
+	}
+	if m.viewed_at != nil {
+		fields = append(fields, message.FieldViewedAt)
+	}
 	return fields
 }
 
@@ -4160,6 +4253,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Reactions()
 	case message.FieldPoll:
 		return m.Poll()
+	case message.FieldViewOnce:
+		return m.ViewOnce()
+	case message.FieldViewedAt:
+		return m.ViewedAt()
 	}
 	return nil, false
 }
@@ -4197,6 +4294,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldReactions(ctx)
 	case message.FieldPoll:
 		return m.OldPoll(ctx)
+	case message.FieldViewOnce:
+		return m.OldViewOnce(ctx)
+	case message.FieldViewedAt:
+		return m.OldViewedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -4304,6 +4405,20 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPoll(v)
 		return nil
+	case message.FieldViewOnce:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetViewOnce(v)
+		return nil
+	case message.FieldViewedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetViewedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -4352,6 +4467,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldPoll) {
 		fields = append(fields, message.FieldPoll)
 	}
+	if m.FieldCleared(message.FieldViewedAt) {
+		fields = append(fields, message.FieldViewedAt)
+	}
 	return fields
 }
 
@@ -4383,6 +4501,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldPoll:
 		m.ClearPoll()
+		return nil
+	case message.FieldViewedAt:
+		m.ClearViewedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -4433,6 +4554,12 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldPoll:
 		m.ResetPoll()
+		return nil
+	case message.FieldViewOnce:
+		m.ResetViewOnce()
+		return nil
+	case message.FieldViewedAt:
+		m.ResetViewedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)

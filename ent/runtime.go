@@ -90,6 +90,10 @@ func init() {
 	messageDescMessageID := messageFields[1].Descriptor()
 	// message.MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
 	message.MessageIDValidator = messageDescMessageID.Validators[0].(func(string) error)
+	// messageDescViewOnce is the schema descriptor for view_once field.
+	messageDescViewOnce := messageFields[14].Descriptor()
+	// message.DefaultViewOnce holds the default value on creation for the view_once field.
+	message.DefaultViewOnce = messageDescViewOnce.Default.(bool)
 	nodeFields := schema.Node{}.Fields()
 	_ = nodeFields
 	// nodeDescID is the schema descriptor for id field.

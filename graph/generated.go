@@ -144,6 +144,7 @@ type ComplexityRoot struct {
 		Text      func(childComplexity int) int
 		Timestamp func(childComplexity int) int
 		Type      func(childComplexity int) int
+		ViewOnce  func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -168,7 +169,7 @@ type ComplexityRoot struct {
 		RevokeToken                 func(childComplexity int, token string) int
 		SandboxCall                 func(childComplexity int, sessionID string, from string, video *bool) int
 		SandboxDropConnection       func(childComplexity int, sessionID string) int
-		SandboxEdit                 func(childComplexity int, sessionID string, from string, messageID string, text string) int
+		SandboxEdit                 func(childComplexity int, sessionID string, from string, messageID string, text string, sentAt *time.Time) int
 		SandboxEnterPairingCode     func(childComplexity int, sessionID string, phone string, code string) int
 		SandboxLinkDevice           func(childComplexity int, sessionID string, phone string) int
 		SandboxLogoutDevice         func(childComplexity int, sessionID string) int
@@ -495,7 +496,7 @@ type MutationResolver interface {
 	SandboxPresence(ctx context.Context, sessionID string, from string, state string) (bool, error)
 	SandboxCall(ctx context.Context, sessionID string, from string, video *bool) (string, error)
 	SandboxVote(ctx context.Context, sessionID string, from string, pollID string, options []string) (bool, error)
-	SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string) (bool, error)
+	SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string, sentAt *time.Time) (bool, error)
 	SandboxRevoke(ctx context.Context, sessionID string, from string, messageID string, chat *string) (bool, error)
 	SandboxDropConnection(ctx context.Context, sessionID string) (bool, error)
 	SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error)
@@ -939,6 +940,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Type(childComplexity), true
+	case "Message.viewOnce":
+		if e.ComplexityRoot.Message.ViewOnce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.ViewOnce(childComplexity), true
 
 	case "Mutation.connectSession":
 		if e.ComplexityRoot.Mutation.ConnectSession == nil {
@@ -1181,7 +1188,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SandboxEdit(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["text"].(string)), true
+		return e.ComplexityRoot.Mutation.SandboxEdit(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["text"].(string), args["sentAt"].(*time.Time)), true
 	case "Mutation.sandboxEnterPairingCode":
 		if e.ComplexityRoot.Mutation.SandboxEnterPairingCode == nil {
 			break
@@ -2986,6 +2993,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_timestamp(ctx, field)
 	case "mediaUrl":
 		return ec.fieldContext_Message_mediaUrl(ctx, field)
+	case "viewOnce":
+		return ec.fieldContext_Message_viewOnce(ctx, field)
 	case "reactions":
 		return ec.fieldContext_Message_reactions(ctx, field)
 	}
@@ -4041,6 +4050,14 @@ func (ec *executionContext) field_Mutation_sandboxEdit_args(ctx context.Context,
 		return nil, err
 	}
 	args["text"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sentAt",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sentAt"] = arg4
 	return args, nil
 }
 
@@ -6859,6 +6876,29 @@ func (ec *executionContext) fieldContext_Message_mediaUrl(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Message_viewOnce(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_viewOnce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ViewOnce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_viewOnce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Message_reactions(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8661,7 +8701,7 @@ func (ec *executionContext) _Mutation_sandboxEdit(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SandboxEdit(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string))
+			return ec.Resolvers.Mutation().SandboxEdit(ctx, fc.Args["sessionId"].(string), fc.Args["from"].(string), fc.Args["messageId"].(string), fc.Args["text"].(string), fc.Args["sentAt"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -16407,6 +16447,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "mediaUrl":
 			out.Values[i] = ec._Message_mediaUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "viewOnce":
+			out.Values[i] = ec._Message_viewOnce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "reactions":

@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/auth"
@@ -112,9 +113,13 @@ func (r *mutationResolver) SandboxVote(ctx context.Context, sessionID string, fr
 	}))
 }
 
-func (r *mutationResolver) SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string) (bool, error) {
+func (r *mutationResolver) SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string, sentAt *time.Time) (bool, error) {
 	return sandboxDone(sandboxContact(ctx, r.Resolver, sessionID, nil, func(to string) sandbox.Edit {
-		return sandbox.Edit{From: from, To: to, MessageID: messageID, Text: text}
+		q := sandbox.Edit{From: from, To: to, MessageID: messageID, Text: text}
+		if sentAt != nil {
+			q.SentAt = *sentAt
+		}
+		return q
 	}))
 }
 

@@ -86,6 +86,7 @@ type messageJSON struct {
 	MediaURL  *string   `json:"mediaUrl" required:"true" description:"Path of this service's media route for the message (GET /api/v1/session/{sessionId}/message/{messageId}/media); null without media."`
 	Status    string    `json:"status" required:"true" description:"Delivery status."`
 	Timestamp timestamp `json:"timestamp" required:"true"`
+	ViewOnce  bool      `json:"viewOnce" required:"true" description:"An image, video or voice note its recipient may open once: never forwarded, and its media served once (the first successful download through the media route is the one view; after it the route answers 404)."`
 }
 
 func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
@@ -101,5 +102,6 @@ func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
 	ok(w, http.StatusOK, messageJSON{
 		ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Text: m.Text,
 		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: timestamp(model.FormatTime(m.Timestamp)),
+		ViewOnce: m.ViewOnce,
 	})
 }

@@ -130,9 +130,11 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 				continue
 			}
 			if p := pollOf(m.Message); p != nil {
-				r.s.polls.remember(m.Info.ID, optionNames(p))
+				if options, beyond := boundedPoll(p); beyond == "" {
+					r.s.polls.remember(m.Info.ID, options)
+				}
 			}
-			c := contentOf(m.Message)
+			c := contentOfEvent(m)
 			if c.typ == "" {
 				continue
 			}

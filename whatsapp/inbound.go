@@ -34,9 +34,12 @@ func (r *clientRun) handleMessage(evt *events.Message) bool {
 	if info.Category == "peer" || info.Chat == types.StatusBroadcastJID {
 		return true
 	}
-	c := contentOf(evt.Message)
+	c := contentOfEvent(evt)
 	if c.typ == "" {
 		return true
+	}
+	if c.beyond != "" {
+		r.s.log.Warn("a received poll is beyond WhatsApp's bounds: kept as a message of unknown type", "message_id", info.ID, "why", c.beyond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()

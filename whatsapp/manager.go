@@ -67,6 +67,7 @@ type Message struct {
 	Timestamp time.Time
 	Media     *MediaRef // the attachment of a media message; nil for others and for media that cannot be downloaded
 	Poll      *PollSpec // a poll's options (Text is its question); nil for other messages
+	ViewOnce  bool      // an image, video or voice note its recipient may open once
 }
 
 // Publisher stores and fans out the events of sessions (the app's event

@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow/proto/waCommon"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -48,6 +49,21 @@ type content struct {
 	reactionKey                       *waCommon.MessageKey
 	hasMedia                          bool
 	media                             *MediaRef // nil when the attachment cannot be downloaded
+	// viewOnce: an image, video or voice note its recipient may open
+	// once (contentOfEvent adds the wrapper whatsmeow took off).
+	viewOnce bool
+	// beyond says why a poll is beyond WhatsApp's bounds (PollBeyondBounds):
+	// it is then no poll, but a message of type unknown.
+	beyond string
+}
+
+// contentOfEvent is contentOf of a message whatsmeow unwrapped: a view-once
+// wrapper it took off makes the content view-once, whether or not the
+// attachment inside says so too.
+func contentOfEvent(evt *events.Message) content {
+	c := contentOf(evt.Message)
+	c.viewOnce = c.viewOnce || evt.IsViewOnce
+	return c
 }
 
 // contentOf reads a message as whatsmeow unwrapped it (device-sent,
@@ -72,12 +88,15 @@ func contentOf(msg *waE2E.Message) content {
 	case msg.ImageMessage != nil:
 		i := msg.GetImageMessage()
 		media("image", i.GetCaption(), i, i.GetContextInfo())
+		c.viewOnce = i.GetViewOnce()
 	case msg.VideoMessage != nil:
 		v := msg.GetVideoMessage()
 		media("video", v.GetCaption(), v, v.GetContextInfo())
+		c.viewOnce = v.GetViewOnce()
 	case msg.PtvMessage != nil: // a round video note
 		v := msg.GetPtvMessage()
 		media("video", v.GetCaption(), v, v.GetContextInfo())
+		c.viewOnce = v.GetViewOnce()
 	case msg.AudioMessage != nil:
 		a := msg.GetAudioMessage()
 		typ := "audio"
@@ -85,6 +104,7 @@ func contentOf(msg *waE2E.Message) content {
 			typ = "voice"
 		}
 		media(typ, "", a, a.GetContextInfo())
+		c.viewOnce = a.GetViewOnce()
 	case msg.DocumentMessage != nil:
 		d := msg.GetDocumentMessage()
 		c.fileName = d.GetFileName()
@@ -113,7 +133,14 @@ func contentOf(msg *waE2E.Message) content {
 		c.vcard = strings.Join(cards, "\n")
 	case pollOf(msg) != nil:
 		p := pollOf(msg)
-		c.typ, c.text, c.pollOptions, ci = "poll", p.GetName(), optionNames(p), p.GetContextInfo()
+		options, beyond := boundedPoll(p)
+		if beyond != "" {
+			// Not a poll WhatsApp's apps would show: nothing of it is
+			// kept (its options could be thousands, each of any length).
+			c.typ, c.beyond = "unknown", beyond
+			break
+		}
+		c.typ, c.text, c.pollOptions, ci = "poll", p.GetName(), options, p.GetContextInfo()
 		c.pollSelectable = int(p.GetSelectableOptionsCount())
 	case msg.ReactionMessage != nil:
 		r := msg.GetReactionMessage()
@@ -260,7 +287,7 @@ func senderOf(ctx context.Context, cli *whatsmeow.Client, src *types.MessageSour
 func describe(info *types.MessageInfo, chat types.JID, sender person, c content) (*Message, *payload.Message) {
 	rec := &Message{
 		ID: info.ID, Chat: chat.String(), Sender: sender.jid().String(), FromMe: info.IsFromMe,
-		Type: c.typ, Text: c.text, Caption: c.caption, Timestamp: info.Timestamp.UTC(), Media: c.media,
+		Type: c.typ, Text: c.text, Caption: c.caption, Timestamp: info.Timestamp.UTC(), Media: c.media, ViewOnce: c.viewOnce,
 	}
 	d := &payload.Message{
 		ID: info.ID, Chat: rec.Chat, Sender: rec.Sender, FromMe: info.IsFromMe,
@@ -268,6 +295,7 @@ func describe(info *types.MessageInfo, chat types.JID, sender person, c content)
 		Type: c.typ, Text: payload.Text(c.text), Caption: payload.Text(c.caption), FileName: payload.Text(c.fileName),
 		Mimetype: payload.Text(c.mimetype), Name: payload.Text(c.name), Address: payload.Text(c.address),
 		VCard: payload.Text(c.vcard), QuotedID: payload.Text(c.quotedID), IsGroup: chat.Server == types.GroupServer,
+		ViewOnce: c.viewOnce,
 	}
 	d.SenderPhone = sender.phoneText()
 	d.SenderLID = sender.lidText()

@@ -33,7 +33,7 @@ func FuzzMessageEvent(f *testing.F) {
 		{LocationMessage: &waE2E.LocationMessage{DegreesLatitude: &lat, DegreesLongitude: &lng, Name: proto.String("Berlin")}},
 		{LiveLocationMessage: &waE2E.LiveLocationMessage{DegreesLatitude: proto.Float64(math.Inf(1)), DegreesLongitude: &lng}},
 		{ContactsArrayMessage: &waE2E.ContactsArrayMessage{Contacts: []*waE2E.ContactMessage{{Vcard: proto.String("BEGIN:VCARD")}}}},
-		{PollCreationMessageV3: &waE2E.PollCreationMessage{Name: proto.String("p"), Options: []*waE2E.PollCreationMessage_Option{{OptionName: proto.String("a")}}}},
+		{PollCreationMessageV3: &waE2E.PollCreationMessage{Name: proto.String("p"), Options: []*waE2E.PollCreationMessage_Option{{OptionName: proto.String("a")}, {OptionName: proto.String("b")}}}},
 		{ReactionMessage: &waE2E.ReactionMessage{Text: proto.String("👍")}},
 		{ProtocolMessage: &waE2E.ProtocolMessage{Type: waE2E.ProtocolMessage_MESSAGE_EDIT.Enum(),
 			EditedMessage: &waE2E.Message{Conversation: proto.String("edited")}}},

@@ -9,13 +9,51 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sync"
+	"unicode/utf8"
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/wagraph/wagraph/internal/events/payload"
 )
+
+// WhatsApp's bounds of a poll: its apps offer 2 to 12 options, a question
+// of up to 255 characters and options of up to 100. A send outside them is
+// refused naming the field (messaging); a received poll outside them is no
+// poll (PollBeyondBounds).
+const (
+	MinPollOptions     = 2
+	MaxPollOptions     = 12
+	MaxPollQuestionLen = 255
+	MaxPollOptionLen   = 100
+)
+
+// PollBeyondBounds says how a poll's question and options go beyond
+// WhatsApp's bounds, or "" when they do not. Lengths are in characters
+// (code points), as the send's rules count them.
+func PollBeyondBounds(question string, options []string) string {
+	if why := pollCountBeyond(len(options)); why != "" {
+		return why
+	}
+	if n := utf8.RuneCountInString(question); n > MaxPollQuestionLen {
+		return fmt.Sprintf("a poll's question has at most %d characters, this one %d", MaxPollQuestionLen, n)
+	}
+	for i, o := range options {
+		if n := utf8.RuneCountInString(o); n > MaxPollOptionLen {
+			return fmt.Sprintf("a poll's options have at most %d characters each, option %d has %d", MaxPollOptionLen, i+1, n)
+		}
+	}
+	return ""
+}
+
+func pollCountBeyond(n int) string {
+	if n < MinPollOptions || n > MaxPollOptions {
+		return fmt.Sprintf("a poll has %d to %d options, this one %d", MinPollOptions, MaxPollOptions, n)
+	}
+	return ""
+}
 
 // maxPolls bounds the polls a session remembers the options of: the
 // newest are kept, the memory of a session stays small.
@@ -70,6 +108,19 @@ func (p *pollMemory) names(id string, hashes [][]byte) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// boundedPoll is the option names of p, or why p is beyond WhatsApp's
+// bounds (then no names): the count is judged before any name is read.
+func boundedPoll(p *waE2E.PollCreationMessage) (options []string, beyond string) {
+	if beyond = pollCountBeyond(len(p.GetOptions())); beyond != "" {
+		return nil, beyond
+	}
+	options = optionNames(p)
+	if beyond = PollBeyondBounds(p.GetName(), options); beyond != "" {
+		return nil, beyond
+	}
+	return options, ""
 }
 
 func optionNames(p *waE2E.PollCreationMessage) []string {

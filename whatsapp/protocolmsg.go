@@ -24,7 +24,9 @@ const KindPhoneNumberShare = "chats.phoneNumberShare"
 func (r *clientRun) handleNonChat(evt *events.Message) (ok, handled bool) {
 	msg := evt.Message
 	if p := pollOf(msg); p != nil {
-		r.s.polls.remember(evt.Info.ID, optionNames(p))
+		if options, beyond := boundedPoll(p); beyond == "" {
+			r.s.polls.remember(evt.Info.ID, options)
+		}
 	}
 	switch {
 	case msg.GetProtocolMessage().GetHistorySyncNotification() != nil:

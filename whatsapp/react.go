@@ -5,6 +5,7 @@ package whatsapp
 
 import (
 	"context"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
@@ -56,6 +57,12 @@ func (m *Manager) React(ctx context.Context, sessionID string, r Reaction) (Sent
 	}
 	return sent, nil
 }
+
+// EditWindow is how long after a message WhatsApp's apps let its sender
+// edit it, and apply an edit received: editMessage refuses a later edit
+// before sending it, the message store refuses a later one received (by
+// the edit's own time), and the simulated phones ignore one.
+const EditWindow = 15 * time.Minute
 
 // Edit is new content for message MessageID of Chat, which the account
 // sent: the text of a text message, or the caption of an image, video or

@@ -159,10 +159,13 @@ func (m *Manager) ownMessage(s *session, cli *whatsmeow.Client, sent Sent, msg *
 		MessageSource: types.MessageSource{Chat: sent.Chat, Sender: me.pn, IsFromMe: true, IsGroup: sent.Chat.Server == types.GroupServer},
 		ID:            sent.ID, PushName: pushName, Timestamp: sent.Timestamp,
 	}
+	viewOnce := false
 	if inner := msg.GetViewOnceMessageV2().GetMessage(); inner != nil {
-		msg = inner // described as its media, as whatsmeow unwraps a received one
+		msg, viewOnce = inner, true // described as its media, as whatsmeow unwraps a received one
 	}
-	rec, data := describe(info, sent.Chat, me, contentOf(msg))
+	c := contentOf(msg)
+	c.viewOnce = c.viewOnce || viewOnce
+	rec, data := describe(info, sent.Chat, me, c)
 	return Event{Kind: KindOutboundMessage, Data: data, Message: rec}
 }
 

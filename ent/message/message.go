@@ -42,6 +42,10 @@ const (
 	FieldReactions = "reactions"
 	// FieldPoll holds the string denoting the poll field in the database.
 	FieldPoll = "poll"
+	// FieldViewOnce holds the string denoting the view_once field in the database.
+	FieldViewOnce = "view_once"
+	// FieldViewedAt holds the string denoting the viewed_at field in the database.
+	FieldViewedAt = "viewed_at"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -72,6 +76,8 @@ var Columns = []string{
 	FieldReadAt,
 	FieldReactions,
 	FieldPoll,
+	FieldViewOnce,
+	FieldViewedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -87,6 +93,8 @@ func ValidColumn(column string) bool {
 var (
 	// MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
 	MessageIDValidator func(string) error
+	// DefaultViewOnce holds the default value on creation for the "view_once" field.
+	DefaultViewOnce bool
 )
 
 // Status defines the type for the "status" enum field.
@@ -176,6 +184,16 @@ func ByTimestamp(opts ...sql.OrderTermOption) OrderOption {
 // ByReadAt orders the results by the read_at field.
 func ByReadAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReadAt, opts...).ToFunc()
+}
+
+// ByViewOnce orders the results by the view_once field.
+func ByViewOnce(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldViewOnce, opts...).ToFunc()
+}
+
+// ByViewedAt orders the results by the viewed_at field.
+func ByViewedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldViewedAt, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

@@ -110,6 +110,16 @@ func ReadAt(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldReadAt, v))
 }
 
+// ViewOnce applies equality check predicate on the "view_once" field. It's identical to ViewOnceEQ.
+func ViewOnce(v bool) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldViewOnce, v))
+}
+
+// ViewedAt applies equality check predicate on the "viewed_at" field. It's identical to ViewedAtEQ.
+func ViewedAt(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldViewedAt, v))
+}
+
 // SessionIDEQ applies the EQ predicate on the "session_id" field.
 func SessionIDEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldSessionID, v))
@@ -773,6 +783,66 @@ func PollIsNil() predicate.Message {
 // PollNotNil applies the NotNil predicate on the "poll" field.
 func PollNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldPoll))
+}
+
+// ViewOnceEQ applies the EQ predicate on the "view_once" field.
+func ViewOnceEQ(v bool) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldViewOnce, v))
+}
+
+// ViewOnceNEQ applies the NEQ predicate on the "view_once" field.
+func ViewOnceNEQ(v bool) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldViewOnce, v))
+}
+
+// ViewedAtEQ applies the EQ predicate on the "viewed_at" field.
+func ViewedAtEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldViewedAt, v))
+}
+
+// ViewedAtNEQ applies the NEQ predicate on the "viewed_at" field.
+func ViewedAtNEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldViewedAt, v))
+}
+
+// ViewedAtIn applies the In predicate on the "viewed_at" field.
+func ViewedAtIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldViewedAt, vs...))
+}
+
+// ViewedAtNotIn applies the NotIn predicate on the "viewed_at" field.
+func ViewedAtNotIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldViewedAt, vs...))
+}
+
+// ViewedAtGT applies the GT predicate on the "viewed_at" field.
+func ViewedAtGT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldViewedAt, v))
+}
+
+// ViewedAtGTE applies the GTE predicate on the "viewed_at" field.
+func ViewedAtGTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldViewedAt, v))
+}
+
+// ViewedAtLT applies the LT predicate on the "viewed_at" field.
+func ViewedAtLT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldViewedAt, v))
+}
+
+// ViewedAtLTE applies the LTE predicate on the "viewed_at" field.
+func ViewedAtLTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldViewedAt, v))
+}
+
+// ViewedAtIsNil applies the IsNil predicate on the "viewed_at" field.
+func ViewedAtIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldViewedAt))
+}
+
+// ViewedAtNotNil applies the NotNil predicate on the "viewed_at" field.
+func ViewedAtNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldViewedAt))
 }
 
 // HasSession applies the HasEdge predicate on the "session" edge.

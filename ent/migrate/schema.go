@@ -169,6 +169,8 @@ var (
 		{Name: "read_at", Type: field.TypeTime, Nullable: true},
 		{Name: "reactions", Type: field.TypeJSON, Nullable: true},
 		{Name: "poll", Type: field.TypeJSON, Nullable: true},
+		{Name: "view_once", Type: field.TypeBool, Default: false},
+		{Name: "viewed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
@@ -179,7 +181,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_sessions_messages",
-				Columns:    []*schema.Column{MessagesColumns[14]},
+				Columns:    []*schema.Column{MessagesColumns[16]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -188,12 +190,12 @@ var (
 			{
 				Name:    "message_session_id_message_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[14], MessagesColumns[1]},
+				Columns: []*schema.Column{MessagesColumns[16], MessagesColumns[1]},
 			},
 			{
 				Name:    "message_session_id_chat",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[14], MessagesColumns[2]},
+				Columns: []*schema.Column{MessagesColumns[16], MessagesColumns[2]},
 			},
 		},
 	}

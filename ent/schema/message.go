@@ -41,6 +41,12 @@ func (Message) Fields() []ent.Field {
 		// poll is a poll's options and the votes counted so far (the
 		// question is the text); null for other messages.
 		field.JSON("poll", &Poll{}).Optional(),
+		// view_once: an image, video or voice note its recipient may open
+		// once. It is never forwarded, and its media is served once:
+		// viewed_at is when the media route first served it (claimed as
+		// the download starts, given back when it fails); null: not yet.
+		field.Bool("view_once").Default(false),
+		field.Time("viewed_at").Optional().Nillable(),
 	}
 }
 

@@ -148,6 +148,11 @@ type Message struct {
 	// WhatsApp on demand): the REST path /api/v1/session/{sessionId}/message/{id}/media,
 	// relative to this service. Null for a message without media.
 	MediaURL *string `json:"mediaUrl,omitempty"`
+	// An image, video or voice note its recipient may open once: never
+	// forwarded, and its media served once (the first successful download
+	// through the media route is the one view; after it the route answers
+	// NOT_FOUND).
+	ViewOnce bool `json:"viewOnce"`
 	// The message's current reactions: one per person.
 	Reactions []*Reaction `json:"reactions"`
 }

@@ -427,7 +427,7 @@ func messageData(set map[string]any) map[string]any {
 		"id": nil, "chat": nil, "sender": nil, "senderPhone": nil, "senderLid": nil, "fromMe": false, "pushName": nil,
 		"timestamp": recent, "type": nil, "text": nil, "caption": nil, "fileName": nil, "mimetype": nil, "size": nil,
 		"mediaUrl": nil, "latitude": nil, "longitude": nil, "name": nil, "address": nil, "vcard": nil, "quotedId": nil,
-		"mentions": nil, "isGroup": false, "pollOptions": nil,
+		"mentions": nil, "isGroup": false, "pollOptions": nil, "viewOnce": false,
 	}
 	for key, v := range set {
 		d[key] = v

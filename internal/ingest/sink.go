@@ -28,8 +28,10 @@ type Bus interface {
 // about messages is recorded there before the event is stored.
 type MessageStore interface {
 	// Record keeps the message or status an event carries; recording the
-	// same event twice changes nothing.
-	Record(ctx context.Context, sessionID string, ev whatsapp.Event) error
+	// same event twice changes nothing. It may turn ev into the event
+	// that says what was refused (a reaction from another chat becomes
+	// messages.update reaction-refused): ev is stored as Record leaves it.
+	Record(ctx context.Context, sessionID string, ev *whatsapp.Event) error
 	// ChatSeen reports whether the store holds a message of chat other
 	// than messageID.
 	ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error)
@@ -151,7 +153,7 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			}
 			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
 		}
-		if err := s.messages.Record(ctx, sessionID, ev); err != nil {
+		if err := s.messages.Record(ctx, sessionID, &ev); err != nil {
 			return nil, err
 		}
 	}

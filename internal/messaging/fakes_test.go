@@ -134,8 +134,8 @@ func newRulesEnv(t *testing.T) *rulesEnv {
 	msg("SENTNOW", peerJID, ownJID, true, "text", "sent", time.Minute)
 	msg("SENTIMAGE", peerJID, ownJID, true, "image", "sent", time.Minute)
 	msg("SENTLOC", peerJID, ownJID, true, "location", "sent", time.Minute)
-	msg("SENTOLD", peerJID, ownJID, true, "text", "sent", EditWindow+time.Minute)
-	msg("SENTEDGE", peerJID, ownJID, true, "text", "sent", EditWindow-time.Minute)
+	msg("SENTOLD", peerJID, ownJID, true, "text", "sent", whatsapp.EditWindow+time.Minute)
+	msg("SENTEDGE", peerJID, ownJID, true, "text", "sent", whatsapp.EditWindow-time.Minute)
 	msg("SCHEDULED", peerJID, "", true, "text", "scheduled", -time.Hour)
 	msg("FAILED", peerJID, ownJID, true, "text", "failed", time.Minute)
 	return e

@@ -236,7 +236,8 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 // Media downloads the attachment of a stored message from WhatsApp's media
 // hosts and returns it decrypted, with its content type (the message's
 // mimetype, else sniffed) and its file name (documents). A message this
-// store does not know, or one without media, is NOT_FOUND.
+// store does not know, or one without media, is NOT_FOUND; so is a
+// view-once message's media once it was viewed (viewonce.go).
 func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
@@ -244,6 +245,17 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 	}
 	if len(m.Media) == 0 {
 		return nil, "", "", fault.New(fault.NotFound, "message %s has no media", messageID)
+	}
+	if m.ViewOnce {
+		var giveBack func()
+		if giveBack, err = s.takeView(ctx, m); err != nil {
+			return nil, "", "", err
+		}
+		defer func() {
+			if err != nil { // the function's result: only a successful download is the view
+				giveBack()
+			}
+		}()
 	}
 	var ref whatsapp.MediaRef
 	if err := json.Unmarshal(m.Media, &ref); err != nil {

@@ -11,8 +11,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// EditWindow is how long after sending WhatsApp lets a message be edited.
-const EditWindow = 15 * time.Minute
 
 // React puts emoji on the stored message messageID (received or sent), or
 // takes the account's reaction back with "". With an idempotency key it is
@@ -62,9 +60,9 @@ func checkEmoji(emoji string) error {
 }
 
 // Edit replaces the text (or, of an image, video or document, the caption)
-// of messageID, which this account sent within EditWindow: checked here
-// first, as WhatsApp refuses a later edit. With an idempotency key it is
-// sent once however often it is asked (sendkey.go).
+// of messageID, which this account sent within whatsapp.EditWindow: checked
+// here first, as WhatsApp refuses a later edit. With an idempotency key it
+// is sent once however often it is asked (sendkey.go).
 func (s *Service) Edit(ctx context.Context, sessionID, messageID, text, idempotencyKey string) (Result, error) {
 	if strings.TrimSpace(text) == "" {
 		return Result{}, fault.InvalidField("text", "text must not be empty")
@@ -95,8 +93,8 @@ func (s *Service) edit(ctx context.Context, sessionID, messageID, text, id strin
 	if err := checkText("text", &text, max); err != nil {
 		return Result{}, err
 	}
-	if age := s.now().Sub(m.Timestamp); age > EditWindow {
-		return Result{}, fault.New(fault.WhatsAppRefused, "message %s is too old to edit: WhatsApp allows edits within %s of sending, and it was sent %s ago", messageID, EditWindow, age.Round(time.Minute))
+	if age := s.now().Sub(m.Timestamp); age > whatsapp.EditWindow {
+		return Result{}, fault.New(fault.WhatsAppRefused, "message %s is too old to edit: WhatsApp allows edits within %s of sending, and it was sent %s ago", messageID, whatsapp.EditWindow, age.Round(time.Minute))
 	}
 	chat, err := whatsapp.ParseJID(m.Chat)
 	if err != nil {

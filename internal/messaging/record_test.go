@@ -38,7 +38,7 @@ func TestRecordOwnMessage(t *testing.T) {
 		{ID: "OLD", Chat: chat, Sender: "me", FromMe: true, Type: "text", Text: "again", Timestamp: t1},
 		{ID: "NEW", Chat: chat, Sender: chat, FromMe: false, Type: "text", Text: "echo", Timestamp: t0},
 	} {
-		if err := s.Record(ctx, "s1", whatsapp.Event{Kind: whatsapp.KindOutboundMessage, Message: m}); err != nil {
+		if err := s.Record(ctx, "s1", &whatsapp.Event{Kind: whatsapp.KindOutboundMessage, Message: m}); err != nil {
 			t.Fatalf("record %s: %v", m.ID, err)
 		}
 	}

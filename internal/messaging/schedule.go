@@ -90,7 +90,7 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 		}
 		err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
 			SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
-			SetStatus(entmessage.StatusScheduled).SetTimestamp(due).Exec(ctx)
+			SetStatus(entmessage.StatusScheduled).SetTimestamp(due).SetViewOnce(out.ViewOnce).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("store scheduled message: %w", err)
 		}

@@ -16,15 +16,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// Limits of polls: WhatsApp's apps offer 2 to 12 options, a question of
-// up to 255 characters and options of up to 100.
-const (
-	minPollOptions   = 2
-	maxPollOptions   = 12
-	maxQuestionLen   = 255
-	maxPollOptionLen = 100
-)
-
 // previewBudget is the most a send waits for its link preview: the spec's
 // 3 s, whatever the previewer's own setting.
 const previewBudget = 3 * time.Second
@@ -40,12 +31,14 @@ func poll(req Request, out *whatsapp.Outgoing) error {
 	if strings.TrimSpace(q) == "" {
 		return fault.InvalidField("question", "question must not be empty")
 	}
-	if err := checkText("question", &q, maxQuestionLen); err != nil {
+	// WhatsApp's bounds of a poll are the adapter's (whatsapp.PollBeyondBounds
+	// judges a received poll by them): each broken one is named here.
+	if err := checkText("question", &q, whatsapp.MaxPollQuestionLen); err != nil {
 		return err
 	}
 	n := len(req.Options)
-	if n < minPollOptions || n > maxPollOptions {
-		return fault.InvalidField("options", "options must list %d to %d options (got %d)", minPollOptions, maxPollOptions, n)
+	if n < whatsapp.MinPollOptions || n > whatsapp.MaxPollOptions {
+		return fault.InvalidField("options", "options must list %d to %d options (got %d)", whatsapp.MinPollOptions, whatsapp.MaxPollOptions, n)
 	}
 	seen := make(map[string]int, n)
 	for i, o := range req.Options {
@@ -53,7 +46,7 @@ func poll(req Request, out *whatsapp.Outgoing) error {
 		if strings.TrimSpace(o) == "" {
 			return fault.InvalidField(field, "%s must not be empty", field)
 		}
-		if err := checkText(field, &o, maxPollOptionLen); err != nil {
+		if err := checkText(field, &o, whatsapp.MaxPollOptionLen); err != nil {
 			return err
 		}
 		// Votes name options by the hash of their name: two equal names
@@ -104,6 +97,9 @@ func (s *Service) forward(ctx context.Context, sessionID, id string, out *whatsa
 	}
 	if m.Status != entmessage.StatusSent && m.Status != entmessage.StatusReceived {
 		return fault.New(fault.Conflict, "message %s is %s: only a sent or received message can be forwarded", id, m.Status)
+	}
+	if m.ViewOnce {
+		return notForwarded(id)
 	}
 	out.Forwarded = true
 	out.Type, out.Text, out.Caption = m.Type, m.Text, m.Caption

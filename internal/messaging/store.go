@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -48,15 +49,22 @@ func NewStore(db *ent.Client, concurrentWrites bool) *Store {
 
 // Record keeps what an event says about messages: a sent or received
 // message (the first record of an id wins, except that a scheduled one
-// becomes sent), and revokes. It is called before the event is
-// acknowledged to WhatsApp, so an error here makes WhatsApp send it again.
-func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event) error {
+// becomes sent), reactions, revokes, edits and votes. It is called before
+// the event is stored and acknowledged to WhatsApp, so an error here makes
+// WhatsApp send it again. What WhatsApp's apps would not apply it turns
+// into the event that says so, in place: a revoke or an edit refused
+// (judge), a reaction from another chat than its message's (react).
+func (s *Store) Record(ctx context.Context, sessionID string, ev *whatsapp.Event) error {
 	if !s.concurrent {
 		s.recordMu.Lock()
 		defer s.recordMu.Unlock()
 	}
 	if d, ok := ev.Data.(*payload.Reaction); ok && ev.Kind == whatsapp.KindMessagesReaction {
-		return s.react(ctx, sessionID, d)
+		refused, err := s.react(ctx, sessionID, d)
+		if refused != nil {
+			ev.Kind, ev.Data = whatsapp.KindMessagesUpdate, refused
+		}
+		return err
 	}
 	if m := ev.Message; m != nil && ev.Kind == whatsapp.KindMediaUpdate {
 		return s.replaceMedia(ctx, sessionID, m)
@@ -80,11 +88,13 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 
 // judge applies a revoke or an edit a contact or the account's other
 // device sent, when WhatsApp's own clients would: from the message's chat,
-// by its sender (or, a revoke in a group, by an admin). Anyone can put
-// any message id in a revoke, and ids are seen by every group member. A
-// refused one becomes revoke-refused or edit-refused, the message left
-// as it was; d.Sender names who sent it either way. A message this store
-// never saw is nothing to protect: the event stays as it came.
+// by its sender (or, a revoke in a group, by an admin), and an edit within
+// whatsapp.EditWindow of the message by the edit's own time (the stanza's,
+// d.Timestamp). Anyone can put any message id in a revoke, and ids are
+// seen by every group member. A refused one becomes revoke-refused or
+// edit-refused, the message left as it was; d.Sender names who sent it
+// either way. A message this store never saw is nothing to protect: the
+// event stays as it came.
 func (s *Store) judge(ctx context.Context, sessionID string, d *payload.MessageStatus) error {
 	m, err := s.db.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.MessageID(d.ID)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -96,14 +106,15 @@ func (s *Store) judge(ctx context.Context, sessionID string, d *payload.MessageS
 	revoke := d.Status == "revoked"
 	bySender := m.Chat == d.Chat && ((m.FromMe && d.ByMe) || (!m.FromMe && !d.ByMe && d.Sender != "" && m.Sender == string(d.Sender)))
 	byAdmin := revoke && m.Chat == d.Chat && d.ByAdmin && strings.HasSuffix(m.Chat, "@g.us")
-	if !bySender && !byAdmin {
+	late := !revoke && d.Timestamp.Sub(m.Timestamp) > whatsapp.EditWindow
+	if (!bySender && !byAdmin) || late {
 		what, status := "edit", "edit-refused"
 		if revoke {
 			what, status = "revoke", "revoke-refused"
 		}
 		d.Status = status
 		d.Text, d.Caption = "", ""
-		d.Error = payload.Text(refusal(what, m, d))
+		d.Error = payload.Text(refusal(what, m, d, bySender))
 		return nil
 	}
 	if !revoke {
@@ -112,15 +123,19 @@ func (s *Store) judge(ctx context.Context, sessionID string, d *payload.MessageS
 	return s.setStatus(ctx, sessionID, d.ID, entmessage.StatusRevoked)
 }
 
-// refusal says why a revoke or an edit was not applied.
-func refusal(what string, m *ent.Message, d *payload.MessageStatus) string {
+// refusal says why a revoke or an edit was not applied; bySender: it came
+// from the message's sender, in its chat.
+func refusal(what string, m *ent.Message, d *payload.MessageStatus, bySender bool) string {
 	switch {
 	case m.Chat != d.Chat:
 		return fmt.Sprintf("a %s sent in another chat than the message's: not applied", what)
 	case what == "revoke":
 		return "a revoke by someone other than the message's sender or a group admin: not applied"
+	case !bySender:
+		return "an edit by someone other than the message's sender: not applied"
 	}
-	return "an edit by someone other than the message's sender: not applied"
+	return fmt.Sprintf("an edit sent %s after the message, later than WhatsApp's %s window: not applied",
+		d.Timestamp.Sub(m.Timestamp).Round(time.Second), whatsapp.EditWindow)
 }
 
 // ChatSeen reports whether the store holds a message of chat in the
@@ -160,7 +175,7 @@ func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp
 	create := s.db.Message.Create().
 		SetSessionID(sessionID).SetMessageID(m.ID).SetChat(m.Chat).SetSender(m.Sender).
 		SetFromMe(m.FromMe).SetType(m.Type).SetText(m.Text).SetCaption(m.Caption).
-		SetStatus(status).SetTimestamp(m.Timestamp.UTC())
+		SetStatus(status).SetTimestamp(m.Timestamp.UTC()).SetViewOnce(m.ViewOnce)
 	ref, err := encodeMediaRef(m.Media)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -184,24 +185,27 @@ func (Vote) control() Control[Vote, Done] {
 }
 
 // Edit has the simulated phone of From send To an edit of MessageID
-// (encrypted when the phone has the message's secret). Who may edit it is
-// for the receiver to judge.
+// (encrypted when the phone has the message's secret). Who may edit it,
+// and whether it came within WhatsApp's window, is for the receiver to
+// judge: SentAt (zero: now) is the edit's own time as the phone stamps it,
+// so a late edit can be tried without waiting.
 type Edit struct {
-	From      string `json:"from"`
-	To        string `json:"to"`
-	MessageID string `json:"messageId"`
-	Text      string `json:"text"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	MessageID string    `json:"messageId"`
+	Text      string    `json:"text"`
+	SentAt    time.Time `json:"sentAt,omitzero"`
 }
 
 func (Edit) control() Control[Edit, Done] {
 	return Control[Edit, Done]{
 		name: "edit",
 		check: func(q Edit) error {
-			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID), checkText(q.Text))
+			return first(checkContact(q.From, q.To), checkMessageID(q.MessageID), checkText(q.Text), checkSentAt(q.SentAt))
 		},
 		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q Edit) (Done, error) {
 			to := checked(q.To).User
-			_, err := n.SendEdit(q.From, to, q.MessageID, q.Text)
+			_, err := n.SendEdit(q.From, to, q.MessageID, q.Text, q.SentAt)
 			return Done{}, refusal(err, to)
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -49,6 +50,8 @@ func badInputs() []badInput {
 		refused("options[1]", Vote{From: contact, To: user, PollID: "3EB0", Options: []string{"a", ""}}),
 		refused("options", Vote{From: contact, To: user, PollID: "3EB0", Options: strings.Split("a b c d e f g h i j k l m", " ")}),
 		refused("text", Edit{From: contact, To: user, MessageID: "3EB0"}),
+		refused("sentAt", Edit{From: contact, To: user, MessageID: "3EB0", Text: "late", SentAt: time.Now().Add(maxSentAtSkew + time.Hour)}),
+		refused("sentAt", Edit{From: contact, To: user, MessageID: "3EB0", Text: "early", SentAt: time.Now().Add(-maxSentAtSkew - time.Hour)}),
 		refused("messageId", Revoke{From: contact, To: user, MessageID: ""}),
 		refused("jid", Group{JID: user}),
 		refused("phone", Account{Phone: "12ab"}),

@@ -10,6 +10,7 @@ import (
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
 
+	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
@@ -84,9 +85,6 @@ type Reaction struct {
 	From  string `json:"from"`
 }
 
-// editWindow is how long after sending a phone applies an edit.
-const editWindow = 15 * time.Minute
-
 // inboxOf maps what the phone of phone decrypted. Copies of the account's
 // own messages (its linked devices send them to its phone too, wrapped as
 // DeviceSentMessage) are left out: the inbox is what the account received.
@@ -106,7 +104,7 @@ func inboxOf(n *wafake.Network, log *slog.Logger, phone string, received []wafak
 		case m.Type == "revoke" && out[i].From == m.From:
 			// Only the sender revokes its message, in the same chat.
 			out[i].Revoked = true
-		case m.Type == "edit" && out[i].From == m.From && m.Timestamp.Sub(out[i].Timestamp) <= editWindow:
+		case m.Type == "edit" && out[i].From == m.From && m.Timestamp.Sub(out[i].Timestamp) <= whatsapp.EditWindow:
 			// Only the sender edits, within the window (the phone ignores
 			// a later edit, as WhatsApp's apps do).
 			out[i].Edited = true

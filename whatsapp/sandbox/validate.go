@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.mau.fi/whatsmeow/types"
@@ -100,6 +101,22 @@ func checkPairingCode(code string) error {
 func checkMessageID(id string) error {
 	if strings.TrimSpace(id) == "" {
 		return fault.InvalidField("messageId", "messageId must not be empty")
+	}
+	return nil
+}
+
+// maxSentAtSkew bounds how far a simulated phone's stamp of its own
+// message may be from now: far enough to try a late edit, or an early one.
+const maxSentAtSkew = 24 * time.Hour
+
+// checkSentAt accepts a phone's own time of a message: none (now), or one
+// within maxSentAtSkew of now.
+func checkSentAt(at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	if d := time.Until(at); d > maxSentAtSkew || d < -maxSentAtSkew {
+		return fault.InvalidField("sentAt", "sentAt must be within %s of now (got %s)", maxSentAtSkew, at.UTC().Format(time.RFC3339))
 	}
 	return nil
 }

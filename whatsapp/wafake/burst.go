@@ -3,6 +3,7 @@ package wafake
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"google.golang.org/protobuf/proto"
@@ -27,7 +28,7 @@ func (n *Network) SendBurst(from, to, prefix string, count int) ([]string, error
 	}
 	ids := make([]string, 0, count)
 	for i := 1; i <= count; i++ {
-		id, err := n.sendMessage(from, to, &waE2E.Message{Conversation: proto.String(prefix + strconv.Itoa(i))}, false)
+		id, err := n.sendMessage(from, to, &waE2E.Message{Conversation: proto.String(prefix + strconv.Itoa(i))}, false, time.Time{})
 		if err != nil {
 			return ids, err
 		}

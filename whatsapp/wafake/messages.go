@@ -255,12 +255,16 @@ func (n *Network) SendText(from, to, text string) (string, error) {
 // SendMessage has the phone of account from send msg to every linked device
 // of account to. Devices that are offline get it when they log in.
 func (n *Network) SendMessage(from, to string, msg *waE2E.Message) (string, error) {
-	return n.sendMessage(from, to, msg, true)
+	return n.sendMessage(from, to, msg, true, time.Time{})
 }
 
 // sendMessage is SendMessage; withSecrets gives a text or media message
-// the secret phones give it (secrets.go).
-func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets bool) (string, error) {
+// the secret phones give it (secrets.go). The stanza's time is at, or now
+// when at is zero.
+func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets bool, at time.Time) (string, error) {
+	if at.IsZero() {
+		at = time.Now()
+	}
 	n.mu.Lock()
 	sender, err := n.accountLocked(from)
 	if err != nil {
@@ -304,7 +308,7 @@ func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets b
 		// would later be migrated over the LID's, message.go decryptMessages).
 		node := waBinary.Node{Tag: "message", Attrs: waBinary.Attrs{
 			"id": id, "from": sender.jid(), "sender_lid": types.NewJID(sender.lid, types.HiddenUserServer), "type": messageType(msg),
-			"t": strconv.FormatInt(time.Now().Unix(), 10), "notify": notify,
+			"t": strconv.FormatInt(at.Unix(), 10), "notify": notify,
 		}, Content: append([]waBinary.Node{enc}, identity...)}
 		n.rememberSent(comp, sentMessage{id: id, sender: sender, plain: plain, attrs: node.Attrs, enc: encExtra(enc), extra: identity})
 		n.queue(comp, id, node)

@@ -139,7 +139,13 @@ func (r *Received) pollSecret() []byte {
 // under the secret it gave it, as phones send edits; or one it received,
 // which it can encrypt only when that message carried a secret, and sends
 // plain otherwise. Nothing checks that from may edit it: receivers must.
-func (n *Network) SendEdit(from, to, id, text string) (string, error) {
+// at is the edit's own time (the stanza's, and the protocol message's as
+// the phone stamps it); zero is now. A time long after the message lets a
+// late edit be tried without waiting.
+func (n *Network) SendEdit(from, to, id, text string, at time.Time) (string, error) {
+	if at.IsZero() {
+		at = time.Now()
+	}
 	n.mu.Lock()
 	a, err := n.accountLocked(from)
 	n.mu.Unlock()
@@ -155,9 +161,9 @@ func (n *Network) SendEdit(from, to, id, text string) (string, error) {
 		secret, origSender = r.Message.GetMessageContextInfo().GetMessageSecret(), them
 	}
 	if len(secret) == 0 {
-		return n.SendMessage(from, to, &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
-			Type: waE2E.ProtocolMessage_MESSAGE_EDIT.Enum(), Key: key, EditedMessage: edited, TimestampMS: proto.Int64(time.Now().UnixMilli()),
-		}})
+		return n.sendMessage(from, to, &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
+			Type: waE2E.ProtocolMessage_MESSAGE_EDIT.Enum(), Key: key, EditedMessage: edited, TimestampMS: proto.Int64(at.UnixMilli()),
+		}}, true, at)
 	}
 	plain, err := proto.Marshal(edited)
 	if err != nil {
@@ -169,9 +175,9 @@ func (n *Network) SendEdit(from, to, id, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return n.SendMessage(from, to, &waE2E.Message{SecretEncryptedMessage: &waE2E.SecretEncryptedMessage{
+	return n.sendMessage(from, to, &waE2E.Message{SecretEncryptedMessage: &waE2E.SecretEncryptedMessage{
 		TargetMessageKey: key, EncPayload: ct, EncIV: iv, SecretEncType: waE2E.SecretEncryptedMessage_MESSAGE_EDIT.Enum(),
-	}})
+	}}, true, at)
 }
 
 // SendRevoke has the phone of from delete message id for everyone in its

@@ -32,6 +32,9 @@ type Message struct {
 	// PollOptions are a poll's option names (text is its question); null
 	// for other types. Votes name options by sha256 of these (PollVote).
 	PollOptions []string `json:"pollOptions"`
+	// ViewOnce: an image, video or voice note its recipient may open
+	// once; its media is served once, and it is never forwarded.
+	ViewOnce bool `json:"viewOnce"`
 }
 
 // MessageStatus is what happened to a message: the data of messages.send
