@@ -21,15 +21,20 @@ import (
 func whatsmeowStorePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "whatsmeow.db") }
 
 // openDeviceStore opens whatsmeow's device store: on PostgreSQL its tables
-// (whatsmeow_*) in the product's own database, through a pool of their
-// own; on SQLite a database file of its own in the data directory.
-func openDeviceStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*sqlstore.Container, error) {
+// (whatsmeow_*) in the product's own database db, through a pool of their
+// own, created or upgraded under db's setup lock (the processes of a
+// cluster started at once on an empty database would each create them);
+// on SQLite a database file of its own in the data directory.
+func openDeviceStore(ctx context.Context, cfg config.Config, db *storage.DB, log *slog.Logger) (*sqlstore.Container, error) {
 	var (
 		st  *sqlstore.Container
 		err error
 	)
 	if cfg.Clustered() {
-		st, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, cfg.DatabaseURL, storage.PostgresWhere(cfg.DatabaseURL), log)
+		err = db.WithSetupLock(ctx, func(ctx context.Context) error {
+			st, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, cfg.DatabaseURL, storage.PostgresWhere(cfg.DatabaseURL), log)
+			return err
+		})
 	} else {
 		st, err = whatsapp.OpenStore(ctx, whatsmeowStorePath(cfg), log)
 	}
