@@ -107,6 +107,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	random := &lockedReader{r: opts.Rand}
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
 
+	if cfg.UsesDataDir() {
+		restrictDataDir(cfg.DataDir, log)
+	}
 	store, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
