@@ -27,6 +27,7 @@ require (
 	golang.org/x/crypto v0.55.0
 	golang.org/x/image v0.33.0
 	golang.org/x/net v0.58.0
+	golang.org/x/text v0.41.0
 	golang.org/x/time v0.14.0
 	google.golang.org/protobuf v1.36.12
 	rsc.io/qr v0.2.0
@@ -81,7 +82,6 @@ require (
 	golang.org/x/mod v0.40.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect

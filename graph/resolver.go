@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/textrule"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
 
@@ -98,7 +99,8 @@ func isNotFound(err error) bool { return fault.CodeOf(err) == fault.NotFound }
 // MaxNameLen bounds user and session names.
 const MaxNameLen = 100
 
-// checkName validates a user or session name.
+// checkName validates a user or session name: the spaces around it are
+// trimmed by the caller, so a blank one is empty.
 func checkName(field, name string, required bool) error {
 	if required && strings.TrimSpace(name) == "" {
 		return fault.InvalidField(field, "%s must not be empty", field)
@@ -109,7 +111,8 @@ func checkName(field, name string, required bool) error {
 	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return fault.InvalidField(field, "%s must not contain control characters", field)
 	}
-	return nil
+	// Nor what could pass for another name (textrule's rule of names).
+	return textrule.CheckName(field, strings.TrimSpace(name))
 }
 
 // done is the Boolean! answer of a mutation that returns nothing else:

@@ -126,3 +126,55 @@ func TestSessionNamesAtOnce(t *testing.T) {
 		t.Errorf("%d unnamed creations got the names %v, want %d distinct session-N", n, names, n)
 	}
 }
+
+// TestSessionNamesThatLookAlike (issue 31): a name that reads as one of
+// the user's sessions' (fullwidth, zero-width characters, another
+// normalisation of its accents, other spaces) is CONFLICT as the same name
+// is (said so, naming the other's name); one that could pass for another or shows other than it is (a
+// bidirectional override, a word mixing scripts, nothing visible) is
+// INVALID naming name. Names that read differently are kept as given.
+func TestSessionNamesThatLookAlike(t *testing.T) {
+	srv := apptest.Start(t, apptest.Config(t))
+	admin := apptest.AdminToken
+	for _, name := range []string{"Shop", "Caf\u00e9", "Ice cream", "Москва", "Tシャツ"} {
+		var out createdSession
+		srv.MustGraphQL(t, admin, createNamed, map[string]any{"n": name}, &out)
+		if got := out.CreateSession.Session.Name; got != name {
+			t.Fatalf("createSession(name: %q) named it %q", name, got)
+		}
+	}
+	for _, tt := range []struct {
+		name, code, want string
+	}{
+		{"Ｓｈｏｐ", "CONFLICT", "reads as the name of your session"},
+		{"ｓｈｏｐ", "CONFLICT", `name "ｓｈｏｐ" reads as the name of your session`},
+		{"Sh\u200bop", "CONFLICT", "reads as the name of your session"},
+		{"S\u00adh\u2060op\ufe0f", "CONFLICT", "reads as the name of your session"},
+		{"Cafe\u0301", "CONFLICT", "reads as the name of your session"},
+		{"Ice\u00a0cream", "CONFLICT", "reads as the name of your session"},
+		{"Ice  cream", "CONFLICT", "reads as the name of your session"},
+		{"\u200eМосква", "CONFLICT", "reads as the name of your session"},
+		{"Shop\u202e", "BAD_USER_INPUT", "name must not contain bidirectional formatting characters (U+202E;"},
+		{"\u2067Shop\u2069", "BAD_USER_INPUT", "(U+2067;"},
+		{"Sh\u043ep", "BAD_USER_INPUT", `name mixes scripts in one word ("Shоp": Cyrillic and Latin)`},
+		{"\u200b", "BAD_USER_INPUT", "name must hold a visible character"},
+	} {
+		res := srv.GraphQL(t, admin, createNamed, map[string]any{"n": tt.name})
+		if len(res.Errors) != 1 {
+			t.Errorf("a session named %q: %s %+v, want %s", tt.name, res.Data, res.Errors, tt.code)
+			continue
+		}
+		e := res.Errors[0]
+		field, _ := e.Extensions["field"].(string)
+		if e.Code() != tt.code || field != "name" || !strings.Contains(e.Message, tt.want) {
+			t.Errorf("a session named %q: %s %q (field %q), want %s naming name: %q", tt.name, e.Code(), e.Message, field, tt.code, tt.want)
+		}
+	}
+	for _, name := range []string{"Cafe", "Shop 2", "Moskva"} {
+		var out createdSession
+		srv.MustGraphQL(t, admin, createNamed, map[string]any{"n": name}, &out)
+		if got := out.CreateSession.Session.Name; got != name {
+			t.Errorf("createSession(name: %q) named it %q", name, got)
+		}
+	}
+}

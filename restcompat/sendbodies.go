@@ -170,7 +170,7 @@ func (b sendContactRequest) input() model.SendContactInput {
 type sendPollRequest struct {
 	Number          recipient    `json:"number" required:"true"`
 	Question        string       `json:"question" required:"true" description:"The question; not blank, at most 255 characters." minLength:"1" maxLength:"255" pattern:"\\S"`
-	Options         []pollChoice `json:"options" required:"true" description:"2 to 12 distinct options of up to 100 characters." minItems:"2" maxItems:"12" uniqueItems:"true"`
+	Options         []pollChoice `json:"options" required:"true" description:"2 to 12 options of up to 100 characters, distinct as read (compared in NFKC, invisible characters dropped, runs of spaces as one), without bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069) or a word mixing scripts." minItems:"2" maxItems:"12" uniqueItems:"true"`
 	SelectableCount *int         `json:"selectableCount,omitempty" description:"How many options a voter may choose: 1 when absent; 0 lets them choose any number; at most the number of options." minimum:"0" maximum:"12"`
 	Delay           *delay       `json:"delay,omitempty"`
 	IdempotencyKey  *string      `json:"idempotencyKey,omitempty" minLength:"1" maxLength:"255" description:"Same as the Idempotency-Key header: the send is made once per key within 24 hours."`

@@ -51,7 +51,7 @@ type pairingCodeJSON struct {
 }
 
 type createSessionRequest struct {
-	Name *string `json:"name" description:"Optional. Absent, empty or blank: the server names the session session-N (N the user's session count including this one, raised past names already taken). Names are stored trimmed and are unique among one user's sessions, compared ignoring case (409 naming name on a duplicate; other users may use the same name, and a deleted session's name is free again); at most 100 characters, no control characters." maxLength:"100" pattern:"^[^\\u0000-\\u001F\\u007F]*$" nullable:"false"`
+	Name *string `json:"name" description:"Optional. Absent, empty or blank: the server names the session session-N (N the user's session count including this one, raised past names already taken). Names are stored trimmed and as given, and are unique among one user's sessions, compared as read: ignoring case, width and compatibility forms (NFKC), invisible characters and runs of spaces (409 naming name on a duplicate; other users may use the same name, and a deleted session's name is free again); at most 100 characters, no control characters, no bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069), no word mixing scripts (a Cyrillic letter in a Latin word), a visible character at least." maxLength:"100" pattern:"^[^\\u0000-\\u001F\\u007F]*$" nullable:"false"`
 }
 
 type pairPhoneRequest struct {

@@ -12,8 +12,8 @@ func (c *cli) doctorCommand() *cobra.Command {
 		Use:   "doctor",
 		Short: "check the data directory, database, ffmpeg, WhatsApp Web version lookup and listen address",
 		Long: `Check what wagraph serve needs, with the settings serve would run with (the same flags
-and environment variables): the data directory (writable? in use by a running wagraph?),
-the database, ffmpeg, the WhatsApp Web version lookup and the listen address. One line
+and environment variables): the data directory (writable? in use by a running wagraph?
+its files private?), the database, ffmpeg, the WhatsApp Web version lookup and the listen address. One line
 each, OK, WARN or FAIL, with what to do. Exit status 0 when nothing FAILs, 1 otherwise.
 It changes nothing.`,
 		Args: noArgs,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,8 +166,8 @@ func TestDoctorGoodDataDir(t *testing.T) {
 		t.Errorf("doctor exited %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-	if len(lines) != 6 {
-		t.Errorf("%d lines, want one per check (6):\n%s", len(lines), stdout.String())
+	if len(lines) != 7 {
+		t.Errorf("%d lines, want one per check (7):\n%s", len(lines), stdout.String())
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "OK ") && !strings.HasPrefix(l, "WARN  WhatsApp Web version ") {
@@ -190,4 +192,79 @@ func TestDoctorGoodDataDir(t *testing.T) {
 			t.Errorf("doctor beside a server does not say %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestDataDirFilesArePrivate (issue 31): under umask 022, on a data
+// directory made beforehand 0755, serve keeps every file 0600 (SQLite made
+// its databases and their -wal and -shm 0644: the device keys readable by
+// every user). A device store left 0644 (by an earlier version) is a
+// FAIL of doctor naming it and the fix, and the next serve makes it
+// private at start, saying so.
+func TestDataDirFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The SQLite pass's storage whatever the run's backend: the files are
+	// the subject.
+	args := []string{"--sandbox", "--addr", "127.0.0.1:0", "--data-dir", dir}
+	s := startServer(t, nil, args...)
+	if code := waitStatus(t, s.client, "http://"+s.addr+"/readyz", http.StatusOK); code != http.StatusOK {
+		t.Fatalf("/readyz %d", code)
+	}
+	databases := []string{"wagraph.db", "wagraph.db-wal", "wagraph.db-shm", "whatsmeow.db", "whatsmeow.db-wal", "whatsmeow.db-shm"}
+	for _, name := range databases {
+		if mode, err := permOf(filepath.Join(dir, name)); err != nil || mode != 0o600 {
+			t.Errorf("%s: mode %04o (%v), want 0600", name, mode, err)
+		}
+	}
+	privateFiles := func(when string) {
+		t.Helper()
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				t.Errorf("%s: %s has mode %04o, want no access for others", when, path, fi.Mode().Perm())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	privateFiles("while serving")
+	if code := s.stop(t); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, s.stderr.String())
+	}
+	privateFiles("once stopped")
+
+	store := filepath.Join(dir, "whatsmeow.db")
+	if err := os.Chmod(store, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr logtest.Buffer
+	code := run(context.Background(), append([]string{"doctor", "--ffmpeg", "none"}, args...), noEnv, &stdout, &stderr)
+	want := "FAIL  private files        " + store + " (the WhatsApp device store: each linked device's keys) has mode 0644"
+	if code != 1 || !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "chmod go-rwx "+store) {
+		t.Errorf("doctor on a readable device store: exit %d, want 1 and a line starting %q naming chmod go-rwx %s:\n%s", code, want, store, stdout.String())
+	}
+
+	s = startServer(t, nil, args...)
+	if mode, err := permOf(store); err != nil || mode != 0o600 {
+		t.Errorf("after a restart %s: mode %04o (%v), want 0600", store, mode, err)
+	}
+	if !strings.Contains(s.stderr.String(), "made private\" file="+store+" mode_was=0644 mode=0600") {
+		t.Errorf("serve did not say it made %s private:\n%s", store, s.stderr.String())
+	}
+}
+
+func permOf(path string) (fs.FileMode, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Mode().Perm(), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -41,6 +42,17 @@ type proc struct {
 // for its listening address. It is killed when the test ends.
 func startProc(t *testing.T, bin, dir string, args ...string) *proc {
 	t.Helper()
+	p := launchProc(t, bin, dir, args...)
+	if err := p.waitListening(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// launchProc starts bin with args in dir, without waiting for anything. It
+// is killed when the test ends.
+func launchProc(t *testing.T, bin, dir string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), stderr: &logtest.Buffer{}, done: make(chan struct{})}
 	p.cmd.Dir = dir
 	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stderr
@@ -55,17 +67,23 @@ func startProc(t *testing.T, bin, dir string, args ...string) *proc {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	})
+	return p
+}
+
+// waitListening waits (up to 30 s) for a serve's listening address,
+// logged once it is ready to take requests.
+func (p *proc) waitListening() error {
 	deadline := time.After(30 * time.Second)
 	for {
 		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
 			p.addr = m[1]
-			return p
+			return nil
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("%v exited before listening:\n%s", args, p.stderr.String())
+			return fmt.Errorf("%v exited before listening:\n%s", p.cmd.Args[1:], p.stderr.String())
 		case <-deadline:
-			t.Fatalf("%v: not listening within 30 s:\n%s", args, p.stderr.String())
+			return fmt.Errorf("%v: not listening within 30 s:\n%s", p.cmd.Args[1:], p.stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -405,8 +405,11 @@ type SendLocationInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
-// A poll: question, 2 to 12 distinct options, and how many of them a voter may
-// choose (1 by default; 0 lets them choose any number).
+// A poll: question, 2 to 12 options distinct as read (compared in NFKC, invisible
+// characters dropped, runs of spaces as one: "Yes" and a fullwidth "Ｙｅｓ" are one
+// option; none may hold bidirectional formatting characters or a word mixing
+// scripts), and how many of them a voter may choose (1 by default; 0 lets them
+// choose any number).
 type SendPollInput struct {
 	Number          string   `json:"number"`
 	Question        string   `json:"question"`

@@ -107,6 +107,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	random := &lockedReader{r: opts.Rand}
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
 
+	if cfg.UsesDataDir() {
+		restrictDataDir(cfg.DataDir, log)
+	}
 	store, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -127,7 +130,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	authSvc := auth.NewService(db, random, now, newID, auth.Options{
 		Announcer: revocation.NewAnnouncer(announceTo, log), MaxSessionTokens: cfg.Quotas.TokensPerSession,
 	})
-	if err := authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, log); err != nil {
+	// Under the setup lock: the processes of a cluster started at once on
+	// an empty database would each create the admin (and, given the same
+	// --admin-token, all but one die on its hash).
+	if err := store.WithSetupLock(ctx, func(ctx context.Context) error {
+		return authSvc.Bootstrap(ctx, cfg.AdminToken, opts.Announce, log)
+	}); err != nil {
 		return nil, fmt.Errorf("bootstrap admin: %w", err)
 	}
 
@@ -161,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	// The WhatsApp side: the device store, the cluster this process is a
 	// member of on PostgreSQL, the simulated network in sandbox mode, the
 	// version the sessions announce, and the session manager over them.
-	waStore, err := openDeviceStore(ctx, cfg, log)
+	waStore, err := openDeviceStore(ctx, cfg, store, log)
 	if err != nil {
 		return nil, err
 	}

@@ -12,31 +12,73 @@ import (
 
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
-func whatsmeowStorePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "whatsmeow.db") }
+func whatsmeowStorePath(cfg config.Config) string {
+	return filepath.Join(cfg.DataDir, datadir.DeviceStore)
+}
 
 // openDeviceStore opens whatsmeow's device store: on PostgreSQL its tables
-// (whatsmeow_*) in the product's own database, through a pool of their
-// own; on SQLite a database file of its own in the data directory.
-func openDeviceStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*sqlstore.Container, error) {
+// (whatsmeow_*) in the product's own database db, through a pool of their
+// own, created or upgraded under db's setup lock (the processes of a
+// cluster started at once on an empty database would each create them);
+// on SQLite a database file of its own in the data directory.
+func openDeviceStore(ctx context.Context, cfg config.Config, db *storage.DB, log *slog.Logger) (*sqlstore.Container, error) {
 	var (
 		st  *sqlstore.Container
 		err error
 	)
 	if cfg.Clustered() {
-		st, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, cfg.DatabaseURL, storage.PostgresWhere(cfg.DatabaseURL), log)
+		err = db.WithSetupLock(ctx, func(ctx context.Context) error {
+			st, err = whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, cfg.DatabaseURL, storage.PostgresWhere(cfg.DatabaseURL), log)
+			return err
+		})
 	} else {
-		st, err = whatsapp.OpenStore(ctx, whatsmeowStorePath(cfg), log)
+		st, err = openSQLiteDeviceStore(ctx, whatsmeowStorePath(cfg), log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the WhatsApp device store: %w", err)
 	}
 	return st, nil
+}
+
+// openSQLiteDeviceStore opens the device store's SQLite file at path, its
+// files 0600 (datadir.PrivateSQLite): created so before SQLite would make
+// them 0644 less the umask, and set again once open, the -wal and -shm
+// made.
+func openSQLiteDeviceStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Container, error) {
+	if err := datadir.PrivateSQLite(path); err != nil {
+		return nil, err
+	}
+	st, err := whatsapp.OpenStore(ctx, path, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := datadir.PrivateSQLite(path); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// restrictDataDir takes the group and other bits off the files of the data
+// directory dir that have them (datadir.Restrict), saying so for each: the
+// files of an earlier version (SQLite made them 0644 less the umask) or
+// copied in. One it cannot change is a warning, not a reason to stop.
+func restrictDataDir(dir string, log *slog.Logger) {
+	changed, err := datadir.Restrict(dir)
+	for _, e := range changed {
+		log.Warn("a data directory file was open to users other than its owner: made private",
+			"file", e.Path, "mode_was", fmt.Sprintf("%04o", e.Mode), "mode", fmt.Sprintf("%04o", e.Private()))
+	}
+	if err != nil {
+		log.Warn("the data directory's files could not all be made private: other users may read them", "data_dir", dir, "err", err)
+	}
 }
 
 // newVersions is the keeper of the announced version (--wa-version). Auto

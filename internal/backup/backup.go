@@ -12,14 +12,16 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/datadir"
 )
 
 // ProductDB is the database every SQLite data directory holds: a backup
 // without it is no backup of a wagraph.
-const ProductDB = "wagraph.db"
+const ProductDB = datadir.ProductDB
 
 // storeDB is whatsmeow's device store, listed second.
-const storeDB = "whatsmeow.db"
+const storeDB = datadir.DeviceStore
 
 // Summary says what a backup holds: what ToFile wrote, or what Restore
 // unpacked.

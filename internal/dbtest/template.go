@@ -16,12 +16,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagraph/wagraph/ent"
+	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/storage"
 )
 
 // sqliteFile is the SQLite database's file in a data directory
 // (internal/storage).
-const sqliteFile = "wagraph.db"
+const sqliteFile = datadir.ProductDB
 
 // templates are the migrated databases a test binary copies for each test:
 // the schema is migrated once per binary (per schema version, on a

@@ -7,6 +7,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -73,6 +75,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Result {
 	return []Result{
 		dir,
 		lock,
+		checkPrivate(cfg),
 		checkDatabase(ctx, cfg, opts.Timeout, dir.Status == Fail),
 		checkFFmpeg(ctx, cfg, opts.Timeout),
 		checkVersion(ctx, cfg, opts),
@@ -92,6 +95,7 @@ func Write(w io.Writer, results []Result) (failed bool) {
 const (
 	checkDir     = "data directory"
 	checkLock    = "data directory lock"
+	checkFiles   = "private files"
 	checkDB      = "database"
 	checkFF      = "ffmpeg"
 	checkWA      = "WhatsApp Web version"
@@ -124,6 +128,58 @@ func checkDataDir(cfg config.Config) (dir, lock Result) {
 	return dir, lock
 }
 
+// secretFiles are the databases of a data directory, named with what
+// they hold when doctor finds them open to others, the key store first.
+var secretFiles = []struct{ name, holds string }{
+	{datadir.DeviceStore, "the WhatsApp device store: each linked device's keys"},
+	{datadir.ProductDB, "the tokens' hashes and the webhooks' secrets"},
+}
+
+// secretFile is the index in secretFiles of the database whose file (or
+// -wal, -shm, -journal) path is, len(secretFiles) for any other file.
+func secretFile(path string) int {
+	base := filepath.Base(path)
+	for i, f := range secretFiles {
+		if base == f.name || strings.HasPrefix(base, f.name+"-") {
+			return i
+		}
+	}
+	return len(secretFiles)
+}
+
+// checkPrivate fails when a file of the data directory is open to users
+// other than its owner: the device store holds each linked device's keys,
+// whoever reads them is that device. serve restricts them at start
+// (datadir.Restrict), but what was readable may have been read.
+func checkPrivate(cfg config.Config) Result {
+	if !cfg.UsesDataDir() {
+		return Result{checkFiles, OK, "not looked at: the data directory holds no database (storage is on PostgreSQL)"}
+	}
+	exposed, err := datadir.FindExposed(cfg.DataDir)
+	if err != nil && len(exposed) == 0 {
+		return Result{checkFiles, Warn, fmt.Sprintf("cannot look at the modes of the files of %s: %v", cfg.DataDir, err)}
+	}
+	if len(exposed) == 0 {
+		return Result{checkFiles, OK, fmt.Sprintf("no file of %s is open to users other than its owner", cfg.DataDir)}
+	}
+	// The key store first: it is the one whose copy is a linked device.
+	slices.SortStableFunc(exposed, func(a, b datadir.Exposed) int {
+		return cmp.Compare(secretFile(a.Path), secretFile(b.Path))
+	})
+	var parts, paths []string
+	for _, e := range exposed {
+		what := e.Path
+		if i := secretFile(e.Path); i < len(secretFiles) {
+			what += " (" + secretFiles[i].holds + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s has mode %04o", what, e.Mode))
+		paths = append(paths, e.Path)
+	}
+	return Result{checkFiles, Fail, fmt.Sprintf("%s: users other than its owner may read it; "+
+		"chmod go-rwx %s (serve also does at start); a user who read the device store could act as its linked devices: "+
+		"if one may have, log the sessions out and link them again", strings.Join(parts, ", "), strings.Join(paths, " "))}
+}
+
 // The tables whose presence says the schema is there.
 const schemaTables = "'users','sessions'"
 
@@ -143,7 +199,7 @@ func checkDatabase(ctx context.Context, cfg config.Config, timeout time.Duration
 		db, err = sql.Open(storage.PostgresDriver, cfg.DatabaseURL)
 		tablesStmt = "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN (" + schemaTables + ")"
 	} else {
-		path := filepath.Join(cfg.DataDir, "wagraph.db")
+		path := filepath.Join(cfg.DataDir, datadir.ProductDB)
 		where = "SQLite " + path
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			if dirFailed {

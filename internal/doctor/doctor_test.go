@@ -72,8 +72,8 @@ func TestRunOnAGoodSetup(t *testing.T) {
 		args = append(args, "--database-url", loc.URL)
 	}
 	results := doctor.Run(context.Background(), load(t, args...), doctor.Options{VersionClient: webPage(t)})
-	if len(results) != 6 {
-		t.Fatalf("%d results, want 6: %+v", len(results), results)
+	if len(results) != 7 {
+		t.Fatalf("%d results, want 7: %+v", len(results), results)
 	}
 	for _, r := range results {
 		if r.Status != doctor.OK {
@@ -90,7 +90,7 @@ func TestRunOnAGoodSetup(t *testing.T) {
 	if doctor.Write(&out, results) {
 		t.Error("Write reports a failure")
 	}
-	if n := strings.Count(out.String(), "\n"); n != 6 || !strings.HasPrefix(out.String(), "OK    data directory ") {
+	if n := strings.Count(out.String(), "\n"); n != 7 || !strings.HasPrefix(out.String(), "OK    data directory ") {
 		t.Errorf("Write printed:\n%s", out.String())
 	}
 }
@@ -133,6 +133,25 @@ func TestRunFindsProblems(t *testing.T) {
 				return nil
 			},
 			want: []string{"in use by a running wagraph (pid " + strconv.Itoa(os.Getpid()) + ")", "stop that one or choose another --data-dir"}},
+		// Issue 31: a data directory made beforehand 0755, and a device
+		// store another version created 0644 under umask 022.
+		{name: "a key store other users may read", check: "private files", status: doctor.Fail,
+			setup: func(t *testing.T, dir string) []string {
+				if err := os.Chmod(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for name, mode := range map[string]os.FileMode{"whatsmeow.db": 0o644, "wagraph.db": 0o600} {
+					if err := os.WriteFile(filepath.Join(dir, name), nil, mode); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chmod(filepath.Join(dir, name), mode); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return nil
+			},
+			want:   []string{"whatsmeow.db (the WhatsApp device store: each linked device's keys) has mode 0644", "chmod go-rwx ", "whatsmeow.db"},
+			absent: []string{"wagraph.db ("}},
 		{name: "not a database", check: "database", status: doctor.Fail,
 			setup: func(t *testing.T, dir string) []string {
 				if err := os.WriteFile(filepath.Join(dir, "wagraph.db"), bytes.Repeat([]byte("not sqlite "), 100), 0o600); err != nil {

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,18 @@ func TestSendRefused(t *testing.T) {
 		{"option blank", pollOf("q", nil, "a", " "), fault.Invalid, "options[1]", []string{"options[1] must not be empty"}},
 		{"option too long", pollOf("q", nil, long(101), "b"), fault.Invalid, "options[0]", []string{"options[0] must be at most 100 characters (got 101)"}},
 		{"option repeated", pollOf("q", nil, "a", "b", "a"), fault.Invalid, "options[2]", []string{`options[2] repeats options[0] ("a"): options must be distinct`}},
+		// Look-alikes (issue 31): the same option to a reader.
+		{"option fullwidth", pollOf("q", nil, "Yes", "No", "Ｙｅｓ"), fault.Invalid, "options[2]",
+			[]string{`options[2] ("Ｙｅｓ") reads as options[0] ("Yes")`, "options must be distinct"}},
+		{"option with a zero-width space", pollOf("q", nil, "Yes", "Y\u200bes"), fault.Invalid, "options[1]", []string{`reads as options[0] ("Yes")`}},
+		{"option decomposed (NFD)", pollOf("q", nil, "Caf\u00e9", "Cafe\u0301"), fault.Invalid, "options[1]", []string{"reads as options[0]"}},
+		{"option with spaces inside", pollOf("q", nil, "Ice cream", "Ice\u00a0 cream"), fault.Invalid, "options[1]", []string{"reads as options[0]"}},
+		{"option with a right-to-left override", pollOf("q", nil, "a", "b\u202ec"), fault.Invalid, "options[1]",
+			[]string{"options[1] must not contain bidirectional formatting characters (U+202E;"}},
+		{"option with an isolate", pollOf("q", nil, "\u2066a\u2069", "b"), fault.Invalid, "options[0]", []string{"(U+2066;"}},
+		{"option mixing Cyrillic into Latin", pollOf("q", nil, "paypal", "p\u0430ypal"), fault.Invalid, "options[1]",
+			[]string{`options[1] mixes scripts in one word ("pаypal": Cyrillic and Latin)`}},
+		{"option invisible", pollOf("q", nil, "a", "\u200b\u200d"), fault.Invalid, "options[1]", []string{"options[1] must hold a visible character"}},
 		{"selectable negative", pollOf("q", ptr(-1), "a", "b"), fault.Invalid, "selectableCount",
 			[]string{"selectableCount must be between 0 (any number) and the number of options, 2 (got -1)"}},
 		{"selectable past the options", pollOf("q", ptr(3), "a", "b"), fault.Invalid, "selectableCount", []string{"(got 3)"}},
@@ -213,6 +226,16 @@ func TestSendAccepted(t *testing.T) {
 			func(t *testing.T, e *rulesEnv) {
 				if out := e.ops.last(t); out.Poll.Selectable != 0 {
 					t.Errorf("selectable %d", out.Poll.Selectable)
+				}
+			}},
+		// Options that only differ in ways a reader sees pass, sent as
+		// given: the look-alike key is for comparing.
+		{"poll: options that read differently, in any script", Request{Type: TypePoll, Number: peerNumber, Question: "q",
+			Options: []string{"Caf\u00e9", "Cafe", "cafe", "Москва", "Tシャツ", "iPhone или Android", "👨‍👩‍👧", "Ice  cream"}},
+			func(t *testing.T, e *rulesEnv) {
+				want := []string{"Caf\u00e9", "Cafe", "cafe", "Москва", "Tシャツ", "iPhone или Android", "👨‍👩‍👧", "Ice  cream"}
+				if out := e.ops.last(t); !slices.Equal(out.Poll.Options, want) {
+					t.Errorf("sent options %q, want %q", out.Poll.Options, want)
 				}
 			}},
 		{"sticker", Request{Type: TypeSticker, Number: peerNumber, Source: "webp"},

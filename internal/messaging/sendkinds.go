@@ -13,6 +13,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/textrule"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -49,12 +50,22 @@ func poll(req Request, out *whatsapp.Outgoing) error {
 		if err := checkText(field, &o, whatsapp.MaxPollOptionLen); err != nil {
 			return err
 		}
-		// Votes name options by the hash of their name: two equal names
-		// could not be told apart.
-		if j, dup := seen[o]; dup {
-			return fault.InvalidField(field, "%s repeats options[%d] (%q): options must be distinct", field, j, fault.Clip(o, fault.QuoteLen))
+		if err := textrule.CheckName(field, o); err != nil {
+			return err
 		}
-		seen[o] = i
+		// Votes name options by the hash of their name: two equal names
+		// could not be told apart, nor can a voter two that read the same
+		// (textrule.Key: "Yes" and a fullwidth "Ｙｅｓ").
+		key := textrule.Key(o)
+		j, dup := seen[key]
+		switch {
+		case dup && req.Options[j] == o:
+			return fault.InvalidField(field, "%s repeats options[%d] (%q): options must be distinct", field, j, fault.Clip(o, fault.QuoteLen))
+		case dup:
+			return fault.InvalidField(field, "%s (%q) reads as options[%d] (%q): options must be distinct to a reader (compared in NFKC, invisible characters dropped, spaces as one)",
+				field, fault.Clip(o, fault.QuoteLen), j, fault.Clip(req.Options[j], fault.QuoteLen))
+		}
+		seen[key] = i
 	}
 	selectable := 1
 	if req.Selectable != nil {

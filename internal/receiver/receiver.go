@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/wagraph/wagraph/internal/webhook"
 )
@@ -126,11 +127,11 @@ func (h *Handler) printf(format string, args ...any) {
 	fmt.Fprintf(h.out, format, args...)
 }
 
-// compact writes data on one line, re-encoded: JSON escapes control
-// characters, so a text a contact wrote cannot drive the terminal. The
-// top-level keys whose value is null are left out: every kind documents
-// all its keys, most of them null for any one message, and the line is
-// for reading.
+// compact writes data on one line, re-encoded, with every character a
+// terminal would act on rather than show escaped (escapeControls), so a
+// text a contact wrote cannot drive the terminal. The top-level keys whose
+// value is null are left out: every kind documents all its keys, most of
+// them null for any one message, and the line is for reading.
 func compact(data json.RawMessage) string {
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -144,10 +145,41 @@ func compact(data json.RawMessage) string {
 		}
 	}
 	b, _ := json.Marshal(v)
-	return string(b)
+	return escapeControls(b)
 }
 
-// printable quotes a value that holds anything but printable characters,
+// escapeControls is JSON b with the characters encoding/json leaves raw
+// that a terminal acts on written as \uXXXX escapes, which read back as
+// the same text: DEL and the C1 controls (U+009B is CSI in one character:
+// an 8-bit terminal runs what follows as an escape sequence; U+0085 is a
+// line break) and the bidirectional controls (U+202E, the embeddings and
+// the isolates turn what follows around, so that a line reads as another;
+// the marks are invisible). encoding/json escapes the C0 controls itself.
+// Outside its strings JSON is ASCII punctuation, so only text is changed.
+func escapeControls(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if terminalControl(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+		} else {
+			out.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return out.String()
+}
+
+// terminalControl reports whether a terminal acts on r rather than shows
+// it: a C0 or C1 control, DEL, or a bidirectional control. All are in the
+// Basic Multilingual Plane, so one \uXXXX escape writes each.
+func terminalControl(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// printable quotes a value that holds anything but printable characters
+// (the controls of terminalControl among them, escaped by strconv.Quote),
 // for the same reason: an unverified sender chooses every byte.
 func printable(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {

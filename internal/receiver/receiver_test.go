@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/wagraph/wagraph/internal/receiver"
 	"github.com/wagraph/wagraph/internal/webhook"
@@ -58,6 +59,18 @@ func TestReceiver(t *testing.T) {
 			[]string{"REFUSED evt_1: the body is not an event envelope"}},
 		{"control characters in the kind are quoted", "", "", now,
 			`{"id":"e","event":"x\u001b[2Jy","data":null}`, 204, []string{`"x\x1b[2Jy" seq=0`}},
+		// U+009B is CSI in one character: an 8-bit terminal runs what
+		// follows it as an escape sequence. U+202E and the isolates turn
+		// what follows them around, so a line can read as another.
+		{"C1 and bidi controls in the data are escaped, visibly", "", "", now,
+			`{"id":"e","event":"messages.upsert","data":{"text":"a\u009b2Jb \u0085 \u202egnp.exe \u2066x\u2069 \u200f \u061c \u202a\u202c","caption":"\u007f"}}`, 204,
+			[]string{`{"caption":"\u007f","text":"a\u009b2Jb \u0085 \u202egnp.exe \u2066x\u2069 \u200f \u061c \u202a\u202c"}`}},
+		{"C1 and bidi controls in the kind, session and id are quoted", "", "", now,
+			`{"id":"e\u202e","event":"x\u009by","sessionId":"s\u2067","data":null}`, 204,
+			[]string{`"x\u009by" seq=0 session="s\u2067" id="e\u202e"`}},
+		{"other text is kept as it is", "", "", now,
+			`{"id":"e","event":"messages.upsert","data":{"text":"héllo שלום 👨‍👩‍👧 ｆｕｌｌ"}}`, 204,
+			[]string{`{"text":"héllo שלום 👨‍👩‍👧 ｆｕｌｌ"}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,8 +85,10 @@ func TestReceiver(t *testing.T) {
 					t.Errorf("printed %q, want it to contain %q", out.String(), want)
 				}
 			}
-			if strings.ContainsRune(out.String(), 0x1b) {
-				t.Errorf("an escape character reached the terminal: %q", out.String())
+			for _, r := range strings.TrimSuffix(out.String(), "\n") {
+				if (unicode.IsControl(r) && r != '\n') || unicode.Is(unicode.Bidi_Control, r) {
+					t.Errorf("%U reached the terminal: %q", r, out.String())
+				}
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	entuser "github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/storage"
+	"github.com/wagraph/wagraph/internal/textrule"
 )
 
 // generatedNamePrefix starts the name of a session created without one:
@@ -19,7 +20,7 @@ const generatedNamePrefix = "session-"
 
 // settleName settles the name of a new session of user inside tx: wanted
 // (already trimmed and checked) when no other session of the user has it,
-// compared ignoring case; a generated one when wanted is empty. It locks
+// compared as read (textrule.Key) ignoring case; a generated one when wanted is empty. It locks
 // the user's row on PostgreSQL first, so two creations for one user take
 // turns and cannot both pass the check (SQLite lets one writer at a time
 // in anyway).
@@ -39,21 +40,30 @@ func settleName(ctx context.Context, tx *ent.Tx, userID, wanted string, limit in
 	if limit > 0 && len(taken) >= limit {
 		return "", fault.New(fault.Conflict, "quota reached: you have %d sessions, the most a user may have (--max-sessions-per-user); delete one first", len(taken))
 	}
+	// Compared as read (textrule.Key: "Ｓｈｏｐ" and "Sh\u200bop" are "Shop"),
+	// ignoring case.
 	used := func(name string) *ent.Session {
+		key := textrule.Key(name)
 		for _, s := range taken {
-			if strings.EqualFold(strings.TrimSpace(s.Name), name) {
+			if strings.EqualFold(textrule.Key(s.Name), key) {
 				return s
 			}
 		}
 		return nil
 	}
 	if wanted != "" {
-		if s := used(wanted); s != nil {
+		s := used(wanted)
+		switch {
+		case s == nil:
+			return wanted, nil
+		case strings.EqualFold(strings.TrimSpace(s.Name), wanted):
 			return "", &fault.Error{Code: fault.Conflict, Field: "name", Message: fmt.Sprintf(
 				"name %q is taken by your session %s: a session's name must be unique among your sessions (ignoring case)",
 				fault.Clip(wanted, fault.QuoteLen), s.ID)}
 		}
-		return wanted, nil
+		return "", &fault.Error{Code: fault.Conflict, Field: "name", Message: fmt.Sprintf(
+			"name %q reads as the name of your session %s (%q): a session's name must be unique among your sessions as read (ignoring case, width, invisible characters and spacing)",
+			fault.Clip(wanted, fault.QuoteLen), s.ID, fault.Clip(s.Name, fault.QuoteLen))}
 	}
 	for n := len(taken) + 1; ; n++ {
 		if name := fmt.Sprintf("%s%d", generatedNamePrefix, n); used(name) == nil {

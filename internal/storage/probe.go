@@ -219,9 +219,10 @@ func (p *Probe) write(ctx context.Context) error {
 	p.mu.Unlock()
 	if !created {
 		// Two processes of a cluster creating the table at once: one of
-		// them is told it exists (42P07) or that its type does (23505).
+		// them is told it exists (42P07) or that its type does (23505,
+		// 42710).
 		var pe *pgconn.PgError
-		if _, err := p.sql.ExecContext(ctx, probeCreate); err != nil && !(errors.As(err, &pe) && (pe.Code == "42P07" || pe.Code == "23505")) {
+		if _, err := p.sql.ExecContext(ctx, probeCreate); err != nil && !(errors.As(err, &pe) && (pe.Code == "42P07" || pe.Code == "23505" || pe.Code == "42710")) {
 			return fmt.Errorf("create %s: %w", probeTable, err)
 		}
 		p.mu.Lock()

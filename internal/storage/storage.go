@@ -89,7 +89,12 @@ func openSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	if err := datadir.Prepare(dataDir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dataDir, "wagraph.db")
+	path := filepath.Join(dataDir, datadir.ProductDB)
+	// Created private before SQLite opens it: SQLite makes its files 0644
+	// less the umask, its -wal and -shm with the database file's mode.
+	if err := datadir.PrivateSQLite(path); err != nil {
+		return nil, err
+	}
 	sqlDB, err := sql.Open("sqlite3", ent.SQLiteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -102,7 +107,16 @@ func openSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	// the writer holding the lock of a second one.
 	sqlDB.SetMaxIdleConns(sqliteIdleConns)
 	sqlDB.SetConnMaxIdleTime(idleTime)
-	return finish(ctx, sqlDB, dialect.SQLite, path)
+	d, err := finish(ctx, sqlDB, dialect.SQLite, path)
+	if err != nil {
+		return nil, err
+	}
+	// The -wal and -shm the first connection made, set explicitly.
+	if err := datadir.PrivateSQLite(path); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
 }
 
 func openPostgres(ctx context.Context, url string) (*DB, error) {

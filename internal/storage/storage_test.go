@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"entgo.io/ent/dialect"
@@ -84,5 +85,50 @@ func TestOpenSQLiteUnusableDirectory(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "unable to open database file") {
 		t.Errorf("%q is SQLite's misleading message", err)
+	}
+}
+
+// TestOpenSQLiteFilesArePrivate (issue 31): the database's files are 0600
+// whatever the umask (022 here, the usual one, under which SQLite made them
+// 0644) and the mode of a data directory made beforehand (0755): they hold
+// the tokens' hashes and the webhooks' secrets. A database file another
+// version left readable is made private when opened.
+func TestOpenSQLiteFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	for _, tt := range []struct {
+		name     string
+		existing bool // a database file is there already, 0644
+	}{
+		{"a new database", false},
+		{"a database left readable", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.existing {
+				if err := os.WriteFile(filepath.Join(dir, "wagraph.db"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := storage.Open(context.Background(), dir, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			d.Ent.User.Create().SetID("u1").SetName("alice").ExecX(context.Background()) // the WAL written
+			for _, name := range []string{"wagraph.db", "wagraph.db-wal", "wagraph.db-shm"} {
+				fi, err := os.Stat(filepath.Join(dir, name))
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				if fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s has mode %04o, want 0600", name, fi.Mode().Perm())
+				}
+			}
+		})
 	}
 }

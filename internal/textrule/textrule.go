@@ -1,10 +1,17 @@
-// Package textrule is the one rule about text the service writes to its
-// stores, the same on both backends: U+0000 (NUL) is never stored.
-// PostgreSQL's text and jsonb refuse it where SQLite keeps it, so a NUL
-// that reached the store would make an event, a message or a status
-// unstorable on one backend only. Text from WhatsApp has its NUL replaced
-// (Clean, CleanAll, CleanJSON); text from an API client is refused (Check),
-// as REST's decoder already refuses it.
+// Package textrule holds the rules about text that several places must
+// apply alike.
+//
+// The one rule about text the service writes to its stores, the same on
+// both backends: U+0000 (NUL) is never stored. PostgreSQL's text and jsonb
+// refuse it where SQLite keeps it, so a NUL that reached the store would
+// make an event, a message or a status unstorable on one backend only.
+// Text from WhatsApp has its NUL replaced (Clean, CleanAll, CleanJSON);
+// text from an API client is refused (Check), as REST's decoder already
+// refuses it.
+//
+// The rule of names that must be told apart (session names, a poll's
+// options; lookalike.go): they are compared by what they look like (Key)
+// and refused when they could pass for another (CheckName).
 package textrule
 
 import (
