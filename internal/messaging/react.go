@@ -11,7 +11,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-
 // React puts emoji on the stored message messageID (received or sent), or
 // takes the account's reaction back with "". With an idempotency key it is
 // sent once however often it is asked (sendkey.go).
