@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
 
+	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -245,6 +246,12 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Co
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// The device keys are in these files: 0600 (datadir.PrivateSQLite),
+	// created so before SQLite would make them 0644 less the umask, and
+	// set again once open, the -wal and -shm made.
+	if err := datadir.PrivateSQLite(path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + path + "?_foreign_keys=on&_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_stmt_cache_size=64"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
@@ -252,7 +259,15 @@ func OpenStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Co
 	}
 	db.SetMaxIdleConns(storeIdleConns)
 	db.SetConnMaxIdleTime(storeIdleTime)
-	return upgradeStore(ctx, db, "sqlite3", path, log)
+	st, err := upgradeStore(ctx, db, "sqlite3", path, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := datadir.PrivateSQLite(path); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // upgradeStore makes whatsmeow's store over db (of dialect) and creates or

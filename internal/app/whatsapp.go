@@ -39,29 +39,10 @@ func openDeviceStore(ctx context.Context, cfg config.Config, db *storage.DB, log
 			return err
 		})
 	} else {
-		st, err = openSQLiteDeviceStore(ctx, whatsmeowStorePath(cfg), log)
+		st, err = whatsapp.OpenStore(ctx, whatsmeowStorePath(cfg), log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the WhatsApp device store: %w", err)
-	}
-	return st, nil
-}
-
-// openSQLiteDeviceStore opens the device store's SQLite file at path, its
-// files 0600 (datadir.PrivateSQLite): created so before SQLite would make
-// them 0644 less the umask, and set again once open, the -wal and -shm
-// made.
-func openSQLiteDeviceStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Container, error) {
-	if err := datadir.PrivateSQLite(path); err != nil {
-		return nil, err
-	}
-	st, err := whatsapp.OpenStore(ctx, path, log)
-	if err != nil {
-		return nil, err
-	}
-	if err := datadir.PrivateSQLite(path); err != nil {
-		_ = st.Close()
-		return nil, err
 	}
 	return st, nil
 }
