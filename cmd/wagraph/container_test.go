@@ -10,25 +10,8 @@ import (
 
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/testclient"
 )
-
-// machineAddress is one address of this machine that is not loopback, as
-// a container has on its network: the address a server is bound to when
-// it listens on one interface only.
-func machineAddress(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Fatalf("this machine has no IPv4 address but loopback (%v): the test needs one to bind a server to", addrs)
-	return ""
-}
 
 // TestHealthcheckAsksWhereTheServerListens: `wagraph healthcheck`, with
 // the address setting the server was started with (WAGRAPH_ADDR, as the
@@ -41,7 +24,7 @@ func TestHealthcheckAsksWhereTheServerListens(t *testing.T) {
 		name, host string
 		loopback   bool // 127.0.0.1:PORT reaches the server too
 	}{
-		{"the machine's own address", machineAddress(t), false},
+		{"the machine's own address", testclient.MachineAddress(t), false},
 		{"another loopback address", "127.0.0.2", false},
 		{"every address", "0.0.0.0", true},
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/testclient"
 )
 
 // Bounds, not measurements: a slow machine may use all of them.
@@ -64,7 +66,7 @@ func TestImageFilesystemServes(t *testing.T) {
 	as := imageUser(t, uid, gid)
 	runtimeDevices(t, rootfs)
 
-	host := machineAddress(t)
+	host := testclient.MachineAddress(t)
 	port := freePort(t, host)
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	env := []string{"PATH=" + cfg["IMAGE_PATH"], "HOME=" + cfg["DATA_DIR"]}
@@ -269,23 +271,6 @@ func processUID(t *testing.T, pid int) int {
 	}
 	t.Fatalf("no Uid line in /proc/%d/status", pid)
 	return -1
-}
-
-// machineAddress is one address of this machine that is not loopback, as
-// a container has on its network.
-func machineAddress(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Fatalf("this machine has no IPv4 address but loopback (%v): the test binds the server to one", addrs)
-	return ""
 }
 
 // freePort is a port of host free a moment ago.
