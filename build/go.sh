@@ -208,7 +208,7 @@ fi
 # Unpacked beside its final place, then renamed into it: a toolchain
 # directory exists only whole.
 tmp=$(mktemp -d "$dir/.unpack.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" 2>/dev/null || say "could not remove $tmp (left behind, harmless)"' EXIT
 say "unpacking $zip"
 if command -v unzip >/dev/null 2>&1; then
 	unzip -q "$zip" -d "$tmp"
@@ -221,10 +221,12 @@ top=$tmp/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch
 [ -f "$top/bin/go" ] || die "$zip holds no bin/go"
 # Module zips keep no file modes: the commands get theirs back.
 chmod 0755 "$top"/bin/* "$top"/pkg/tool/*/*
-# Asked with a HOME of its own: a go command writes its telemetry counters
-# in the user's configuration directory, and fetching Go writes nothing
-# outside the repository.
-got=$(HOME=$tmp XDG_CONFIG_HOME=$tmp GOTOOLCHAIN=local "$top/bin/go" env GOVERSION 2>/dev/null || true)
+# Asked with no HOME and no XDG_CONFIG_HOME: a go command keeps telemetry
+# counters in the user's configuration directory and starts a sidecar
+# process that outlives it and writes there, which would race the removal
+# of $tmp (and fetching Go writes nothing outside the repository). Without
+# a configuration directory, Go's telemetry is off: no file, no sidecar.
+got=$(unset HOME XDG_CONFIG_HOME && cd / && GOTOOLCHAIN=local "$top/bin/go" env GOVERSION 2>/dev/null || true)
 [ "$got" = "go$GO_VERSION" ] || die "the unpacked toolchain reports '${got:-nothing}', not go$GO_VERSION"
 if ! mv -T "$top" "$root" 2>/dev/null && [ ! -x "$go" ]; then
 	die "could not move the toolchain into $root"

@@ -112,12 +112,15 @@ func moduleProxy(t *testing.T) string {
 	return ""
 }
 
-// goVersionOf is `go version` of the go at path, run outside any module.
+// goVersionOf is `go version` of the go at path, run outside any module
+// and with no HOME: without a configuration directory Go's telemetry is
+// off, so no sidecar process outlives the command and writes in a
+// directory the test removes.
 func goVersionOf(t *testing.T, goPath, pathDir string) string {
 	t.Helper()
 	cmd := exec.Command(goPath, "version")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + pathDir, "HOME=" + t.TempDir(), "GOTOOLCHAIN=local"}
+	cmd.Env = []string{"PATH=" + pathDir, "GOTOOLCHAIN=local"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s version: %v\n%s", goPath, err, out)
