@@ -85,6 +85,17 @@ func New(size int) *Pool {
 // Size is the number of slots.
 func (p *Pool) Size() int { return p.size }
 
+// Waiting is the number of asks waiting for a slot.
+func (p *Pool) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, t := range p.tenants {
+		n += len(t.waiting)
+	}
+	return n
+}
+
 // Acquire takes a slot for ctx's tenant, waiting its turn while every slot
 // is taken, until ctx ends (then context.Cause(ctx)).
 func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
