@@ -60,7 +60,11 @@ type state struct {
 // the media pools and the link previews share their slots between users,
 // a session token's being its session's owner.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return fairpool.WithTenant(context.WithValue(ctx, stateKey{}, state{principal: p}), p.UserID)
+	ctx = context.WithValue(ctx, stateKey{}, state{principal: p})
+	if p == nil { // a failed authentication's: Require says why later
+		return ctx
+	}
+	return fairpool.WithTenant(ctx, p.UserID)
 }
 
 // withFailure returns ctx carrying the reason the caller has no principal.
