@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/media"
@@ -104,11 +105,22 @@ func TestNothingDoneForASessionNotConnected(t *testing.T) {
 			t.Run(string(status)+"/"+tt.name, func(t *testing.T) {
 				e := withMedia(t)
 				w := &work{}
-				s := New(Options{DB: e.db, Sender: statusRunner{status}, Loader: w, Preparer: countingPreparer{w: w}, Previewer: w, Publisher: &events{}})
+				pub := &events{}
+				s := New(Options{DB: e.db, Sender: statusRunner{status}, Loader: w, Preparer: countingPreparer{w: w}, Previewer: w, Publisher: pub})
 				_, err := s.Send(context.Background(), "s1", tt.req)
-				wantFault(t, err, fault.NotConnected, "", "session s1 is not connected (status: "+string(status)+")")
+				want := "session s1 is not connected (status: " + string(status) + ")"
+				wantFault(t, err, fault.NotConnected, "", want)
 				if w.loads+w.previews+w.prepares != 0 {
 					t.Errorf("%d loads, %d previews, %d preparations made for a session not connected", w.loads, w.previews, w.prepares)
+				}
+				// A failed send, as the session's own refusal was.
+				pub.mu.Lock()
+				defer pub.mu.Unlock()
+				if len(pub.evs) != 1 || pub.evs[0].Kind != whatsapp.KindMessagesSend {
+					t.Fatalf("published %+v, want one messages.send", pub.evs)
+				}
+				if d := pub.evs[0].Data.(*payload.MessageStatus); d.Status != "failed" || string(d.Error) != want || d.Chat != peerJID || d.ID == "" {
+					t.Errorf("messages.send %+v, want failed to %s with the refusal", d, peerJID)
 				}
 			})
 		}

@@ -97,7 +97,7 @@ func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (w
 		return out, 0, fmt.Errorf("messaging: unknown send type %q", req.Type)
 	}
 	if err := s.connected(ctx, sessionID); err != nil {
-		return out, 0, err
+		return out, 0, notConnected{err}
 	}
 	if err := k.prepare(s, ctx, sessionID, req, &out); err != nil {
 		return out, 0, err
@@ -122,6 +122,12 @@ func (s *Service) connected(ctx context.Context, sessionID string) error {
 	}
 	return nil
 }
+
+// notConnected is prepare's refusal of a send from a session that is not
+// connected: a failed send, as the session's own refusal was.
+type notConnected struct{ error }
+
+func (e notConnected) Unwrap() error { return e.error }
 
 // text applies a text's rules and makes its link preview.
 func (s *Service) text(ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error {
