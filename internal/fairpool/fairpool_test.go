@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +81,13 @@ func (p *Pool) asked(tenant string) int {
 		return t.held + len(t.waiting)
 	}
 	return 0
+}
+
+// held is a copy of the leases served so far, by label.
+func (s *script) held() map[string]*Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.leases)
 }
 
 func (s *script) release(label string) {
@@ -207,7 +215,7 @@ func TestPoolOrder(t *testing.T) {
 						t.Fatalf("%s: its context ended with %v, want ErrReclaimed", label, cause)
 					}
 					reclaimed = append(reclaimed, label)
-					for other, l := range s.leases {
+					for other, l := range s.held() {
 						if !slices.Contains(reclaimed, other) && errors.Is(context.Cause(l.Context()), ErrReclaimed) {
 							t.Fatalf("%s was taken back too", other)
 						}
@@ -221,7 +229,7 @@ func TestPoolOrder(t *testing.T) {
 				served = append(served, st.served...)
 				s.want(st.op, served)
 			}
-			for _, l := range s.leases {
+			for _, l := range s.held() {
 				l.Release()
 			}
 		})
