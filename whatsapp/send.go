@@ -170,16 +170,22 @@ func (m *Manager) ownMessage(s *session, cli *whatsmeow.Client, sent Sent, msg *
 }
 
 func (m *Manager) sendFailed(s *session, out Outgoing, cause error) {
+	err := m.publishEvents(s, nil, SendFailed(out, cause))
+	if err != nil {
+		s.log.Warn("a failed send's event was not stored", "message_id", out.ID, "err", err)
+	}
+}
+
+// SendFailed is the messages.send (failed) of out, which failed with cause:
+// its fault's message, never an internal error's text.
+func SendFailed(out Outgoing, cause error) Event {
 	msg := "internal error"
 	if f := fault.From(cause); f != nil {
 		msg = f.Message
 	}
-	err := m.publishEvents(s, nil, Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
+	return Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
 		ID: out.ID, Chat: out.To.String(), Status: "failed", Error: payload.Text(msg), Timestamp: payload.At(time.Now()),
-	}})
-	if err != nil {
-		s.log.Warn("a failed send's event was not stored", "message_id", out.ID, "err", err)
-	}
+	}}
 }
 
 // recipient checks the recipient: a user's number must be on WhatsApp,

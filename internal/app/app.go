@@ -229,7 +229,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		ops, leases, held, clusterCalls, nodes = router, node, node.HeldIDs, callsHandler(cfg, router), node
 	}
 	loader := media.NewLoader(media.LoaderOptions{AllowPrivate: cfg.AllowPrivateURLs, MaxBytes: cfg.MaxBody, Logger: log})
-	// One preparer, so one set of pools, for sends and for pictures.
+	// One preparer, so one set of pools, for sends, pictures and the link
+	// previews' images.
 	preparer := media.NewPreparerWith(media.PreparerOptions{
 		FFmpeg: cfg.FFmpeg, Logger: log, ImageDecodes: cfg.MediaConcurrency.Images,
 		FFmpegRuns: cfg.MediaConcurrency.FFmpeg, Downloads: cfg.MediaConcurrency.Downloads,
@@ -238,7 +239,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	messages := messaging.New(messaging.Options{
 		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
-		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Logger: log}),
+		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
 		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes,

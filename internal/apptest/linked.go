@@ -132,7 +132,7 @@ func (f *linkedFixture) make(postgres bool) error {
 	}
 	srv := httptest.NewServer(a.Handler())
 	<-a.Ready()
-	f.sess, err = link(ctx, srv.Client(), srv.URL, LinkedPhone)
+	f.sess, err = link(ctx, srv.Client(), srv.URL, AdminToken, LinkedPhone)
 	if err == nil {
 		err = settle(a.Sandbox().Network(), f.sess)
 	}

@@ -35,7 +35,7 @@ func LinkManyAt(t testing.TB, hc *http.Client, base string, n int, prefix string
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = link(context.Background(), hc, base, fmt.Sprintf("%s%05d", prefix, i+1))
+			out[i], errs[i] = link(context.Background(), hc, base, AdminToken, fmt.Sprintf("%s%05d", prefix, i+1))
 		}()
 	}
 	wg.Wait()

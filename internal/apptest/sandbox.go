@@ -73,18 +73,25 @@ type Session struct {
 // sandboxLinkDevice control; it returns once the session is CONNECTED.
 func (s *Server) LinkSession(t testing.TB, phone string) Session {
 	t.Helper()
-	sess, err := link(context.Background(), s.Client(), s.URL, phone)
+	return s.LinkSessionAs(t, AdminToken, phone)
+}
+
+// LinkSessionAs is LinkSession for the user of token: the session is
+// theirs.
+func (s *Server) LinkSessionAs(t testing.TB, token, phone string) Session {
+	t.Helper()
+	sess, err := link(context.Background(), s.Client(), s.URL, token, phone)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s.Track(sess)
 }
 
-// link is LinkSession on the server at base, failing no test: the linked
+// link is LinkSessionAs on the server at base, failing no test: the linked
 // fixture (linked.go) links before any test runs.
-func link(ctx context.Context, hc *http.Client, base, phone string) (Session, error) {
+func link(ctx context.Context, hc *http.Client, base, token, phone string) (Session, error) {
 	gql := func(query string, vars map[string]any, out any) error {
-		return testclient.GraphQL(ctx, hc, base, AdminToken, query, vars, out)
+		return testclient.GraphQL(ctx, hc, base, token, query, vars, out)
 	}
 	var created struct {
 		CreateSession struct{ Session struct{ ID string } }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/internal/dbtest"
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/testclient"
 )
@@ -418,4 +419,26 @@ func TestBindForgets(t *testing.T) {
 		t.Error("a revoked token was bound")
 	}
 	testclient.Until(t, 5*time.Second, `s.bound() == 0`, func() bool { return s.bound() == 0 })
+}
+
+// TestPrincipalIsTheTenant: the user of the principal in a context is the
+// tenant the fair pools share their slots by; a failed authentication's
+// context carries none.
+func TestPrincipalIsTheTenant(t *testing.T) {
+	cases := []struct {
+		name string
+		p    *Principal
+		want string
+	}{
+		{"user token", &Principal{TokenID: "t1", UserID: "u1"}, "u1"},
+		{"session token: its owner", &Principal{TokenID: "t2", UserID: "u2", SessionID: "s1"}, "u2"},
+		{"no principal", nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fairpool.Tenant(WithPrincipal(context.Background(), c.p)); got != c.want {
+				t.Errorf("tenant %q, want %q", got, c.want)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -54,9 +55,16 @@ type state struct {
 }
 
 // WithPrincipal returns ctx carrying p. Transports that authenticate
-// themselves (the websocket's connection_init) use it.
+// themselves (the websocket's connection_init) use it. p's user is also
+// the tenant of the heavy work done for the request (internal/fairpool):
+// the media pools and the link previews share their slots between users,
+// a session token's being its session's owner.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, stateKey{}, state{principal: p})
+	ctx = context.WithValue(ctx, stateKey{}, state{principal: p})
+	if p == nil { // a failed authentication's: Require says why later
+		return ctx
+	}
+	return fairpool.WithTenant(ctx, p.UserID)
 }
 
 // withFailure returns ctx carrying the reason the caller has no principal.

@@ -189,7 +189,7 @@ func settings() []setting {
 		{flag: "ffmpeg", env: "WAGRAPH_FFMPEG", group: groupMedia, kind: "path", shown: "ffmpeg on PATH",
 			usage: "converter for voice notes and video thumbnails; none turns conversion off", parse: parseFFmpeg},
 		{flag: "media-concurrency", env: "WAGRAPH_MEDIA_CONCURRENCY", def: "2,2,4", group: groupMedia, kind: "n,n,n",
-			usage: "image decodes, ffmpeg runs and media downloads at once: IMAGES,FFMPEG,DOWNLOADS; more wait up to 20s, then are refused with RATE_LIMITED",
+			usage: "image decodes, ffmpeg runs and media downloads at once, shared fairly between users: IMAGES,FFMPEG,DOWNLOADS; more wait up to 20s, then are refused with RATE_LIMITED",
 			parse: parseMediaConcurrency},
 		{flag: "geocoder-url", env: "WAGRAPH_GEOCODER_URL", group: groupMedia, kind: "url",
 			usage: "Nominatim-compatible search endpoint for address-only locations", parse: parseGeocoder},

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
@@ -172,5 +174,100 @@ func TestPreviewLeavesNoGoroutines(t *testing.T) {
 			t.Fatalf("%d goroutines left behind:\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPreviewFairShares: one user's slow links hold every slot; another
+// user's preview takes one back from it (the newest of them ends, taken
+// back) rather than be turned away, and is made. The first user, alone
+// over the slots it holds, is still turned away at once.
+func TestPreviewFairShares(t *testing.T) {
+	const slots = 4
+	arrived := make(chan struct{}, slots+1)
+	var s *netguardtest.Server
+	s = netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stall" {
+			arrived <- struct{}{}
+			s.Hang(r)
+			return
+		}
+		htmlHandler(`<title>kept</title>`)(w, r)
+	})
+	f, base := publicFetcher(t, Options{Concurrency: slots, Timeout: time.Minute}, s)
+	flooder := fairpool.WithTenant(t.Context(), "flooder")
+	other := fairpool.WithTenant(t.Context(), "other")
+
+	stalled := make(chan error, slots)
+	for range slots {
+		go func() {
+			_, err := f.Preview(flooder, base+"/stall")
+			stalled <- err
+		}()
+	}
+	for range slots {
+		select {
+		case <-arrived:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the slow previews never reached the server")
+		}
+	}
+	start := time.Now()
+	if p, err := f.Preview(flooder, base+"/other"); p != nil || !errors.Is(err, ErrBusy) || time.Since(start) > time.Second {
+		t.Fatalf("the flooder's next: %+v, %v after %s; want ErrBusy at once", p, err, time.Since(start))
+	}
+
+	p, err := f.Preview(other, base+"/page")
+	if err != nil || p.Title != "kept" {
+		t.Fatalf("the other user's preview: %+v, %v; want it made", p, err)
+	}
+	select {
+	case err := <-stalled:
+		if !errors.Is(err, fairpool.ErrReclaimed) {
+			t.Fatalf("the slow preview taken back ended with %v, want fairpool.ErrReclaimed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no slow preview gave its slot back")
+	}
+	if len(stalled) != 0 {
+		t.Fatal("more than one slow preview was taken back")
+	}
+}
+
+// TestPreviewDecodesInTheSharedPool: a page's image is decoded in one of
+// the process's image decode slots: with the only one taken, the preview
+// goes without its thumbnail when its time is up; given back, it has one.
+func TestPreviewDecodesInTheSharedPool(t *testing.T) {
+	img := pngImage(t, 50, 50)
+	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/img.png" {
+			_, _ = w.Write(img)
+			return
+		}
+		htmlHandler(`<head><title>t</title><meta property="og:image" content="/img.png"></head>`)(w, r)
+	})
+	prep := media.NewPreparerWith(media.PreparerOptions{ImageDecodes: 1, QueueWait: time.Minute})
+	log, buf := logtest.New(slog.LevelDebug)
+	f, base := publicFetcher(t, Options{Images: prep, Timeout: 500 * time.Millisecond, Logger: log}, s)
+
+	// The one slot, taken by a decode of its own that holds it.
+	holding := make(chan func(), 1)
+	go func() {
+		_, release, err := prep.DecodeWithin(t.Context(), img, 1<<20)
+		if err != nil {
+			t.Error(err)
+		}
+		holding <- release
+	}()
+	release := <-holding
+	p, err := f.Preview(t.Context(), base+"/page")
+	if err != nil || p.Title != "t" || p.Thumbnail != nil {
+		t.Fatalf("with the decode slot taken: %+v, %v; want the title without a thumbnail", p, err)
+	}
+	if len(buf.Lines("link preview without thumbnail", "too many images being prepared at once")) == 0 {
+		t.Fatalf("no debug line says the decode waited for a slot; log:\n%s", buf)
+	}
+	release()
+	if p, err := f.Preview(t.Context(), base+"/page"); err != nil || p.Thumbnail == nil {
+		t.Fatalf("with the slot given back: %+v, %v; want a thumbnail", p, err)
 	}
 }

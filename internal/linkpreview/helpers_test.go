@@ -11,13 +11,18 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
 // publicFetcher returns a Fetcher that treats s as a public host named
-// public.example, and the base URL to reach it by that name.
+// public.example, and the base URL to reach it by that name. Its images
+// are decoded by a media.Preparer of its own, unless opts has a Decoder.
 func publicFetcher(t *testing.T, opts Options, s *netguardtest.Server) (*Fetcher, string) {
 	t.Helper()
+	if opts.Images == nil {
+		opts.Images = media.NewPreparer("", nil)
+	}
 	resolver := netguardtest.Resolver{
 		"public.example": {s.AddrPort(t).Addr()},
 		"evil.example":   {netip.MustParseAddr("127.0.0.1")},

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/media/mediatest"
 	"github.com/wagraph/wagraph/internal/netguard/netguardtest"
 )
 
@@ -158,39 +161,46 @@ func hugePNG(t *testing.T, w, h int) []byte {
 	return buf.Bytes()
 }
 
-func TestMakeThumbnailRefusesHugeImagesUndecoded(t *testing.T) {
-	data := hugePNG(t, 8000, 4000) // 32 megapixels, 32 MB decoded
-	if len(data) > maxImageBytes {
-		t.Fatalf("test image is %d bytes; it must pass the byte limit", len(data))
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := makeThumbnail(t.Context(), data)
-	runtime.ReadMemStats(&after)
-	if !errors.Is(err, errTooManyPixels) {
-		t.Fatalf("error %v; want %v", err, errTooManyPixels)
-	}
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 8<<20 {
-		t.Fatalf("refusing allocated %d bytes: the image was decoded", allocated)
-	}
-}
-
-func TestCheckHeaderBound(t *testing.T) {
+// TestThumbnailDecodedBytes: a page's image is judged by what decoding it
+// allocates, from its header, not by its pixels: the finding's 62 KB
+// progressive CMYK JPEG of 8 megapixels (183 MiB decoded) is refused like
+// a 48-megapixel PNG, and neither is decoded.
+func TestThumbnailDecodedBytes(t *testing.T) {
 	cases := []struct {
-		w, h int
-		ok   bool
+		name    string
+		data    []byte
+		refused string // the refusal's words, "" when decoded
 	}{
-		{4000, 2000, true}, // 8 megapixels exactly
-		{4001, 2000, false},
-		{1, 8_000_001, false},
-		{100_000, 100_000, false},
+		{"progressive CMYK JPEG of 8 megapixels", mediatest.ProgressiveJPEG(2828, 2828, 4), "decodes to 183.5 MiB (2828x2828 pixels, progressive CMYK JPEG: 24.1 bytes each)"},
+		{"progressive YCbCr JPEG of 2.6 megapixels", mediatest.ProgressiveJPEG(1600, 1600, 3), "decodes to 36.7 MiB"},
+		{"1-bit PNG of 48 megapixels", hugePNG(t, 8000, 6000), "decodes to 45.8 MiB (8000x6000 pixels, 8-bit gray PNG: 1 bytes each)"},
+		{"progressive gray JPEG of 4 megapixels", mediatest.ProgressiveJPEG(2000, 2000, 1), ""},
+		{"baseline JPEG of 8 megapixels", jpegImage(t, 4000, 2000), ""},
+		{"PNG of a page's size", pngImage(t, 1200, 630), ""},
 	}
 	for _, c := range cases {
-		data := pngHeader(c.w, c.h)
-		_, err := checkHeader(data)
-		if (err == nil) != c.ok || (err != nil && !errors.Is(err, errTooManyPixels)) {
-			t.Errorf("%dx%d: %v; want ok %v", c.w, c.h, err, c.ok)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.data) > maxImageBytes {
+				t.Fatalf("test image is %d bytes; it must pass the byte limit", len(c.data))
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := makeThumbnail(t.Context(), media.NewPreparer("", nil), c.data)
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			if c.refused == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if fault.CodeOf(err) != fault.TooLarge || !strings.Contains(err.Error(), c.refused) || !strings.Contains(err.Error(), "at most 32 MiB once decoded") {
+				t.Fatalf("error %v; want TOO_LARGE saying %q", err, c.refused)
+			}
+			if allocated > 8<<20 {
+				t.Fatalf("refusing allocated %d bytes: the image was decoded", allocated)
+			}
+		})
 	}
 }
 
@@ -215,7 +225,7 @@ func TestMakeThumbnailFormats(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			th, err := makeThumbnail(t.Context(), c.data)
+			th, err := makeThumbnail(t.Context(), media.NewPreparer("", nil), c.data)
 			if c.err {
 				if err == nil {
 					t.Fatal("no error")
@@ -235,7 +245,8 @@ func TestMakeThumbnailFormats(t *testing.T) {
 }
 
 func TestPreviewImageLimits(t *testing.T) {
-	huge := hugePNG(t, 8000, 4000)
+	huge := hugePNG(t, 8000, 6000)
+	bomb := mediatest.ProgressiveJPEG(2828, 2828, 4)
 	big := append(pngImage(t, 10, 10), bytes.Repeat([]byte{0}, maxImageBytes)...)
 	s := netguardtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -244,6 +255,8 @@ func TestPreviewImageLimits(t *testing.T) {
 			htmlHandler(`<head><title>t</title><meta property="og:image" content="/`+img+`"></head>`)(w, r)
 		case "/huge.png":
 			_, _ = w.Write(huge)
+		case "/bomb.jpg":
+			_, _ = w.Write(bomb)
 		case "/big.png":
 			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
 			_, _ = w.Write(big)
@@ -259,7 +272,8 @@ func TestPreviewImageLimits(t *testing.T) {
 	log, buf := logtest.New(slog.LevelDebug)
 	f, base := publicFetcher(t, Options{Logger: log, Timeout: 10 * time.Second}, s)
 	cases := []struct{ img, why string }{
-		{"huge.png", "more than 8 megapixels"},
+		{"huge.png", "decodes to 45.8 MiB"},
+		{"bomb.jpg", "decodes to 183.5 MiB"},
 		{"big.png", "larger than 2 MiB"},
 		{"big-chunked.png", "larger than 2 MiB"},
 		{"notfound.png", "answered 404"},

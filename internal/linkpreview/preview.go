@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/netguard"
 )
 
@@ -36,9 +38,24 @@ type Options struct {
 	// 3s. A send waits for its preview, so this is time added to a send.
 	Timeout time.Duration
 	// Concurrency is how many previews this Fetcher makes at once; 0 means
-	// 8. A call finding every slot busy fails at once with ErrBusy.
+	// 8. They are shared between users (the tenant of the call's context,
+	// internal/fairpool): a call finding every slot busy takes one back
+	// from a user holding more than its share, or fails at once with
+	// ErrBusy.
 	Concurrency int
-	Logger      *slog.Logger // nil: discard
+	// Images decodes the pages' images, within the process's decode
+	// bounds (media.Preparer); nil: previews go without thumbnails.
+	Images Decoder
+	Logger *slog.Logger // nil: discard
+}
+
+// Decoder decodes an image within the process's bounds on decoding
+// (media.Preparer.DecodeWithin): refused from its header when decoding it
+// would allocate more than limit bytes, decoded in one of the slots every
+// image decode of the process shares. release gives the slot back once img
+// is no longer used.
+type Decoder interface {
+	DecodeWithin(ctx context.Context, data []byte, limit int64) (img image.Image, release func(), err error)
 }
 
 const (
@@ -73,10 +90,10 @@ func (e *badRedirectError) Error() string {
 type Fetcher struct {
 	client  *http.Client
 	timeout time.Duration
-	// slots holds a token per preview in flight: a buffered channel makes
-	// "take one if free, else give up" a single non-blocking send.
-	slots chan struct{}
-	log   *slog.Logger
+	// slots are the previews in flight, shared fairly between users.
+	slots  *fairpool.Pool
+	images Decoder // nil: no thumbnails
+	log    *slog.Logger
 }
 
 // New returns a Fetcher.
@@ -85,7 +102,7 @@ func New(opts Options) *Fetcher { return newFetcher(opts, nil) }
 // newFetcher is New whose guard also admits the public destinations: how
 // tests put a "public" server on loopback.
 func newFetcher(opts Options, public []netip.AddrPort) *Fetcher {
-	f := &Fetcher{timeout: opts.Timeout, log: opts.Logger}
+	f := &Fetcher{timeout: opts.Timeout, images: opts.Images, log: opts.Logger}
 	if f.timeout <= 0 {
 		f.timeout = defaultTimeout
 	}
@@ -93,7 +110,7 @@ func newFetcher(opts Options, public []netip.AddrPort) *Fetcher {
 	if n <= 0 {
 		n = defaultConcurrency
 	}
-	f.slots = make(chan struct{}, n)
+	f.slots = fairpool.New(n)
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +141,10 @@ func newFetcher(opts Options, public []netip.AddrPort) *Fetcher {
 // Preview makes the preview of the first http(s) URL in text: nil, nil when
 // there is none. Any error means "send without a preview"; it names the
 // host, never the URL. A page whose image cannot be made into a thumbnail
-// still gets a preview, without one.
+// still gets a preview, without one. While every slot is busy, a slot is
+// taken back from a user holding more than its share (its preview ends
+// with fairpool.ErrReclaimed); when none does, the answer is ErrBusy at
+// once.
 func (f *Fetcher) Preview(ctx context.Context, text string) (*Preview, error) {
 	matched, ok := FirstURL(text)
 	if !ok {
@@ -138,17 +158,22 @@ func (f *Fetcher) Preview(ctx context.Context, text string) (*Preview, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("linkpreview: %s: %w", host, err)
 	}
-	select {
-	case f.slots <- struct{}{}:
-		defer func() { <-f.slots }()
-	default:
+	lease, err := f.slots.TryAcquire(ctx)
+	switch {
+	case errors.Is(err, fairpool.ErrBusy):
 		return nil, fmt.Errorf("linkpreview: %s: %w", host, ErrBusy)
+	case err != nil:
+		return nil, fmt.Errorf("linkpreview: %s: %w", host, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer lease.Release()
+	ctx, cancel := context.WithTimeout(lease.Context(), f.timeout)
 	defer cancel()
 
 	meta, final, err := f.fetchPage(ctx, u)
 	if err != nil {
+		if cause := context.Cause(lease.Context()); errors.Is(cause, fairpool.ErrReclaimed) {
+			err = cause // not the client's "context canceled"
+		}
 		return nil, fmt.Errorf("linkpreview: page on %s: %w", host, err)
 	}
 	p := &Preview{
@@ -160,7 +185,7 @@ func (f *Fetcher) Preview(ctx context.Context, text string) (*Preview, error) {
 	if c := canonical(final, meta.url); c != "" {
 		p.URL = c
 	}
-	if meta.image != "" {
+	if meta.image != "" && f.images != nil {
 		f.addThumbnail(ctx, p, final, meta.image)
 	}
 	f.log.DebugContext(ctx, "link preview made", "host", host, "thumbnail", p.Thumbnail != nil)

@@ -7,33 +7,28 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	_ "image/gif" // og:images come in the web's formats
 	"image/jpeg"
-	_ "image/png"
 	"io"
 	"net/http"
 	"net/url"
 
 	"golang.org/x/image/draw"
-	_ "golang.org/x/image/webp"
 )
 
 const (
 	maxImageBytes = 2 << 20
-	// maxImagePixels bounds what one decode allocates (up to ~8 bytes a
-	// pixel, so 64 MB, times the previews made at once): a 2 MiB file can
-	// claim any size, and only its header is read before it is refused.
-	// Pages' preview images are around a megapixel (1200×630).
-	maxImagePixels = 8_000_000
-	thumbSide      = 100
-	thumbQuality   = 75
+	// maxImageDecoded bounds what decoding a page's image may allocate, as
+	// the process's cost model counts it from the header (Decoder): a
+	// 2 MiB file can claim any size, and a 62 KB progressive CMYK JPEG of 8
+	// megapixels decodes to 183 MiB. Pages' preview images are around a
+	// megapixel (1200×630, 3 MiB as 8-bit color); 32 MiB takes 8
+	// megapixels of 8-bit color, a 4K photo as baseline JPEG.
+	maxImageDecoded = 32 << 20
+	thumbSide       = 100
+	thumbQuality    = 75
 )
 
-var (
-	errImageTooLarge    = errors.New("image is larger than 2 MiB")
-	errTooManyPixels    = errors.New("image has more than 8 megapixels")
-	errUnsupportedImage = errors.New("image is not JPEG, PNG, GIF or WebP")
-)
+var errImageTooLarge = errors.New("image is larger than 2 MiB")
 
 type thumbnail struct {
 	jpeg          []byte
@@ -68,20 +63,19 @@ func (f *Fetcher) thumbnail(ctx context.Context, u *url.URL) (thumbnail, error) 
 	if len(data) > maxImageBytes {
 		return thumbnail{}, errImageTooLarge
 	}
-	return makeThumbnail(ctx, data)
+	return makeThumbnail(ctx, f.images, data)
 }
 
-// makeThumbnail checks the image's header before decoding it, then scales
-// it to fit thumbSide x thumbSide (never up) over white and encodes JPEG.
-func makeThumbnail(ctx context.Context, data []byte) (thumbnail, error) {
-	format, err := checkHeader(data)
+// makeThumbnail decodes the image within maxImageDecoded (its header
+// judged before it is decoded, the decode in one of the process's decode
+// slots), then scales it to fit thumbSide x thumbSide (never up) over
+// white and encodes JPEG.
+func makeThumbnail(ctx context.Context, images Decoder, data []byte) (thumbnail, error) {
+	img, release, err := images.DecodeWithin(ctx, data, maxImageDecoded)
 	if err != nil {
-		return thumbnail{}, err
+		return thumbnail{}, fmt.Errorf("image: %w", err)
 	}
-	img, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return thumbnail{}, fmt.Errorf("decode %s: %w", format, err)
-	}
+	defer release() // the decoded image is alive until it is scaled
 	// Decoding cannot be interrupted; scaling a large image is the other
 	// slow step, so give up between the two if the preview's time is up.
 	if err := ctx.Err(); err != nil {
@@ -108,24 +102,6 @@ func makeThumbnail(ctx context.Context, data []byte) (thumbnail, error) {
 		return thumbnail{}, fmt.Errorf("encode thumbnail: %w", err)
 	}
 	return thumbnail{jpeg: buf.Bytes(), width: w, height: h}, nil
-}
-
-// checkHeader reads only the image's header, and refuses what is not one
-// of the web's formats or would take too much memory once decoded.
-func checkHeader(data []byte) (format string, err error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return "", fmt.Errorf("image header: %w", err)
-	}
-	switch format {
-	case "jpeg", "png", "gif", "webp":
-	default: // a decoder some other package registered
-		return "", errUnsupportedImage
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
-		return "", fmt.Errorf("%dx%d: %w", cfg.Width, cfg.Height, errTooManyPixels)
-	}
-	return format, nil
 }
 
 // fit scales w x h to fit side x side keeping its aspect, never up.

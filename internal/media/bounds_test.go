@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -124,18 +125,18 @@ func TestImageDecodedBytes(t *testing.T) {
 		{"8-bit RGBA 8192x8192 (256 MiB)", pngHeader(8192, 8192, 8, 6), nil},
 		{"16-bit RGBA 8192x4096 (256 MiB)", pngHeader(8192, 4096, 16, 6), nil},
 		{"16-bit RGBA 8192x8192 (512 MiB)", pngHeader(8192, 8192, 16, 6),
-			[]string{"source decodes to 512.0 MiB (8192x8192 pixels, 16-bit color: 8 bytes each); images may take at most 256 MiB once decoded"}},
+			[]string{"source decodes to 512.0 MiB (8192x8192 pixels, 16-bit color PNG: 8 bytes each); images may take at most 256 MiB once decoded"}},
 		{"16-bit RGBA 8193x4096", pngHeader(8193, 4096, 16, 6), []string{"source decodes to 256.1 MiB"}},
 		{"baseline 4:2:0 JPEG 8192x8192 (96 MiB)", jpegHeader(8192, 8192, 0xC0, 0x22, 0x11, 0x11), nil},
 		{"progressive 4:2:0 JPEG 6000x4000 (172 MiB)", jpegHeader(6000, 4000, 0xC2, 0x22, 0x11, 0x11), nil},
 		{"progressive 4:2:0 JPEG 8192x8192 (480 MiB)", jpegHeader(8192, 8192, 0xC2, 0x22, 0x11, 0x11),
-			[]string{"source decodes to 480.0 MiB (8192x8192 pixels, progressive JPEG: 7.5 bytes each)"}},
+			[]string{"source decodes to 480.0 MiB (8192x8192 pixels, progressive YCbCr JPEG: 7.5 bytes each)"}},
 		{"progressive 4:4:4 JPEG 5000x5000 (358 MiB)", jpegHeader(5000, 5000, 0xC2, 0x11, 0x11, 0x11),
-			[]string{"progressive JPEG: 15 bytes each"}},
+			[]string{"progressive YCbCr JPEG: 15 bytes each"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := checkImageHeader(c.data)
+			_, err := checkImageHeader(c.data, maxDecodedBytes)
 			if c.parts == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -281,6 +282,54 @@ func TestPoolsBoundMediaWork(t *testing.T) {
 		}
 		release()
 	})
+}
+
+// TestPoolsShareFairly: while one user's images wait for the decode
+// slot, another user's image waits for the run in progress only, not for
+// the first user's queue.
+func TestPoolsShareFairly(t *testing.T) {
+	small := makePNG(t, pictureOf(1, 1, gradient))
+	p := NewPreparerWith(PreparerOptions{ImageDecodes: 1, QueueWait: time.Minute})
+	flooder := fairpool.WithTenant(t.Context(), "flooder")
+	other := fairpool.WithTenant(t.Context(), "other")
+	release, err := p.decodes.Acquire(flooder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 4)
+	for range 3 {
+		go func() {
+			if _, err := p.Image(flooder, small, ""); err != nil {
+				t.Error(err)
+			}
+			done <- "flooder"
+		}()
+	}
+	waitQueued(t, p.decodes, 3)
+	go func() {
+		if _, err := p.Image(other, small, ""); err != nil {
+			t.Error(err)
+		}
+		done <- "other"
+	}()
+	waitQueued(t, p.decodes, 4)
+	release()
+	if first := <-done; first != "other" {
+		t.Fatalf("the %s's image went first; want the other user's, whose only one it is", first)
+	}
+	for range 3 {
+		<-done
+	}
+}
+
+// waitQueued waits until n runs wait for a slot of pool.
+func waitQueued(t *testing.T, pool *Pool, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); pool.slots.Waiting() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs wait for a slot, want %d", pool.slots.Waiting(), n)
+		}
+	}
 }
 
 // longVoiceNote is an OGG/Opus voice note of 11 minutes of silence: one

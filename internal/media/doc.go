@@ -9,6 +9,11 @@
 // thumbnail, dimensions, duration, and for voice notes the waveform,
 // converting audio to OGG/Opus with ffmpeg when one is configured.
 //
+// What decoding an image costs is judged from its header before anything is
+// decoded, in the bytes the decoder will allocate (decodecost.go), and every
+// decode, ffmpeg run and held download takes a slot of a pool shared fairly
+// between users (pool.go, internal/fairpool).
+//
 // Nothing here trusts a client's claim about a file: mimetypes are detected
 // from the content, and file names only refine a generic detection.
 package media

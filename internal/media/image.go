@@ -117,18 +117,28 @@ func squareJPEG(img image.Image) ([]byte, error) {
 	return encodeJPEG(scale(img, crop, out, out), pictureQuality)
 }
 
-// decode is decodeImage in one of the decode pool's slots. The header is
-// checked before a slot is waited for: an image the bounds refuse does not
-// queue. release gives the slot back; call it once img is no longer used.
+// decode is decodeImage in one of the decode pool's slots, for images of
+// at most maxDecodedBytes decoded.
 func (p *Preparer) decode(ctx context.Context, data []byte) (img image.Image, release func(), err error) {
-	if _, err := checkImageHeader(data); err != nil {
+	return p.DecodeWithin(ctx, data, maxDecodedBytes)
+}
+
+// DecodeWithin decodes a JPEG, PNG, GIF (its first frame) or WebP image in
+// one of the decode pool's slots, refusing it from its header (TOO_LARGE)
+// when decoding it would allocate more than limit bytes (at most
+// maxDecodedBytes; see imageCost) or it has more than maxPixels pixels.
+// The header is checked before a slot is waited for: an image the bounds
+// refuse does not queue. release gives the slot back; call it once img is
+// no longer used.
+func (p *Preparer) DecodeWithin(ctx context.Context, data []byte, limit int64) (img image.Image, release func(), err error) {
+	if _, err := checkImageHeader(data, limit); err != nil {
 		return nil, nil, err
 	}
 	release, err = p.decodes.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if img, err = decodeImage(data); err != nil {
+	if img, err = decodeImage(data, limit); err != nil {
 		release()
 		return nil, nil, err
 	}
@@ -137,10 +147,10 @@ func (p *Preparer) decode(ctx context.Context, data []byte) (img image.Image, re
 
 var errTooManyPixels = errors.New("too many pixels")
 
-// decodeImage decodes after checking the claimed size, so that a small
-// file cannot make the server allocate gigabytes.
-func decodeImage(data []byte) (image.Image, error) {
-	if _, err := checkImageHeader(data); err != nil {
+// decodeImage decodes after checking the header against limit, so that a
+// small file cannot make the server allocate gigabytes.
+func decodeImage(data []byte, limit int64) (image.Image, error) {
+	if _, err := checkImageHeader(data, limit); err != nil {
 		return nil, err
 	}
 	decode := func(r io.Reader) (image.Image, error) { img, _, err := image.Decode(r); return img, err }
@@ -154,37 +164,24 @@ func decodeImage(data []byte) (image.Image, error) {
 	return img, nil
 }
 
-// decodeConfig is image.DecodeConfig, except that WebP is read by
-// x/image's decoder: package image has two WebP decoders registered (the
-// sticker encoder's library brings libwebp's, which decodes every frame
-// of an animation) and picks whichever initialised first; the bounds
-// here are computed for x/image's, which decodes one frame.
-func decodeConfig(data []byte) (image.Config, string, error) {
-	if isWebP(data) {
-		cfg, err := webp.DecodeConfig(bytes.NewReader(data))
-		return cfg, "webp", err
-	}
-	return image.DecodeConfig(bytes.NewReader(data))
-}
-
 // checkImageHeader reads the image's header and refuses it when its
-// pixels, or the bytes they take once decoded, are over the bounds.
-func checkImageHeader(data []byte) (image.Config, error) {
-	cfg, format, err := decodeConfig(data)
+// pixels, or the bytes decoding it allocates, are over the bounds: limit,
+// and at most maxDecodedBytes.
+func checkImageHeader(data []byte, limit int64) (cost, error) {
+	c, err := imageCost(data)
 	if err != nil {
-		return cfg, fmt.Errorf("image header: %w", err)
+		return c, err
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxPixels {
-		return cfg, fmt.Errorf("%dx%d: %w", cfg.Width, cfg.Height, errTooManyPixels)
+	if int64(c.width)*int64(c.height) > maxPixels {
+		return c, fmt.Errorf("%dx%d: %w", c.width, c.height, errTooManyPixels)
 	}
-	perPixel, what := decodedCost(cfg.ColorModel, format, data)
-	if decoded := int64(float64(cfg.Width) * float64(cfg.Height) * perPixel); decoded > maxDecodedBytes {
-		e := fault.New(fault.TooLarge, "source decodes to %s (%dx%d pixels, %s: %g bytes each); images may take at most %s once decoded",
-			sizeOver(decoded), cfg.Width, cfg.Height, what, perPixel, config.FormatSize(maxDecodedBytes))
+	if limit = min(limit, maxDecodedBytes); c.bytes > limit {
+		e := fault.New(fault.TooLarge, "source decodes to %s (%dx%d pixels, %s: %.3g bytes each); images may take at most %s once decoded",
+			sizeOver(c.bytes), c.width, c.height, c.layout, c.perPixel(), config.FormatSize(limit))
 		e.Field = "source"
-		return cfg, e
+		return c, e
 	}
-	return cfg, nil
+	return c, nil
 }
 
 func imageError(mimetype string, err error) error {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/fairpool"
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
@@ -18,10 +18,15 @@ import (
 // of its context, then is refused with RATE_LIMITED: a client can try
 // again, a process out of memory serves nobody.
 //
+// The slots are shared fairly between users (internal/fairpool, the user
+// from the request's context): a slot given back goes to the waiting user
+// holding the fewest, so one user's flood of stickers keeps another's
+// image waiting for the runs in progress, not for the whole flood.
+//
 // A nil *Pool bounds nothing (a Preparer built in a test of another
 // package, for instance).
 type Pool struct {
-	slots chan struct{}
+	slots *fairpool.Pool
 	wait  time.Duration
 	busy  string // the refusal's message
 }
@@ -30,7 +35,7 @@ type Pool struct {
 // after wait (at most; their context may end sooner). busy is the message
 // of a refusal, such as "too many images being prepared at once".
 func NewPool(size int, wait time.Duration, busy string) *Pool {
-	return &Pool{slots: make(chan struct{}, max(size, 1)), wait: wait, busy: busy}
+	return &Pool{slots: fairpool.New(size), wait: wait, busy: busy}
 }
 
 // Size is the number of slots.
@@ -38,52 +43,33 @@ func (p *Pool) Size() int {
 	if p == nil {
 		return 0
 	}
-	return cap(p.slots)
+	return p.slots.Size()
 }
 
+// errQueueWait is the cause of a wait that lasted the pool's queue wait.
+var errQueueWait = errors.New("the queue wait passed")
+
 // Acquire takes a slot and returns the function that gives it back (call
-// it when the work's memory is no longer held; later calls do nothing). While every
-// slot is taken it waits, in no particular order, until one is given back,
-// the queue wait passes or ctx ends: then the answer is a RATE_LIMITED
-// fault (or, when ctx was cancelled, ctx's error: nobody is waiting for
-// the answer).
+// it when the work's memory is no longer held; later calls do nothing).
+// While every slot is taken it waits its user's turn until a slot is given
+// to it, the queue wait passes or ctx ends: then the answer is a
+// RATE_LIMITED fault (or, when ctx was cancelled, ctx's error: nobody is
+// waiting for the answer).
 func (p *Pool) Acquire(ctx context.Context) (release func(), err error) {
 	if p == nil {
 		return func() {}, nil
 	}
-	select {
-	case p.slots <- struct{}{}:
-		return p.releaser(), nil
-	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, p.refuse(ctx)
-	}
-	timer := time.NewTimer(p.wait)
-	defer timer.Stop()
-	select {
-	case p.slots <- struct{}{}:
-		return p.releaser(), nil
-	case <-timer.C:
+	wait, cancel := context.WithTimeoutCause(ctx, p.wait, errQueueWait)
+	defer cancel()
+	lease, err := p.slots.Acquire(wait)
+	switch {
+	case err == nil:
+		return lease.Release, nil
+	case errors.Is(err, errQueueWait):
 		return nil, fault.New(fault.RateLimited, "%s; try again in a moment", p.busy)
-	case <-ctx.Done():
-		return nil, p.refuse(ctx)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// the request's own deadline is its queue wait: RATE_LIMITED too
+		return nil, fault.Wrap(context.Cause(ctx), fault.RateLimited, "%s; try again in a moment", p.busy)
 	}
-}
-
-// releaser gives the slot back once however often it is called: a second
-// call must not free a slot another run holds.
-func (p *Pool) releaser() func() {
-	var once sync.Once
-	return func() { once.Do(func() { <-p.slots }) }
-}
-
-// refuse is the answer to a waiter whose context ended: a deadline is the
-// queue wait of the request, so RATE_LIMITED like the pool's own.
-func (p *Pool) refuse(ctx context.Context) error {
-	cause := context.Cause(ctx)
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fault.Wrap(cause, fault.RateLimited, "%s; try again in a moment", p.busy)
-	}
-	return fmt.Errorf("waiting for a media slot: %w", cause)
+	return nil, fmt.Errorf("waiting for a media slot: %w", err)
 }

@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/gif"
 
-	"github.com/gen2brain/webp"
 	"golang.org/x/image/draw"
 
 	"github.com/wagraph/wagraph/internal/config"
@@ -80,7 +79,8 @@ func (p *Preparer) Sticker(ctx context.Context, data []byte) (File, error) {
 // before a decode slot is taken.
 type stickerSource struct {
 	mimetype string
-	anim     animInfo // GIFs and animated WebPs
+	anim     animInfo     // GIFs and animated WebPs
+	webp     animatedWebP // an animated WebP's frames
 }
 
 // animInfo is an animation's layout, read from its blocks or chunks without
@@ -90,6 +90,7 @@ type animInfo struct {
 	frames        int
 	millis        int   // shown, each frame's delay as frameMillis has it
 	area          int64 // pixels of all frames (a GIF's are partial)
+	frameBytes    int64 // a WebP's: the most decoding one frame allocates
 }
 
 func inspectSticker(data []byte) (stickerSource, error) {
@@ -106,10 +107,12 @@ func inspectSticker(data []byte) (stickerSource, error) {
 		}
 		return src, src.anim.check(src.mimetype)
 	case "image/webp":
-		if src.anim, ok = inspectWebP(data); !ok {
+		var animated bool
+		if src.webp, animated, ok = parseAnimatedWebP(data); !ok {
 			return src, unreadable(src.mimetype)
 		}
-		if src.anim.frames > 0 {
+		if animated {
+			src.anim = src.webp.info()
 			return src, src.anim.check(src.mimetype)
 		}
 	default:
@@ -117,18 +120,14 @@ func inspectSticker(data []byte) (stickerSource, error) {
 		e.Field = "source"
 		return src, e
 	}
-	if _, err := checkImageHeader(data); err != nil {
+	if _, err := checkImageHeader(data, maxDecodedBytes); err != nil {
 		return src, onSource(imageError(src.mimetype, err))
 	}
 	return src, nil
 }
 
-// check applies the bounds of an animation. Its decoded size counts what
-// the decoders hold at once: a GIF's frames (a byte a pixel) and the canvas
-// they are drawn on, kept twice for the frames that restore it; every frame
-// of a WebP at full canvas size (libwebp's decoder returns them all, and
-// keeps two canvases of its own); a canvas more for scaling (see shrink);
-// and the frames kept for the sticker.
+// check applies the bounds of an animation, its decoded size among them
+// (decodedBytes).
 func (a animInfo) check(mimetype string) error {
 	canvas := int64(a.width) * int64(a.height)
 	switch {
@@ -143,17 +142,36 @@ func (a animInfo) check(mimetype string) error {
 	case a.millis > maxStickerMillis:
 		return refuse(fault.Invalid, "source plays for %.1f s; WhatsApp plays animated stickers for at most %d s", float64(a.millis)/1000, maxStickerMillis/1000)
 	}
-	decoded := int64(min(a.frames, maxEncodedFrames)) * stickerSide * stickerSide * 4
-	if mimetype == "image/gif" {
-		decoded += a.area + 3*4*canvas
-	} else {
-		decoded += int64(a.frames+3) * 4 * canvas
-	}
-	if decoded > maxDecodedBytes {
+	if decoded := a.decodedBytes(mimetype); decoded > maxDecodedBytes {
 		return refuse(fault.TooLarge, "source decodes to %s (%d frames of %dx%d pixels); a sticker's source may take at most %s once decoded",
 			sizeOver(decoded), a.frames, a.width, a.height, config.FormatSize(maxDecodedBytes))
 	}
 	return nil
+}
+
+// decodedBytes is what making a sticker of the animation allocates at
+// most, from the cost model (decodecost.go): the frames kept for the
+// sticker (a 512x512 NRGBA each, and one more being compared), the RGBA
+// canvas the frames are drawn on, and its halvings (shrink); for a GIF,
+// every frame as image/gif keeps them (a byte a pixel) and a second canvas
+// for the frames that restore it; for a WebP, one frame's decode at a time
+// (animwebp.go).
+func (a animInfo) decodedBytes(mimetype string) int64 {
+	canvas := 4 * int64(a.width) * int64(a.height)
+	decoded := int64(min(a.frames, maxEncodedFrames)+1)*stickerSide*stickerSide*4 + canvas + shrinkBytes(a.width, a.height)
+	if mimetype == "image/gif" {
+		return decoded + a.area + canvas
+	}
+	return decoded + a.frameBytes
+}
+
+// shrinkBytes is what shrink allocates for a w x h frame: its halvings.
+func shrinkBytes(w, h int) int64 {
+	var n int64
+	for ; max(w, h) >= 2*stickerSide && min(w, h) >= 2; w, h = w/2, h/2 {
+		n += 4 * int64(w/2) * int64(h/2)
+	}
+	return n
 }
 
 // frameMillis is how long a frame shows, in milliseconds. Browsers show
@@ -226,28 +244,15 @@ func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
 
 func le24(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
 
-// inspectWebP reads an animated WebP's canvas and ANMF chunks. A still WebP
-// has no frames here: its header is checked like any image's.
-func inspectWebP(data []byte) (a animInfo, ok bool) {
-	animated := false
-	ok = riffChunks(data, func(fourcc string, body []byte) {
-		switch {
-		case fourcc == "VP8X" && len(body) >= 10:
-			animated = body[0]&0x02 != 0
-			a.width, a.height = le24(body[4:])+1, le24(body[7:])+1
-		case fourcc == "ANMF" && len(body) >= 16:
-			a.frames++
-			a.area += int64(le24(body[6:])+1) * int64(le24(body[9:])+1)
-			a.millis += frameMillis(le24(body[12:]))
-		}
-	})
-	if !animated {
-		return animInfo{}, ok
+// info is the layout of an animated WebP, as the sticker's bounds judge it.
+func (w animatedWebP) info() animInfo {
+	a := animInfo{width: w.width, height: w.height, frames: len(w.frames)}
+	for _, f := range w.frames {
+		a.millis += f.millis
+		a.area += f.pixelsOf
+		a.frameBytes = max(a.frameBytes, f.decodes)
 	}
-	if a.frames == 0 {
-		return a, false
-	}
-	return a, ok
+	return a
 }
 
 // riffChunks calls fn with each chunk of a WebP file; false when it is not
@@ -285,21 +290,13 @@ func (s stickerSource) decode(ctx context.Context, data []byte) ([]stickerFrame,
 		}
 		return gifFrames(ctx, g)
 	case s.anim.frames > 0:
-		w, err := webp.DecodeAll(bytes.NewReader(data))
-		if err != nil || len(w.Image) == 0 || len(w.Image) > maxStickerFrames || len(w.Delay) != len(w.Image) {
-			return nil, unreadable(s.mimetype)
-		}
-		sink := newFrameSink(len(w.Image))
-		for i, img := range w.Image {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			w.Image[i] = nil // the sink holds what it keeps
-			sink.add(i, frameMillis(w.Delay[i]), img)
+		sink := newFrameSink(len(s.webp.frames))
+		if err := s.webp.decode(ctx, sink.add); err != nil {
+			return nil, err
 		}
 		return sink.frames, nil
 	}
-	img, err := decodeImage(data)
+	img, err := decodeImage(data, maxDecodedBytes)
 	if err != nil {
 		return nil, onSource(imageError(s.mimetype, err))
 	}
@@ -371,6 +368,7 @@ func drawPaletted(canvas *image.RGBA, frame *image.Paletted, r image.Rectangle) 
 type frameSink struct {
 	n, groups, next int
 	frames          []stickerFrame
+	halves          []*image.RGBA // shrink's, made once for every frame
 }
 
 func newFrameSink(n int) *frameSink {
@@ -388,7 +386,7 @@ func (s *frameSink) add(i, millis int, img image.Image) {
 	if s.n == 1 {
 		fit = fitSticker(img, draw.CatmullRom)
 	} else {
-		fit = fitSticker(shrink(img), draw.ApproxBiLinear)
+		fit = fitSticker(s.shrink(img), draw.ApproxBiLinear)
 	}
 	if k := len(s.frames); k > 0 && bytes.Equal(s.frames[k-1].img.Pix, fit.Pix) {
 		s.frames[k-1].millis += millis
@@ -426,14 +424,20 @@ func fitSticker(img image.Image, kernel draw.Interpolator) *image.NRGBA {
 // shrink halves a frame, each pixel the mean of four, until it is less
 // than twice the sticker's side: the kernels of package draw cost ten
 // times more on a large frame, and past twice the nearest-pixel one skips
-// pixels. Only *image.RGBA, what both animation decoders give, is shrunk.
-func shrink(img image.Image) image.Image {
+// pixels. Only *image.RGBA, the canvas both animations are drawn on, is
+// shrunk, into the sink's halvings: every frame is of the canvas's size,
+// and one set of them serves all.
+func (s *frameSink) shrink(img image.Image) image.Image {
 	src, ok := img.(*image.RGBA)
 	if !ok {
 		return img
 	}
-	for b := src.Rect; max(b.Dx(), b.Dy()) >= 2*stickerSide && min(b.Dx(), b.Dy()) >= 2; b = src.Rect {
-		half := image.NewRGBA(image.Rect(0, 0, b.Dx()/2, b.Dy()/2))
+	for k, b := 0, src.Rect; max(b.Dx(), b.Dy()) >= 2*stickerSide && min(b.Dx(), b.Dy()) >= 2; k, b = k+1, src.Rect {
+		r := image.Rect(0, 0, b.Dx()/2, b.Dy()/2)
+		if k == len(s.halves) || s.halves[k].Rect != r {
+			s.halves = append(s.halves[:k], image.NewRGBA(r))
+		}
+		half := s.halves[k]
 		for y := range half.Rect.Dy() {
 			r0 := src.Pix[src.PixOffset(b.Min.X, b.Min.Y+2*y):]
 			r1 := src.Pix[src.PixOffset(b.Min.X, b.Min.Y+2*y+1):]

@@ -259,7 +259,7 @@ func TestWebPDecoderOfImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := decodeImage(data)
+	img, err := decodeImage(data, maxDecodedBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +315,10 @@ func TestStickerRefusals(t *testing.T) {
 		{"gif frames decoding to gigabytes", gifHeaders(2000, 2000, 100), fault.TooLarge, []string{"decodes to", "100 frames of 2000x2000", "at most 256 MiB"}},
 		{"gif animation of 8000x8000", gifHeaders(8000, 8000, 2), fault.TooLarge, []string{"animation of 8000x8000", "at most 4 megapixels"}},
 		{"gif screen of 65535x65535", gifHeaders(65535, 65535, 1), fault.TooLarge, []string{"65535x65535", "at most 64 megapixels"}},
-		{"webp canvas of 16384x16384", webpHeaders(16384, 16384, 2), fault.TooLarge, []string{"16384x16384", "64 megapixels"}},
-		{"webp frames decoding to gigabytes", webpHeaders(2000, 2000, 20), fault.TooLarge, []string{"20 frames of 2000x2000"}},
+		{"webp canvas of 16384x16384", webpHeaders(16384, 16384, 2, 16384, 16384), fault.TooLarge, []string{"16384x16384", "64 megapixels"}},
+		{"webp animation of 4000x4000", webpHeaders(4000, 4000, 2, 4000, 4000), fault.TooLarge, []string{"animation of 4000x4000", "at most 4 megapixels"}},
+		{"webp frame out of its canvas", webpHeaders(100, 100, 2, 200, 100), fault.Invalid, []string{"source looks like image/webp but is not a readable image"}},
+		{"webp frame larger than it says", webpFrameSaying(64, 64, 16000, 16000), fault.Invalid, []string{"source looks like image/webp but is not a readable image"}},
 		{"gif without frames", []byte("GIF89a\x10\x00\x10\x00\x00\x00\x00;"), fault.Invalid, []string{"source looks like image/gif but is not a readable image"}},
 	}
 	// The one decode slot is taken: a refusal that comes before decoding
@@ -357,21 +359,51 @@ func gifHeaders(w, h uint16, n int) []byte {
 	return append(b, 0x3B)
 }
 
-// webpHeaders is an animated WebP of n frames on a w x h canvas, with no
-// image data.
-func webpHeaders(w, h, n int) []byte {
+// webpHeaders is an animated WebP of n frames of fw x fh on a w x h
+// canvas, each a lossless bitstream's header without its image data.
+func webpHeaders(w, h, n, fw, fh int) []byte {
+	frames := make([][]byte, n)
+	for i := range frames {
+		frames[i] = anmf(0, 0, fw, fh, 100, 0, appendChunk(nil, "VP8L", vp8lHeader(fw, fh)))
+	}
+	return animation(w, h, frames...)
+}
+
+// webpFrameSaying is an animated WebP of one w x h frame whose lossless
+// bitstream says it is bw x bh.
+func webpFrameSaying(w, h, bw, bh int) []byte {
+	return animation(w, h, anmf(0, 0, w, h, 100, 0, appendChunk(nil, "VP8L", vp8lHeader(bw, bh))))
+}
+
+// vp8lHeader is a lossless bitstream's signature and size.
+func vp8lHeader(w, h int) []byte {
+	return binary.LittleEndian.AppendUint32([]byte{0x2f}, uint32(w-1)|uint32(h-1)<<14)
+}
+
+// anmf is an ANMF chunk: a frame of w x h at (x, y) (even), shown for ms,
+// with flags (0x01 dispose to background, 0x02 do not blend) and its image
+// chunks.
+func anmf(x, y, w, h, ms int, flags byte, chunks []byte) []byte {
+	f := make([]byte, 16)
+	put24(f[0:], x/2)
+	put24(f[3:], y/2)
+	put24(f[6:], w-1)
+	put24(f[9:], h-1)
+	put24(f[12:], ms)
+	f[15] = flags
+	return appendChunk(nil, "ANMF", f, chunks)
+}
+
+// animation is an animated WebP of a w x h canvas and ANMF chunks.
+func animation(w, h int, frames ...[]byte) []byte {
 	vp8x := make([]byte, 10)
-	vp8x[0] = 0x02
+	vp8x[0] = 0x02 | 0x10
 	put24(vp8x[4:], w-1)
 	put24(vp8x[7:], h-1)
 	body := appendChunk([]byte("WEBP"), "VP8X", vp8x)
 	body = appendChunk(body, "ANIM", make([]byte, 6))
-	for range n {
-		f := make([]byte, 16)
-		put24(f[6:], w-1)
-		put24(f[9:], h-1)
-		put24(f[12:], 100)
-		body = appendChunk(body, "ANMF", f)
+	for _, f := range frames {
+		body = append(body, f...)
 	}
 	return appendChunk(nil, "RIFF", body)
 }

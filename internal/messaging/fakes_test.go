@@ -73,8 +73,19 @@ func (g *fakeGeocoder) Lookup(_ context.Context, address string) (geocode.Place,
 	return geocode.Place{Latitude: 52.5163, Longitude: 13.3777, Name: "Brandenburger Tor"}, nil
 }
 
-// allOps answers every operation: a send is kept (keptSender), any other
-// succeeds with a zero result and is counted by its name.
+// answerConnected answers c when it asks for the session's state: the
+// session is CONNECTED.
+func answerConnected(c whatsapp.Call) bool {
+	if c.Op != whatsapp.OpStatus().Name() {
+		return false
+	}
+	*c.Result.(*whatsapp.SessionState) = whatsapp.SessionState{Status: whatsapp.StatusConnected}
+	return true
+}
+
+// allOps answers every operation of a CONNECTED session: a send is kept
+// (keptSender), any other succeeds with a zero result and is counted by
+// its name.
 type allOps struct {
 	keptSender
 	mu  sync.Mutex
@@ -82,6 +93,9 @@ type allOps struct {
 }
 
 func (a *allOps) Run(_ context.Context, _ string, c whatsapp.Call) error {
+	if answerConnected(c) {
+		return nil
+	}
 	if c.Op == whatsapp.OpSend().Name() {
 		sent, err := a.send(c.Request.(whatsapp.Outgoing))
 		*c.Result.(*whatsapp.Sent) = sent

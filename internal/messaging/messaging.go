@@ -178,6 +178,11 @@ func (s *Service) Send(ctx context.Context, sessionID string, req Request) (res 
 // send makes req with message id id (empty: a new one).
 func (s *Service) send(ctx context.Context, sessionID string, req Request, id string) (Result, error) {
 	out, delay, err := s.prepare(ctx, sessionID, req)
+	var refused notConnected
+	if errors.As(err, &refused) {
+		s.sendFailed(ctx, sessionID, out, id, refused.error)
+		return Result{}, refused.error
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -193,6 +198,22 @@ func (s *Service) send(ctx context.Context, sessionID string, req Request, id st
 	}
 	ts := sent.Timestamp.UTC().Truncate(time.Millisecond)
 	return Result{MessageID: sent.ID, Timestamp: &ts, Recipient: &sent.Recipient}, nil
+}
+
+// sendFailed publishes the messages.send (failed) of out, refused with
+// cause before it reached the session (which publishes its own failures):
+// under id, or a new one.
+func (s *Service) sendFailed(ctx context.Context, sessionID string, out whatsapp.Outgoing, id string, cause error) {
+	if s.pub == nil {
+		return
+	}
+	out.ID = id
+	if out.ID == "" {
+		out.ID = whatsapp.NewMessageID()
+	}
+	if err := s.pub.Publish(context.WithoutCancel(ctx), sessionID, whatsapp.SendFailed(out, cause)); err != nil {
+		s.log.WarnContext(ctx, "a refused send's event was not stored", "session_id", sessionID, "message_id", out.ID, "err", err)
+	}
 }
 
 // Delete revokes a message for everyone. The chat comes from the store; a

@@ -23,10 +23,13 @@ type failingSender struct{ err error }
 
 func (f failingSender) Run(context.Context, string, whatsapp.Call) error { return f.err }
 
-// sendsWith is a runner whose sends send answers, every other operation
-// failing with fail's error.
+// sendsWith is a runner of a CONNECTED session whose sends send answers,
+// every other operation failing with fail's error.
 func sendsWith(fail failingSender, send func(whatsapp.Outgoing) (whatsapp.Sent, error)) whatsapp.Runner {
 	return runnerFunc(func(_ context.Context, _ string, c whatsapp.Call) error {
+		if answerConnected(c) {
+			return nil
+		}
 		if c.Op != whatsapp.OpSend().Name() {
 			return fail.err
 		}
