@@ -21,9 +21,10 @@ import (
 // and four at once each grow the resident set of a real server process by
 // less than 128 MiB, and a body read whole by a few times its size at
 // most. Before, one 60 MiB markRead grew it by 1,039 MiB (four at once
-// took the process down), a text send's 60 MiB of mentions by 1,134 MiB,
-// an image send's 16 MiB of mentions by 331 MiB, a 1 MiB GraphQL markRead
-// by 37 MiB.
+// did not end within 2 minutes), a text send's 60 MiB of mentions by
+// 1,134 MiB, an image send's 16 MiB of mentions by 331 MiB (8 MiB here:
+// four of them are held whole, legitimately), a 1 MiB GraphQL markRead by
+// 28 to 37 MiB.
 func TestOversizedBodiesCostLittleMemory(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		return
@@ -59,7 +60,7 @@ func TestOversizedBodiesCostLittleMemory(t *testing.T) {
 		{"text mentions within its limit", "/api/v1/session/none/message/text", mentions, 1000 << 10, false, "400"},
 		// A media send keeps --max-body (64 MiB) for its source: its
 		// mentions are still counted while decoding.
-		{"image mentions", "/api/v1/session/none/message/image", imageMentions, 16 << 20, false, "400"},
+		{"image mentions", "/api/v1/session/none/message/image", imageMentions, 8 << 20, false, "400"},
 		// GraphQL's body is capped at 1 MiB; its lists are bounded before
 		// gqlgen decodes the variables.
 		{"GraphQL markRead", "/graphql", gqlMarkRead, 1000 << 10, false, "400"},
@@ -85,8 +86,9 @@ func TestOversizedBodiesCostLittleMemory(t *testing.T) {
 					}
 				}
 				// Under 128 MiB, and a body read whole costs no more than a
-				// few times itself.
-				bound := min(maxGrowth, 3*n*tt.size>>10+8<<10)
+				// few times itself (room for the race detector's shadow of
+				// it, and 16 MiB for the runtime's own).
+				bound := min(maxGrowth, 4*n*tt.size>>10+16<<10)
 				if grew := peak - before; grew >= bound {
 					t.Errorf("peak RSS grew by %d KiB; want under %d KiB", grew, bound)
 				}
