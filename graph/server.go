@@ -92,7 +92,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 		}
 		return resp
 	})
-	return sseDeadlines(srv)
+	return sseDeadlines(boundRequestJSON(RequestRefuser(log, opts.RequestID), srv))
 }
 
 // refusalStatus is the HTTP status of a request refused before GraphQL saw
@@ -100,6 +100,7 @@ func NewServer(r *Resolver, log *slog.Logger, opts ServerOptions) http.Handler {
 var refusalStatus = map[fault.Code]int{
 	fault.Unauthenticated: http.StatusUnauthorized,
 	fault.RateLimited:     http.StatusTooManyRequests,
+	fault.Invalid:         http.StatusBadRequest, // as gqlgen answers a body it cannot decode
 	fault.TooLarge:        http.StatusRequestEntityTooLarge,
 	fault.RequestTimeout:  http.StatusRequestTimeout,
 }

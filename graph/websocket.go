@@ -397,6 +397,9 @@ func (c *gorillaConn) check(msg []byte) (out []byte, code int, reason string, sk
 		if m.ID == "" {
 			return nil, closeBadRequest, "Bad request: " + subscribe + " needs an id", false
 		}
+		if checkRequestJSON(m.Payload, MaxRequestValues, "") != nil {
+			return nil, closeBadRequest, fmt.Sprintf("Bad request: an operation may hold at most %d JSON values", MaxRequestValues), false
+		}
 		id, running := c.ids.start(m.ID)
 		if running {
 			return nil, closeSubscriberIn, "Subscriber for " + m.ID + " already exists", false

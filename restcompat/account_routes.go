@@ -9,6 +9,7 @@ func accountRoutes() []route {
 			description: "Sets the account's own picture, or a group's. The image is converted to the square JPEG WhatsApp requires.",
 			params:      []param{pSession},
 			handling:    withBody(false, (*Handler).updateDisplayPicture),
+			maxBody:     mediaBody,
 			bodyExample: `{"identifier":"491701234567","source":"https://example.com/files/logo.png"}`,
 			status:      200, answer: "Set; the image was converted to a square JPEG.",
 			data:        empty{},

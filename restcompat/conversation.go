@@ -55,7 +55,7 @@ func (h *Handler) subscribePresence(ctx context.Context, r *http.Request, in sub
 type messageID string
 
 func (messageID) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithMinLength(1).WithDescription("A message id of this session.")
+	s.WithMinLength(1).WithMaxLength(128).WithDescription("A message id of this session, at most 128 bytes.")
 	return nil
 }
 
@@ -64,7 +64,7 @@ type (
 		Emoji *string `json:"emoji" required:"true" nullable:"false" description:"One emoji; \"\" takes the account's reaction back." maxLength:"64"`
 	}
 	editMessageRequest struct {
-		Text string `json:"text" required:"true" description:"The new text of a text message, or the new caption of an image, video or document." minLength:"1"`
+		Text string `json:"text" required:"true" description:"The new text of a text message (at most 65536 characters), or the new caption of an image, video or document (at most 1024)." minLength:"1" maxLength:"65536"`
 	}
 	forwardRequest struct {
 		Number recipient `json:"number" required:"true"`

@@ -14,6 +14,7 @@ func messageRoutes() []route {
 			summary:     "Send a text message",
 			description: "Sends a text message to a user or a group.",
 			handling:    send[sendTextRequest](graph.MutationResolver.SendText),
+			maxBody:     textBody,
 			bodyExample: `{"number":"491701234567","text":"Hello from wagraph"}`,
 		}),
 		sent(route{
@@ -21,6 +22,7 @@ func messageRoutes() []route {
 			summary:     "Send an image",
 			description: "Sends an image with an optional caption. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendImageRequest](graph.MutationResolver.SendImage),
+			maxBody:     mediaBody,
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/menu.jpg","caption":"Today's menu"}`,
 		}),
 		sent(route{
@@ -28,6 +30,7 @@ func messageRoutes() []route {
 			summary:     "Send a video",
 			description: "Sends a video, or a looping GIF with gifPlayback. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendVideoRequest](graph.MutationResolver.SendVideo),
+			maxBody:     mediaBody,
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/clip.mp4","caption":"Our new shop"}`,
 		}),
 		sent(route{
@@ -35,6 +38,7 @@ func messageRoutes() []route {
 			summary:     "Send a document",
 			description: "Sends a file as a document, under fileName. The media is fetched from source (an http(s) URL) or decoded from it (base64).",
 			handling:    send[sendDocumentRequest](graph.MutationResolver.SendDocument),
+			maxBody:     mediaBody,
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/invoice-1042.pdf","fileName":"invoice-1042.pdf"}`,
 		}),
 		sent(route{
@@ -42,6 +46,7 @@ func messageRoutes() []route {
 			summary:     "Send audio or a voice note",
 			description: "With asVoiceNote the audio is sent as a push-to-talk voice note (OGG/Opus with a waveform); other formats are converted with ffmpeg, and refused with 415 naming the missing converter when it is not installed.",
 			handling:    send[sendAudioRequest](graph.MutationResolver.SendAudio),
+			maxBody:     mediaBody,
 			bodyExample: `{"number":"491701234567","source":"https://example.com/files/greeting.ogg","asVoiceNote":true}`,
 		}),
 		sent(route{
@@ -111,6 +116,7 @@ func messageRoutes() []route {
 			summary:     "Send a sticker",
 			description: "Sends a sticker made from a PNG, JPEG, GIF or WebP image: scaled into 512×512 on a transparent canvas and sent as WebP, animated when the source is (GIF or animated WebP).",
 			handling:    send[sendStickerRequest](graph.MutationResolver.SendSticker),
+			maxBody:     mediaBody,
 			bodyExample: `{"number":"491701234567","source":"https://example.com/cat.png"}`,
 		}),
 	}

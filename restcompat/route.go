@@ -1,6 +1,7 @@
 package restcompat
 
 import (
+	"math"
 	"net/http"
 
 	"github.com/swaggest/openapi-go/openapi31"
@@ -19,6 +20,13 @@ type route struct {
 	params       []param // in path order, then query and header ones
 
 	handling // how it is served, and the request body type it decodes
+
+	// maxBody is the most its request body may hold, sized to what the
+	// contract lets the body carry: 0 is fieldsBody; mediaBody is
+	// --max-body, for a source sent inline. --max-body caps every route.
+	// A body announced larger is refused with 413 before it is read; one
+	// sent without a length is cut there (413 too).
+	maxBody int64
 
 	// bodyExample is a request body in JSON (bodyExamples when it takes
 	// several shapes); a test decodes each into the body type strictly.
@@ -68,6 +76,41 @@ func withBody[B any](optional bool, serve func(h *Handler, w http.ResponseWriter
 		}
 		serve(h, w, r, in)
 	}}
+}
+
+// The body limits of the table. Each holds the largest body its routes'
+// rules allow written the longest way a client may write it: every
+// character outside ASCII escaped (JSON encoders' "ensure ASCII"), which
+// is 12 bytes for an emoji (\ud83d\ude00).
+const (
+	// fieldsBody: a few fields, the longest of them a group invite's
+	// message of 4096 characters (48 KiB escaped).
+	fieldsBody int64 = 64 << 10
+	// listBody: markRead's 1000 ids of up to 128 bytes, a group's 1024
+	// participants, a webhook's 32 headers of up to 4096 bytes.
+	listBody int64 = 512 << 10
+	// textBody: a text of 65536 characters (768 KiB escaped) with its
+	// 1024 mentions.
+	textBody int64 = 1 << 20
+	// mediaBody: --max-body, for the media a send carries inline
+	// (base64).
+	mediaBody int64 = -1
+)
+
+// bodyLimit is the route's limit with --max-body (maxBody; 0: none
+// configured, the media routes then have no limit of their own).
+func (rt route) bodyLimit(maxBody int64) int64 {
+	limit := rt.maxBody
+	switch limit {
+	case 0:
+		limit = fieldsBody
+	case mediaBody:
+		limit = math.MaxInt64
+	}
+	if maxBody > 0 {
+		limit = min(limit, maxBody)
+	}
+	return limit
 }
 
 // pattern is the route's ServeMux pattern, relative to Prefix.

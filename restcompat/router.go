@@ -12,6 +12,7 @@ import (
 	"net/http"
 
 	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/middleware"
 )
 
 // Prefix is the base path of the contract.
@@ -37,17 +38,23 @@ type Deps struct {
 	Resolvers   graph.ResolverRoot
 	Media       MediaSource
 	Redeliverer Redeliverer
+	// MaxBody is --max-body: the limit of the media sends' bodies, and
+	// the cap of every route's; 0: the routes' own limits, none for the
+	// media sends.
+	MaxBody int64
 }
 
 // New returns the REST handler for paths under Prefix, serving the route
-// table.
+// table, each route's body bounded by its limit.
 func New(d Deps, log *slog.Logger) *Handler {
 	root := d.Resolvers
 	h := &Handler{q: root.Query(), m: root.Mutation(), s: root.Session(), media: d.Media, redeliverer: d.Redeliverer,
 		log: log, mux: http.NewServeMux()}
 	for _, rt := range routes() {
 		serve := rt.serve
-		h.mux.HandleFunc(rt.pattern(), func(w http.ResponseWriter, r *http.Request) { serve(h, w, r) })
+		// The route's body limit comes before anything reads its body.
+		h.mux.Handle(rt.pattern(), middleware.LimitBody(rt.bodyLimit(d.MaxBody), h.Refuse,
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(h, w, r) })))
 		h.patterns = append(h.patterns, rt.pattern())
 	}
 	return h

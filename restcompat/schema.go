@@ -20,12 +20,16 @@ import (
 // (internal/phone's rules, in words).
 const phoneRule = "Country code then number (7 to 15 digits in all); spaces, dashes, dots and parentheses are ignored, and so is a + before the first digit (+0… is refused); a leading 00 is the international prefix; a single leading 0 (a national number) is refused with 400, whose message starts with the field's name (e.g. participants[2]: use the international format…)."
 
+// recipientLen is the longest number or JID a field takes
+// (whatsapp.MaxRecipientLen).
+const recipientLen = 128
+
 // recipient is whom a send goes to: a number or any JID.
 type recipient string
 
 func (recipient) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithMinLength(1).WithExamples("491701234567", "+49 170 1234567", "120363025246125888@g.us").
-		WithDescription("The recipient: a phone number (" + phoneRule + "), or a full JID: a user (…@s.whatsapp.net), a LID (…@lid) or a group (…@g.us), with one @.")
+	s.WithMinLength(1).WithMaxLength(recipientLen).WithExamples("491701234567", "+49 170 1234567", "120363025246125888@g.us").
+		WithDescription("The recipient: a phone number (" + phoneRule + "), or a full JID: a user (…@s.whatsapp.net), a LID (…@lid) or a group (…@g.us), with one @; at most 128 characters.")
 	return nil
 }
 
@@ -33,8 +37,8 @@ func (recipient) PrepareJSONSchema(s *jsonschema.Schema) error {
 type user string
 
 func (user) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithMinLength(1).WithExamples("491701234567").
-		WithDescription("A user: a phone number (" + phoneRule + "), or a user JID (…@s.whatsapp.net or …@lid); not a group (400).")
+	s.WithMinLength(1).WithMaxLength(recipientLen).WithExamples("491701234567").
+		WithDescription("A user: a phone number (" + phoneRule + "), or a user JID (…@s.whatsapp.net or …@lid); not a group (400); at most 128 characters.")
 	return nil
 }
 
@@ -42,8 +46,8 @@ func (user) PrepareJSONSchema(s *jsonschema.Schema) error {
 type phoneNumber string
 
 func (phoneNumber) PrepareJSONSchema(s *jsonschema.Schema) error {
-	s.WithMinLength(1).WithExamples("491701234567", "+49 170 1234567", "0049 170 1234567").
-		WithDescription("A phone number: " + phoneRule + " Not a JID.")
+	s.WithMinLength(1).WithMaxLength(recipientLen).WithExamples("491701234567", "+49 170 1234567", "0049 170 1234567").
+		WithDescription("A phone number: " + phoneRule + " Not a JID. At most 128 characters.")
 	return nil
 }
 

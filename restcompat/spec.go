@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go/openapi31"
+
+	"github.com/wagraph/wagraph/internal/config"
 )
 
 // Document generates the OpenAPI 3.1 description of the contract from the
@@ -173,7 +176,11 @@ func (g *generator) add(rt route) error {
 			mt.WithExamplesItem(ex.name, openapi31.ExampleOrReference{Example: (&openapi31.Example{
 				Value: rawExample(ex.json)}).WithSummary(ex.summary)})
 		}
-		op.RequestBodyEns().RequestBodyEns().WithRequired(!rt.optional).WithContentItem("application/json", mt)
+		rb := op.RequestBodyEns().RequestBodyEns().WithRequired(!rt.optional).WithContentItem("application/json", mt).
+			WithDescription(rt.bodyLimitNote())
+		if limit := rt.bodyLimit(0); limit != math.MaxInt64 {
+			rb.WithMapOfAnythingItem("x-max-body-bytes", limit)
+		}
 	}
 
 	res := &openapi31.Response{Description: rt.answer, Content: map[string]openapi31.MediaType{}}
@@ -215,6 +222,14 @@ func (g *generator) add(rt route) error {
 	}
 	g.spec.Paths.WithMapOfPathItemValuesItem(rt.path, pi)
 	return nil
+}
+
+// bodyLimitNote says how large the route's body may be.
+func (rt route) bodyLimitNote() string {
+	if rt.maxBody == mediaBody {
+		return "At most --max-body (default 64 MiB; the media sent inline is most of it): a larger body is refused with 413, before it is read when its Content-Length says so."
+	}
+	return "At most " + config.FormatSize(rt.bodyLimit(0)) + " (or --max-body when that is smaller): a larger body is refused with 413, before it is read when its Content-Length says so."
 }
 
 // rawExample keeps an example's JSON as written, its keys in their order.

@@ -14,7 +14,7 @@ func info() openapi31.Info {
 	i.WithSummary("REST compatibility API of the wagraph WhatsApp gateway.").
 		WithDescription("wagraph is a WhatsApp gateway: link a WhatsApp account to a session, then send messages and receive events through webhooks. This is its REST API (the same operations are served over GraphQL at /graphql).\n\n" +
 			"Every REST operation calls the GraphQL resolver of the same name (its operationId), so the two APIs cannot drift.\n\n" +
-			"Requests: JSON bodies (Content-Type application/json; a missing content type is tolerated, any other is 415). Unknown fields are 400 naming the field; a wrong JSON type is 400 naming the field and the expected type; every field that is a string must be valid UTF-8 without NUL. Bodies are capped (--max-body, default 64 MiB): over the cap is 413.\n\n" +
+			"Requests: JSON bodies (Content-Type application/json; a missing content type is tolerated, any other is 415). Unknown fields are 400 naming the field; a wrong JSON type is 400 naming the field and the expected type; every field that is a string must be valid UTF-8 without NUL. Each operation caps its body at what its fields need (its request body says how much: 64 KiB for most, up to 1 MiB for a text; --max-body, default 64 MiB, for the media sent inline), and --max-body caps them all: over the cap is 413, answered before the body is read when its Content-Length says so.\n\n" +
 			"Answers: success is {\"status\":\"success\",\"data\":…} (a few operations answer without this envelope, as stated on each); failure is {\"status\":\"failed\",\"message\":…} with a message naming the field or thing at fault and the rule.\n\n" +
 			"Phone numbers: in international format, country code first. Spaces, dashes, dots, parentheses and a leading + are ignored, and a leading 00 is taken as the international prefix: \"491701234567\", \"+49 170 1234567\", \"0049 170 123 4567\" and \"(49) 170-1234567\" name the same account. A number with a single leading 0 (a national number such as 01701234567) is refused with 400: use the international format. Where a number is a recipient, a full JID is accepted too, so messages can go to groups (…@g.us).").
 		WithContact(*(&openapi31.Contact{}).WithName("wagraph").WithURL("https://github.com/wagraph/wagraph")).
@@ -121,7 +121,7 @@ var failureResponses = []failureAnswer{
 	{403, "Forbidden", "A valid token whose kind may not do this (a session token creating sessions)."},
 	{404, "NotFound", "The session, webhook, message or group does not exist or is not visible to this token (a token never learns that another user's session exists)."},
 	{409, "Conflict", "The operation needs a connected WhatsApp session and this one is not connected, or the object is in a conflicting state."},
-	{413, "TooLarge", "The request body is over the server's cap (default 64 MiB), or the fetched media is larger than WhatsApp takes."},
+	{413, "TooLarge", "The request body is over its operation's limit (stated on its request body; --max-body for the media sends, default 64 MiB), or the fetched media is larger than WhatsApp takes."},
 	{415, "UnsupportedMediaType", "Content-Type other than application/json, or media of a type WhatsApp cannot take (or cannot be converted here)."},
 	{422, "Unprocessable", "A well-formed request WhatsApp refuses: number not on WhatsApp, not a group admin, address could not be geocoded."},
 	{429, "TooManyRequests", "This token's rate limit is exceeded; retry after the number of seconds in Retry-After."},

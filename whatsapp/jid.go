@@ -15,6 +15,7 @@ package whatsapp
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"go.mau.fi/whatsmeow/types"
 
@@ -38,6 +39,24 @@ const (
 	maxNumberDigits = 15
 )
 
+// MaxRecipientLen bounds a number or JID as given, spaces around it
+// aside: the longest a person writes ("(+49) 170 123-45-67") or a JID
+// ("491701234567-1611234567@g.us", "98765432101234:12@lid") is far
+// shorter, and one of 16 KiB would be read through before it was refused.
+const MaxRecipientLen = 128
+
+// checkLength refuses a number or JID (trimmed) longer than
+// MaxRecipientLen characters.
+func checkLength(field, s string) error {
+	if len(s) <= MaxRecipientLen {
+		return nil
+	}
+	if n := utf8.RuneCountInString(s); n > MaxRecipientLen {
+		return fault.InvalidField(field, "%s must be at most %d characters (got %d)", field, MaxRecipientLen, n)
+	}
+	return nil
+}
+
 // ParsePhone reads a phone number field of the contract (a send's number
 // when it is not a JID, a contact card's phoneNumber, a group participant,
 // the pairing phone) and returns its digits, country code first. It takes
@@ -52,6 +71,9 @@ func ParsePhone(field, s string) (string, error) {
 	trimmed := strings.TrimSpace(s)
 	if trimmed == "" {
 		return "", fault.InvalidField(field, "%s must not be empty", field)
+	}
+	if err := checkLength(field, trimmed); err != nil {
+		return "", err
 	}
 	if strings.Contains(trimmed, "@") {
 		return "", fault.InvalidField(field, "%s must be a phone number, not a JID (got %q)", field, fault.Clip(trimmed, fault.QuoteLen))
@@ -104,6 +126,9 @@ func ParseRecipient(field, s string) (types.JID, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return types.JID{}, fault.InvalidField(field, "%s must not be empty", field)
+	}
+	if err := checkLength(field, s); err != nil {
+		return types.JID{}, err
 	}
 	if !strings.Contains(s, "@") {
 		digits, err := ParsePhone(field, s)

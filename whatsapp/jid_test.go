@@ -31,6 +31,12 @@ func TestParseRecipient(t *testing.T) {
 		{"abc@g.us", "", "not a group JID"},
 		{"4915550012222@s.whatsapp.net@g.us", "", "more than one '@'"},
 		{"4915550012222@@s.whatsapp.net", "", "more than one '@'"},
+		// As long as a recipient may be, and one character more.
+		{strings.Repeat(" ", 200) + "49" + strings.Repeat("-", MaxRecipientLen-12) + "1701234567", "491701234567@s.whatsapp.net", ""},
+		{"49" + strings.Repeat("-", MaxRecipientLen-11) + "1701234567", "", "number must be at most 128 characters (got 129)"},
+		{"491701234567@s.whatsapp.net" + strings.Repeat("x", 16<<10), "", "number must be at most 128 characters (got 16411)"},
+		{strings.Repeat("é", MaxRecipientLen), "", "7 to 15 digits"},
+		{strings.Repeat("é", MaxRecipientLen+1), "", "number must be at most 128 characters (got 129)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -88,6 +94,7 @@ func TestParsePhone(t *testing.T) {
 		{"number", "١٢٣٤٥٦٧٨", "", "7 to 15 digits"},
 		{"number", "4915550654321@s.whatsapp.net", "", "number must be a phone number, not a JID"},
 		{"number", strings.Repeat("9", 100), "", `(got "` + strings.Repeat("9", fault.QuoteLen) + `…")`},
+		{"participants[2]", "+49" + strings.Repeat(" ", 200) + "1701234567", "", "participants[2] must be at most 128 characters (got 213)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field+"/"+tt.in, func(t *testing.T) {

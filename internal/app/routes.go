@@ -48,9 +48,10 @@ func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
 		Charger:         limiter,
 		Connections:     limiter,
 	})
-	rest := restcompat.New(restcompat.Deps{Resolvers: resolver, Media: resolver, Redeliverer: resolver}, log)
+	rest := restcompat.New(restcompat.Deps{Resolvers: resolver, Media: resolver, Redeliverer: resolver, MaxBody: cfg.MaxBody}, log)
 	// The token is checked before anything reads a body, and the body is
-	// bounded in size and in time once it is read.
+	// bounded in size and in time once it is read: a REST route's body by
+	// its own limit too (restcompat's table), below --max-body.
 	refuseGQL := graph.RequestRefuser(log, requestid.From)
 	mux.Handle("/graphql", authSvc.Middleware(limiter, log, refuseGQL)(middleware.BodyLimits(MaxGraphQLBody, cfg.BodyTimeout, refuseGQL, gql)))
 	// The contract's description is public: a client reads it before it

@@ -201,7 +201,7 @@ func settings() []setting {
 			shown: "false; true with --sandbox", usage: "let webhook and media URLs reach loopback and private addresses",
 			parse: boolInto(func(c *Config) *bool { return &c.AllowPrivateURLs })},
 		{flag: "max-body", env: "WAGRAPH_MAX_BODY", def: "64MiB", group: groupLimits, kind: "size",
-			usage: "largest REST request body and largest fetched media (GraphQL bodies: 1 MiB)", parse: parseMaxBody},
+			usage: "largest REST request body (the media sends'; other routes have smaller limits of their own) and largest fetched media (GraphQL bodies: 1 MiB)", parse: parseMaxBody},
 		{flag: "body-timeout", env: "WAGRAPH_BODY_TIMEOUT", def: "60s", group: groupLimits, kind: "duration",
 			usage: "longest time a request's whole body may take to arrive; slower bodies are cut", parse: parseBodyTimeout},
 		{flag: "rate", env: "WAGRAPH_RATE", def: "20/s,100", group: groupLimits, kind: "rate",

@@ -9,9 +9,14 @@ import (
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
-// maxReadIDs bounds the messages one markRead names, and those it marks
-// read without ids.
-const maxReadIDs = 1000
+// The bounds of markRead: the messages it names, and those it marks read
+// without ids; the bytes of one id. WhatsApp's own ids are a few dozen
+// ASCII characters, and every id named goes to WhatsApp in the receipt
+// (1,000 ids of 16 KiB made a receipt of 16 MiB).
+const (
+	MaxReadIDs      = 1000
+	MaxMessageIDLen = 128
+)
 
 // MarkRead sends read receipts for messages of chat: those ids names, or
 // without ids every received message of the chat not yet read; the chat
@@ -23,8 +28,8 @@ func (s *Service) MarkRead(ctx context.Context, sessionID, chat string, ids []st
 	if err != nil {
 		return err
 	}
-	if len(ids) > maxReadIDs {
-		return fault.InvalidField("messageIds", "messageIds must name at most %d messages (got %d)", maxReadIDs, len(ids))
+	if len(ids) > MaxReadIDs {
+		return fault.InvalidField("messageIds", "messageIds must name at most %d messages (got %d)", MaxReadIDs, len(ids))
 	}
 	read := whatsapp.Read{Chat: jid}
 	at := map[string]int{} // a sender's place in read.Senders
@@ -38,7 +43,7 @@ func (s *Service) MarkRead(ctx context.Context, sessionID, chat string, ids []st
 		read.Senders[i].IDs = append(read.Senders[i].IDs, id)
 	}
 	if len(ids) == 0 {
-		ms, err := s.store.unread(ctx, sessionID, jid.String(), maxReadIDs)
+		ms, err := s.store.unread(ctx, sessionID, jid.String(), MaxReadIDs)
 		if err != nil {
 			return err
 		}
@@ -61,8 +66,12 @@ func (s *Service) MarkRead(ctx context.Context, sessionID, chat string, ids []st
 func (s *Service) namedReads(ctx context.Context, sessionID string, chat whatsapp.JID, ids []string, add func(whatsapp.JID, string)) error {
 	seen := make(map[string]bool, len(ids))
 	for i, id := range ids {
-		if strings.TrimSpace(id) == "" {
-			return fault.InvalidField(fmt.Sprintf("messageIds[%d]", i), "messageIds[%d] must not be empty", i)
+		field := fmt.Sprintf("messageIds[%d]", i)
+		switch {
+		case strings.TrimSpace(id) == "":
+			return fault.InvalidField(field, "%s must not be empty", field)
+		case len(id) > MaxMessageIDLen:
+			return fault.InvalidField(field, "%s must be at most %d bytes (got %d)", field, MaxMessageIDLen, len(id))
 		}
 	}
 	stored, err := s.store.byIDs(ctx, sessionID, ids)

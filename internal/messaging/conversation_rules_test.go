@@ -221,7 +221,7 @@ func TestRejectCallRules(t *testing.T) {
 func TestMarkReadRules(t *testing.T) {
 	e := newRulesEnv(t)
 	ctx := context.Background()
-	many := make([]string, maxReadIDs+1)
+	many := make([]string, MaxReadIDs+1)
 	for i := range many {
 		many[i] = "ID"
 	}
@@ -235,6 +235,9 @@ func TestMarkReadRules(t *testing.T) {
 		{"chat national", "0155 50654321", nil, fault.Invalid, "chat", "chat: use the international format"},
 		{"too many ids", peerNumber, many, fault.Invalid, "messageIds", "messageIds must name at most 1000 messages (got 1001)"},
 		{"blank id", peerNumber, []string{"RECEIVED", " "}, fault.Invalid, "messageIds[1]", "messageIds[1] must not be empty"},
+		{"id of 16 KiB", peerNumber, []string{"RECEIVED", strings.Repeat("A", 16<<10)}, fault.Invalid, "messageIds[1]", "messageIds[1] must be at most 128 bytes (got 16384)"},
+		{"id one byte too long", peerNumber, []string{strings.Repeat("é", MaxMessageIDLen/2) + "A"}, fault.Invalid, "messageIds[0]", "messageIds[0] must be at most 128 bytes (got 129)"},
+		{"id of 128 bytes", peerNumber, []string{strings.Repeat("A", MaxMessageIDLen)}, "", "", ""},
 		{"own message", peerNumber, []string{"SENTNOW"}, fault.Invalid, "messageIds[0]", "messageIds[0]: message SENTNOW was sent by this account; only received messages are marked read"},
 		{"another chat's", peerNumber, []string{"RECEIVED", "GROUPMSG"}, fault.Invalid, "messageIds[1]", "message GROUPMSG is a message of another chat (" + groupJID + ")"},
 		{"unknown in a group", groupJID, []string{"NOPE"}, fault.NotFound, "", "messageIds[0]: message NOPE of group " + groupJID + " is not stored, so its sender is unknown"},

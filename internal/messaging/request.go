@@ -58,7 +58,9 @@ const (
 	maxCaptionLen  = 1024
 	maxFileNameLen = 255
 	maxNameLen     = 256
-	maxMentions    = 1024
+	// MaxMentions bounds the users one message mentions; each is a
+	// recipient, at most whatsapp.MaxRecipientLen characters.
+	MaxMentions = 1024
 )
 
 // prepare validates req and turns it into what the manager sends, with its
@@ -145,8 +147,8 @@ func (s *Service) text(ctx context.Context, sessionID string, req Request, out *
 }
 
 func (s *Service) mentionsAndQuote(ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error {
-	if len(req.Mentions) > maxMentions {
-		return fault.InvalidField("mentions", "mentions must name at most %d users (got %d)", maxMentions, len(req.Mentions))
+	if len(req.Mentions) > MaxMentions {
+		return fault.InvalidField("mentions", "mentions must name at most %d users (got %d)", MaxMentions, len(req.Mentions))
 	}
 	for i, m := range req.Mentions {
 		field := fmt.Sprintf("mentions[%d]", i)

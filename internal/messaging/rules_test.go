@@ -54,11 +54,15 @@ func TestSendRefused(t *testing.T) {
 			[]string{"caption must be valid UTF-8"}},
 		{"fileName too long", Request{Type: TypeDocument, Number: peerNumber, Source: "doc", FileName: ptr(long(256))}, fault.Invalid, "fileName",
 			[]string{"fileName must be at most 255 characters (got 256)"}},
-		{"too many mentions", text(func(r *Request) { r.Mentions = many(maxMentions + 1) }), fault.Invalid, "mentions",
+		{"too many mentions", text(func(r *Request) { r.Mentions = many(MaxMentions + 1) }), fault.Invalid, "mentions",
 			[]string{"mentions must name at most 1024 users (got 1025)"}},
 		{"mention of a group", text(func(r *Request) { r.Mentions = []string{peerNumber, groupJID} }), fault.Invalid, "mentions[1]",
 			[]string{"mentions[1] must name a user, not a group"}},
 		{"mention not a number", text(func(r *Request) { r.Mentions = []string{"someone"} }), fault.Invalid, "mentions[0]", []string{"mentions[0]"}},
+		{"mention too long", text(func(r *Request) {
+			r.Mentions = []string{peerNumber, "491709876543" + strings.Repeat(" ", 16<<10) + "@s.whatsapp.net"}
+		}),
+			fault.Invalid, "mentions[1]", []string{"mentions[1] must be at most 128 characters (got 16411)"}},
 		{"quote unknown", text(func(r *Request) { r.Quoted = ptr("NOPE") }), fault.Invalid, "quoted",
 			[]string{"quoted message NOPE is not in this session's message store"}},
 		{"unknown kind", Request{Type: "hologram", Number: peerNumber}, fault.Internal, "", nil},

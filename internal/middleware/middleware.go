@@ -50,8 +50,7 @@ func AdminOnly(what string, refuse Refuse, next http.Handler) http.Handler {
 func BodyLimits(max int64, timeout time.Duration, refuse Refuse, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			w.Header().Set("Connection", "close")
-			refuse(w, r, fault.New(fault.TooLarge, "request body is larger than the limit of %s", config.FormatSize(max)))
+			refuseLarge(w, r, max, refuse)
 			return
 		}
 		if r.ContentLength != 0 {
@@ -67,6 +66,28 @@ func BodyLimits(max int64, timeout time.Duration, refuse Refuse, next http.Handl
 		r.Body = http.MaxBytesReader(w, r.Body, max)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// LimitBody caps request bodies at max bytes, as BodyLimits does without
+// its timeout: inside BodyLimits, a route's own limit (restcompat's table)
+// below the server's. A body announced larger is refused before it is
+// read; one that turns out larger stops at max.
+func LimitBody(max int64, refuse Refuse, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			refuseLarge(w, r, max, refuse)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseLarge answers a body announced larger than max, which is not read:
+// the connection closes, since what is left of it is no next request.
+func refuseLarge(w http.ResponseWriter, r *http.Request, max int64, refuse Refuse) {
+	w.Header().Set("Connection", "close")
+	refuse(w, r, fault.New(fault.TooLarge, "request body is larger than the limit of %s", config.FormatSize(max)))
 }
 
 // deadlineBody lifts the read deadline once the body has been read: after

@@ -171,3 +171,70 @@ func TestBodyLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitBody: a route's own limit inside the server's: a body announced
+// larger is refused before it is read, with the limit in the message and
+// the connection closed; one sent without a length stops at the limit;
+// one within it is read whole.
+func TestLimitBody(t *testing.T) {
+	const max = 1 << 10
+	for _, tt := range []struct {
+		name      string
+		size      int
+		announced bool
+		status    int
+		readErr   bool // the handler's read fails with *http.MaxBytesError
+	}{
+		{"announced, at the limit", max, true, http.StatusOK, false},
+		{"announced, one byte over", max + 1, true, http.StatusRequestEntityTooLarge, false},
+		{"announced, 60 MiB", 60 << 20, true, http.StatusRequestEntityTooLarge, false},
+		{"chunked, at the limit", max, false, http.StatusOK, false},
+		{"chunked, one byte over", max + 1, false, http.StatusOK, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &refuser{}
+			read := make(chan error, 1)
+			srv := httptest.NewServer(LimitBody(max, f.refuse, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, err := io.ReadAll(r.Body)
+				read <- err
+			})))
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, io.LimitReader(zeros{}, int64(tt.size)))
+			req.ContentLength = -1
+			if tt.announced {
+				req.ContentLength = int64(tt.size)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			if tt.status == http.StatusRequestEntityTooLarge {
+				if f.got == nil || f.got.Code != fault.TooLarge || f.got.Message != "request body is larger than the limit of 1 KiB" || !resp.Close {
+					t.Errorf("refused %v, connection closed %v; want TOO_LARGE naming 1 KiB, closed", f.got, resp.Close)
+				}
+				select {
+				case err := <-read:
+					t.Errorf("the handler read the body (%v)", err)
+				default:
+				}
+				return
+			}
+			var tooLarge *http.MaxBytesError
+			if err := <-read; errors.As(err, &tooLarge) != tt.readErr || !tt.readErr && err != nil {
+				t.Errorf("the handler read %v; want a *http.MaxBytesError: %v", err, tt.readErr)
+			}
+		})
+	}
+}
+
+// zeros reads zero bytes without end.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
