@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"io"
 	"net/url"
 
 	"github.com/wagraph/wagraph/ent"
@@ -77,15 +78,32 @@ func MediaPath(sessionID, messageID string) string {
 	return "/api/v1/session/" + url.PathEscape(sessionID) + "/message/" + url.PathEscape(messageID) + "/media"
 }
 
+// Media is a message's decrypted media as the REST media route serves it:
+// Body reads its Size bytes from a temporary file, never whole in memory;
+// close it once they are written.
+type Media struct {
+	Body     io.ReadCloser
+	Size     int64
+	Mimetype string
+	FileName string // documents
+}
+
 // MessageMedia is a message's decrypted media with its content type and
 // file name (documents), for the REST media route: GraphQL has no field
 // for bytes, so this is the resolver both APIs share the rules of (the
 // session reached first, then the message store).
-func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
+func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string) (Media, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
-		return nil, "", "", err
+		return Media{}, err
 	}
-	return r.Messages.Media(ctx, sessionID, messageID)
+	file, mimetype, fileName, err := r.Messages.Media(ctx, sessionID, messageID)
+	if err != nil {
+		return Media{}, err
+	}
+	return Media{Body: struct {
+		io.Reader
+		io.Closer
+	}{file.Reader(), file}, Size: file.Size(), Mimetype: mimetype, FileName: fileName}, nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

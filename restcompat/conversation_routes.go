@@ -31,7 +31,7 @@ func conversationRoutes() []route {
 		{
 			method: "POST", path: "/session/{sessionId}/message/{messageId}/forward", id: "forwardMessage", tag: "conversation",
 			summary:     "Forward a stored message",
-			description: "Sends the stored message messageId (a text, media or a sticker, received or sent) to number, marked as forwarded; its media is downloaded and uploaded again. Locations, contacts, polls and view-once messages are refused (400 naming messageId). Needs a CONNECTED session.",
+			description: "Sends the stored message messageId (a text, media or a sticker, received or sent) to number, marked as forwarded; its media is downloaded and uploaded again. Locations, contacts, polls and view-once messages are refused (400 naming messageId); media whose declared size is over WhatsApp's limit for its kind (those of the sends' source; a sticker 500 KiB) is refused with 413 naming the limit, before anything is downloaded. Needs a CONNECTED session.",
 			params:      []param{pSession, pMessage, pIdempotencyKey},
 			handling:    messageAction((*Handler).forwardMessage),
 			bodyExample: `{"number":"491701234567"}`,

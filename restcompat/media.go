@@ -3,16 +3,19 @@ package restcompat
 import (
 	"context"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
+
+	"github.com/wagraph/wagraph/graph"
 )
 
 // MediaSource is the resolver of the media route. GraphQL has no field for
 // bytes, so the root resolver (graph.Resolver) offers it beside Query and
 // Mutation.
 type MediaSource interface {
-	MessageMedia(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error)
+	MessageMedia(ctx context.Context, sessionID, messageID string) (graph.Media, error)
 }
 
 var errNoMediaSource = errors.New("restcompat: no media source was given")
@@ -24,25 +27,28 @@ func (h *Handler) getMessageMedia(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, errNoMediaSource)
 		return
 	}
-	data, mimetype, fileName, err := h.media.MessageMedia(r.Context(), r.PathValue("sessionId"), r.PathValue("messageId"))
+	md, err := h.media.MessageMedia(r.Context(), r.PathValue("sessionId"), r.PathValue("messageId"))
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
+	defer md.Body.Close()
 	hd := w.Header()
-	hd.Set("Content-Type", contentType(mimetype))
-	hd.Set("Content-Length", strconv.Itoa(len(data)))
+	hd.Set("Content-Type", contentType(md.Mimetype))
+	hd.Set("Content-Length", strconv.FormatInt(md.Size, 10))
 	// The type is the sender's claim: a browser must neither sniff
 	// another one nor run what it renders (an HTML "document" from a
 	// stranger, served from this origin).
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	hd.Set("Cache-Control", "private, no-store")
-	if fileName != "" {
-		hd.Set("Content-Disposition", contentDisposition(fileName))
+	if md.FileName != "" {
+		hd.Set("Content-Disposition", contentDisposition(md.FileName))
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	// Copied from the file as the client takes it: the media is never
+	// whole in memory.
+	_, _ = io.Copy(w, md.Body)
 }
 
 // contentType is a stored mimetype as a header value: one that does not

@@ -1,7 +1,9 @@
 package restcompat_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -27,9 +29,12 @@ type mediaAnswer struct {
 	err                error
 }
 
-func (r mediaRoot) MessageMedia(_ context.Context, _, messageID string) ([]byte, string, string, error) {
+func (r mediaRoot) MessageMedia(_ context.Context, _, messageID string) (graph.Media, error) {
 	a := r.media[messageID]
-	return a.data, a.mimetype, a.fileName, a.err
+	if a.err != nil {
+		return graph.Media{}, a.err
+	}
+	return graph.Media{Body: io.NopCloser(bytes.NewReader(a.data)), Size: int64(len(a.data)), Mimetype: a.mimetype, FileName: a.fileName}, nil
 }
 
 // TestMessageMediaResponse: the media route writes the bytes with their

@@ -6,6 +6,7 @@ package whatsapp
 
 import (
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -62,15 +63,31 @@ func buildMessage(ctx context.Context, id string, cli *whatsmeow.Client, out Out
 	var up whatsmeow.UploadResponse
 	if b.upload != "" {
 		md := out.Media
-		if md == nil || len(md.Data) == 0 {
+		if md == nil || len(md.Data) == 0 && (md.Body == nil || md.Body.Size() == 0) {
 			return nil, fault.InvalidField("source", "the %s is empty", out.Type)
 		}
 		var err error
-		if up, err = cli.Upload(ctx, md.Data, b.upload); err != nil {
+		if len(md.Data) > 0 {
+			up, err = cli.Upload(ctx, md.Data, b.upload)
+		} else {
+			up, err = uploadBody(ctx, cli, md.Body, b.upload)
+		}
+		if err != nil {
 			return nil, classify(id, "upload the "+out.Type, err)
 		}
 	}
 	return b.build(cli, out, up, contextInfo(out))
+}
+
+// uploadBody uploads media kept out of memory: encrypted as it is read,
+// into a temporary file the upload is then read from.
+func uploadBody(ctx context.Context, cli *whatsmeow.Client, body Body, mt whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+	enc, err := tempFile()
+	if err != nil {
+		return whatsmeow.UploadResponse{}, err
+	}
+	defer enc.Close()
+	return cli.UploadReader(ctx, io.NewSectionReader(body, 0, body.Size()), enc, mt)
 }
 
 // textMessage is a text, extended when it has context (mentions, a quote,

@@ -5,6 +5,7 @@ package whatsapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -23,7 +24,12 @@ import (
 // Its JSON is how a send travels to the process running its session and
 // how a scheduled send is stored (the bytes apart there).
 type Media struct {
-	Data      []byte `json:"data,omitempty"`
+	Data []byte `json:"data,omitempty"`
+	// Body, when Data is empty, holds the bytes out of memory (a forward's
+	// download, MediaFile): they are uploaded from there, and read whole
+	// only to travel to another process (MarshalJSON). Whoever set it
+	// closes it once the send has ended.
+	Body      Body   `json:"-"`
 	Mimetype  string `json:"mimetype"`
 	FileName  string `json:"fileName,omitempty"`
 	Thumbnail []byte `json:"thumbnail,omitempty"` // JPEG or nil
@@ -32,6 +38,21 @@ type Media struct {
 	Seconds   uint32 `json:"seconds,omitempty"`
 	Waveform  []byte `json:"waveform,omitempty"` // voice notes: 64 values 0..100
 	Animated  bool   `json:"animated,omitempty"` // a sticker that moves
+}
+
+// MarshalJSON carries a Body's bytes as Data: the process running the
+// session has no access to this one's files.
+func (md Media) MarshalJSON() ([]byte, error) {
+	type plain Media // without this method
+	p := plain(md)
+	if len(p.Data) == 0 && md.Body != nil {
+		data, err := readBody(md.Body)
+		if err != nil {
+			return nil, err
+		}
+		p.Data = data
+	}
+	return json.Marshal(p)
 }
 
 // Quote is the message an outgoing one quotes (the app looks it up in its

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"google.golang.org/protobuf/proto"
 
@@ -34,13 +35,26 @@ func TestForwardMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pdf := []byte("%PDF-1.4\n% the minutes of the meeting\n%%EOF\n")
+	up, err := n.Upload(pdf, whatsmeow.MediaDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := n.SendMessage(ana, phone, &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{
+		URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+		FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength),
+		Mimetype: proto.String("application/pdf"), FileName: proto.String("Protokoll.pdf"), Caption: proto.String("das Protokoll"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	loc, err := n.SendMessage(ana, phone, &waE2E.Message{LocationMessage: &waE2E.LocationMessage{
 		DegreesLatitude: proto.Float64(52.5), DegreesLongitude: proto.Float64(13.4),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{text, img, loc} {
+	for _, id := range []string{text, img, doc, loc} {
 		inboundText(t, s, sess.ID, id)
 	}
 	testclient.Until(t, 10*time.Second, "the image stored with its media", func() bool {
@@ -65,6 +79,20 @@ func TestForwardMessage(t *testing.T) {
 	sum := sha256.Sum256(photo)
 	if got.Type != "image" || str(got.Caption) != "das Foto" || !got.Forwarded || str(got.MediaSha256) != hex.EncodeToString(sum[:]) {
 		t.Errorf("Ben's phone decrypted %+v, want Ana's image (sha256 %x) with its caption, marked forwarded", got, sum)
+	}
+
+	// A document is uploaded again from the file it was downloaded to,
+	// under its name and its type as sniffed from its first bytes.
+	r = s.REST(t, "POST", "/session/"+sess.ID+"/message/"+doc+"/forward", apptest.AdminToken, `{"number":"`+ben+`"}`)
+	if r.Status != http.StatusOK {
+		t.Fatalf("REST forward of a document: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &env)
+	got = received(t, s, ben, env.Data.MessageID)
+	sum = sha256.Sum256(pdf)
+	if got.Type != "document" || str(got.FileName) != "Protokoll.pdf" || str(got.Mimetype) != "application/pdf" ||
+		str(got.Caption) != "das Protokoll" || !got.Forwarded || str(got.MediaSha256) != hex.EncodeToString(sum[:]) {
+		t.Errorf("Ben's phone decrypted %+v, want Ana's document (sha256 %x) named Protokoll.pdf, marked forwarded", got, sum)
 	}
 
 	r = s.REST(t, "POST", "/session/"+sess.ID+"/message/"+loc+"/forward", apptest.AdminToken, `{"number":"`+ben+`"}`)

@@ -66,9 +66,10 @@ type PreparerOptions struct {
 
 // The defaults of PreparerOptions. Two decodes (at most 256 MiB decoded
 // each, see maxDecodedBytes) and two ffmpeg runs keep two cores busy
-// without queueing the rest of the server behind them; a download holds
-// its attachment (up to 100 MiB, twice while it is decrypted) until it is
-// written out.
+// without queueing the rest of the server behind them; a download is
+// checked and decrypted in a temporary file (its cost is a connection,
+// disk and the CPU of its hashes), and a forward holds its slot until it
+// has been uploaded again.
 const (
 	DefaultImageDecodes = 2
 	DefaultFFmpegRuns   = 2
@@ -109,8 +110,8 @@ func NewPreparerWith(opts PreparerOptions) *Preparer {
 }
 
 // DownloadSlot takes one of the download slots: the caller holds it while
-// the downloaded attachment is in memory and calls release after. A nil
-// Preparer bounds nothing.
+// it downloads an attachment (a forward until it has uploaded it again)
+// and calls release after. A nil Preparer bounds nothing.
 func (p *Preparer) DownloadSlot(ctx context.Context) (release func(), err error) {
 	if p == nil {
 		return func() {}, nil
@@ -120,7 +121,7 @@ func (p *Preparer) DownloadSlot(ctx context.Context) (release func(), err error)
 
 // tooLarge is the 413 of a kind's limit.
 func tooLarge(size int, kind string, limit int64) error {
-	return fault.New(fault.TooLarge, "source is %s; WhatsApp takes %s up to %s", sizeOver(int64(size)), kind, config.FormatSize(limit))
+	return OverLimit("source is", int64(size), kind, limit)
 }
 
 // sizeOver writes a size rounded up to a tenth, so that a file one byte over
@@ -185,16 +186,28 @@ func (p *Preparer) Video(ctx context.Context, data []byte, fileName string) (Fil
 
 // Document takes any type. The mimetype is what the bytes are; the file
 // name's extension only refines a generic answer (see documentType).
-func (p *Preparer) Document(_ context.Context, data []byte, fileName string) (File, error) {
-	if len(data) > MaxDocument {
-		return File{}, tooLarge(len(data), "documents", MaxDocument)
+func (p *Preparer) Document(ctx context.Context, data []byte, fileName string) (File, error) {
+	f, err := p.DocumentFile(ctx, data, int64(len(data)), fileName)
+	if err != nil {
+		return File{}, err
+	}
+	f.Data = data
+	return f, nil
+}
+
+// DocumentFile is Document for a file kept out of memory, of size bytes,
+// whose first bytes (HeadLen of them, or all) are head: only they are read
+// to tell its type. The File has no Data: the bytes stay where they are.
+func (p *Preparer) DocumentFile(_ context.Context, head []byte, size int64, fileName string) (File, error) {
+	if size > MaxDocument {
+		return File{}, tooLarge(int(size), "documents", MaxDocument)
 	}
 	name := cleanName(fileName)
-	mt := documentType(data, name)
+	mt := documentType(head, name)
 	if name == "" {
 		name = "document" + extensionFor(mt)
 	}
-	return File{Data: data, Mimetype: mt, FileName: name}, nil
+	return File{Mimetype: mt, FileName: name}, nil
 }
 
 // documentType is the detected type, except where sniffing can only give a

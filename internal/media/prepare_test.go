@@ -83,11 +83,12 @@ func TestDocument(t *testing.T) {
 	pdf := []byte("%PDF-1.7\n1 0 obj << >> endobj\n")
 	zip := []byte("PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00")
 	binary := []byte{0x00, 0x01, 0x02, 0x03, 0xfe, 0xff, 0x10, 0x20}
-	cases := []struct {
+	type docCase struct {
 		name, fileName string
 		data           []byte
 		mimetype, want string
-	}{
+	}
+	cases := []docCase{
 		{"pdf without a name", "", pdf, "application/pdf", "document.pdf"},
 		{"pdf keeps its name", "Q3 report.pdf", pdf, "application/pdf", "Q3 report.pdf"},
 		{"a name does not change what the bytes are", "invoice.json", pdf, "application/pdf", "invoice.json"},
@@ -120,4 +121,25 @@ func TestDocument(t *testing.T) {
 	}
 	_, err := p.Document(t.Context(), make([]byte, MaxDocument+1), "big.bin")
 	wantFault(t, err, fault.TooLarge, "", "WhatsApp takes documents up to 100 MiB")
+
+	// A document kept in a file (a forward's) is judged from its first
+	// HeadLen bytes and its size: as the whole of it is.
+	longPDF := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("0 0 obj << >> endobj\n"), 3*HeadLen/20)...)
+	longJSON := bytes.Repeat([]byte(`{"a": 1}`+"\n"), 2*HeadLen/9)
+	cases = append(cases,
+		docCase{"a pdf longer than its head", "", longPDF, "application/pdf", "document.pdf"},
+		docCase{"json longer than its head", "data.json", longJSON, "application/json", "data.json"})
+	for _, c := range cases {
+		t.Run("from its head: "+c.name, func(t *testing.T) {
+			f, err := p.DocumentFile(t.Context(), c.data[:min(len(c.data), HeadLen)], int64(len(c.data)), c.fileName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Mimetype != c.mimetype || f.FileName != c.want || f.Data != nil {
+				t.Fatalf("got %s %q (%d bytes of data), want %s %q and no data", f.Mimetype, f.FileName, len(f.Data), c.mimetype, c.want)
+			}
+		})
+	}
+	_, err = p.DocumentFile(t.Context(), pdf, MaxDocument+1, "big.pdf")
+	wantFault(t, err, fault.TooLarge, "", "source is 100.1 MiB; WhatsApp takes documents up to 100 MiB")
 }

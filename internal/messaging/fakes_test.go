@@ -43,6 +43,10 @@ func (fakePreparer) Document(_ context.Context, data []byte, name string) (media
 	return media.File{Data: data, Mimetype: "application/pdf", FileName: name}, nil
 }
 
+func (fakePreparer) DocumentFile(_ context.Context, _ []byte, _ int64, name string) (media.File, error) {
+	return media.File{Mimetype: "application/pdf", FileName: name}, nil
+}
+
 func (fakePreparer) Audio(_ context.Context, data []byte, voiceNote bool) (media.File, error) {
 	f := media.File{Data: data, Mimetype: "audio/mpeg"}
 	if voiceNote {

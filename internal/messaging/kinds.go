@@ -9,6 +9,7 @@ package messaging
 // metrics; restcompat's and graph's tests find its route and mutation).
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/wagraph/wagraph/internal/media"
@@ -145,7 +146,8 @@ func KindTable() []Kind {
 			Sample: func() whatsapp.Outgoing {
 				return sample(TypeImage, func(o *whatsapp.Outgoing) {
 					o.Caption, o.Forwarded = "seen before", true
-					o.Media = &whatsapp.Media{Data: []byte("\x89PNG"), Mimetype: "image/png", Width: 2, Height: 2}
+					// A forward's media is kept out of memory (in a file).
+					o.Media = &whatsapp.Media{Body: bytes.NewReader([]byte("\x89PNG")), Mimetype: "image/png", Width: 2, Height: 2}
 				})
 			}},
 	}

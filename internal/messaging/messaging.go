@@ -36,11 +36,12 @@ type Loader interface {
 }
 
 // Preparer makes loaded media what WhatsApp's apps show (media.Preparer),
-// and bounds the downloads held in memory at once.
+// and bounds the downloads running at once.
 type Preparer interface {
 	Image(ctx context.Context, data []byte, fileName string) (media.File, error)
 	Video(ctx context.Context, data []byte, fileName string) (media.File, error)
 	Document(ctx context.Context, data []byte, fileName string) (media.File, error)
+	DocumentFile(ctx context.Context, head []byte, size int64, fileName string) (media.File, error)
 	Audio(ctx context.Context, data []byte, voiceNote bool) (media.File, error)
 	Sticker(ctx context.Context, data []byte) (media.File, error)
 	DownloadSlot(ctx context.Context) (release func(), err error)
@@ -178,6 +179,7 @@ func (s *Service) Send(ctx context.Context, sessionID string, req Request) (res 
 // send makes req with message id id (empty: a new one).
 func (s *Service) send(ctx context.Context, sessionID string, req Request, id string) (Result, error) {
 	out, delay, err := s.prepare(ctx, sessionID, req)
+	defer closeHeld(out.Media) // a forward's media, once it is sent or stored
 	var refused notConnected
 	if errors.As(err, &refused) {
 		s.sendFailed(ctx, sessionID, out, id, refused.error)
@@ -255,17 +257,19 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 }
 
 // Media downloads the attachment of a stored message from WhatsApp's media
-// hosts and returns it decrypted, with its content type (the message's
-// mimetype, else sniffed) and its file name (documents). A message this
-// store does not know, or one without media, is NOT_FOUND; so is a
-// view-once message's media once it was viewed (viewonce.go).
-func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data []byte, mimetype, fileName string, err error) {
+// hosts and returns it decrypted, in a file (close it once read), with its
+// content type (the message's mimetype, else sniffed) and its file name
+// (documents). A message this store does not know, or one without media,
+// is NOT_FOUND; so is a view-once message's media once it was viewed
+// (viewonce.go).
+func (s *Service) Media(ctx context.Context, sessionID, messageID string) (file *whatsapp.MediaFile, mimetype, fileName string, err error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
 		return nil, "", "", err
 	}
-	if len(m.Media) == 0 {
-		return nil, "", "", fault.New(fault.NotFound, "message %s has no media", messageID)
+	ref, err := mediaRefOf(m)
+	if err != nil {
+		return nil, "", "", err
 	}
 	if m.ViewOnce {
 		var giveBack func()
@@ -278,29 +282,53 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (data 
 			}
 		}()
 	}
-	var ref whatsapp.MediaRef
-	if err := json.Unmarshal(m.Media, &ref); err != nil {
-		return nil, "", "", fmt.Errorf("stored media of message %s: %w", messageID, err)
-	}
-	// A download holds the attachment whole, twice while it is decrypted:
-	// one of the preparer's download slots bounds how many do at once.
+	// A download costs a connection, disk and the CPU of its checks and
+	// decryption: one of the preparer's download slots bounds how many run
+	// at once. The file is read without it (a slow client holds no slot).
 	release, err := s.prep.DownloadSlot(ctx)
 	if err != nil {
 		return nil, "", "", err
 	}
-	data, err = whatsapp.OpDownload().Do(ctx, s.wa, sessionID, ref)
+	file, err = s.download(ctx, sessionID, m, ref, 0)
 	release()
-	if isNotFound(err) {
-		return nil, "", "", s.askAgain(ctx, sessionID, m, ref)
-	}
 	if err != nil {
 		return nil, "", "", err
 	}
 	mimetype = ref.Mimetype
 	if mimetype == "" {
-		mimetype = http.DetectContentType(data)
+		head := make([]byte, min(file.Size(), 512)) // what DetectContentType reads
+		if _, err := file.ReadAt(head, 0); err != nil {
+			file.Close()
+			return nil, "", "", fmt.Errorf("read the media of message %s: %w", messageID, err)
+		}
+		mimetype = http.DetectContentType(head)
 	}
-	return data, mimetype, ref.FileName, nil
+	return file, mimetype, ref.FileName, nil
+}
+
+// mediaRefOf is the stored media reference of m; NOT_FOUND when it has
+// none.
+func mediaRefOf(m *ent.Message) (whatsapp.MediaRef, error) {
+	var ref whatsapp.MediaRef
+	if len(m.Media) == 0 {
+		return ref, fault.New(fault.NotFound, "message %s has no media", m.MessageID)
+	}
+	if err := json.Unmarshal(m.Media, &ref); err != nil {
+		return ref, fmt.Errorf("stored media of message %s: %w", m.MessageID, err)
+	}
+	return ref, nil
+}
+
+// download fetches the attachment of stored message m into a file, at
+// most max bytes of it when max is not 0 (whatsapp.DownloadFile). A blob
+// WhatsApp's media hosts deleted is asked for again (askAgain), NOT_FOUND
+// meanwhile.
+func (s *Service) download(ctx context.Context, sessionID string, m *ent.Message, ref whatsapp.MediaRef, max int64) (*whatsapp.MediaFile, error) {
+	file, err := whatsapp.DownloadFile(ctx, s.wa, sessionID, ref, max)
+	if isNotFound(err) {
+		return nil, s.askAgain(ctx, sessionID, m, ref)
+	}
+	return file, err
 }
 
 // askAgain asks the account's phone to upload the media of m again, which

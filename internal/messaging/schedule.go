@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -38,8 +39,13 @@ func encodeScheduled(out whatsapp.Outgoing) (payload, data []byte, err error) {
 	out.ID = ""
 	if m := out.Media; m != nil {
 		data = m.Data
+		if len(data) == 0 && m.Body != nil { // a forward's media, kept in a file so far
+			if data, err = io.ReadAll(io.NewSectionReader(m.Body, 0, m.Body.Size())); err != nil {
+				return nil, nil, fmt.Errorf("read the media of a scheduled send: %w", err)
+			}
+		}
 		bare := *m
-		bare.Data = nil
+		bare.Data, bare.Body = nil, nil
 		out.Media = &bare
 	}
 	payload, err = json.Marshal(out)

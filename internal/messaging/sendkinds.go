@@ -98,6 +98,11 @@ func (s *Service) sticker(ctx context.Context, source string, out *whatsapp.Outg
 // blob for weeks only, and a message received holds the sender's keys).
 // The store keeps neither coordinates nor cards nor a poll's votes, so
 // locations, contacts and polls are not forwarded.
+//
+// Media is bounded before anything is fetched: its declared size against
+// WhatsApp's limit for its kind, then the download against that size. It
+// is kept in a file (heldMedia), and holds one of the download slots from
+// the download to the end of its upload: send closes it.
 func (s *Service) forward(ctx context.Context, sessionID, id string, out *whatsapp.Outgoing) error {
 	if strings.TrimSpace(id) == "" {
 		return fault.InvalidField("messageId", "messageId must not be empty")
@@ -114,35 +119,148 @@ func (s *Service) forward(ctx context.Context, sessionID, id string, out *whatsa
 	}
 	out.Forwarded = true
 	out.Type, out.Text, out.Caption = m.Type, m.Text, m.Caption
-	var f media.File
-	switch m.Type {
-	case TypeText:
+	if m.Type == TypeText {
 		return nil
-	case TypeImage, TypeVideo, TypeDocument, TypeAudio, "voice", TypeSticker:
-		data, _, name, err := s.Media(ctx, sessionID, id)
+	}
+	k, ok := forwardKinds()[m.Type]
+	if !ok {
+		return fault.InvalidField("messageId", "messageId %s names a %s: texts, media and stickers can be forwarded", id, m.Type)
+	}
+	ref, err := mediaRefOf(m)
+	if err != nil {
+		return err
+	}
+	if size := int64(ref.FileLength); size > k.limit {
+		return media.OverLimit(fmt.Sprintf("message %s is %s of", id, k.noun), size, k.nouns, k.limit)
+	}
+	release, err := s.prep.DownloadSlot(ctx)
+	if err != nil {
+		return err
+	}
+	file, err := s.download(ctx, sessionID, m, ref, k.limit)
+	if err != nil {
+		release()
+		if fault.CodeOf(err) == fault.TooLarge { // no size declared, and the download grew past the limit
+			return media.OverLimit(fmt.Sprintf("message %s is %s of more than", id, k.noun), k.limit, k.nouns, k.limit)
+		}
+		return err
+	}
+	held := &heldMedia{file: file, release: release}
+	if err := s.prepareAgain(ctx, m.Type, held, ref.FileName, out); err != nil {
+		held.Close()
+		return fmt.Errorf("prepare the media of message %s again: %w", id, err)
+	}
+	return nil
+}
+
+// forwardKind is a kind of media a forward sends again: WhatsApp's limit
+// on its size (internal/media's) and its names in a refusal ("a video",
+// "videos").
+type forwardKind struct {
+	limit       int64
+	noun, nouns string
+}
+
+// forwardKinds are the kinds of stored media a forward sends again.
+func forwardKinds() map[string]forwardKind {
+	return map[string]forwardKind{
+		TypeImage:    {media.MaxImage, "an image", "images"},
+		TypeVideo:    {media.MaxVideo, "a video", "videos"},
+		TypeDocument: {media.MaxDocument, "a document", "documents"},
+		TypeAudio:    {media.MaxAudio, "an audio file", "audio"},
+		"voice":      {media.MaxAudio, "a voice note", "voice notes"},
+		TypeSticker:  {media.MaxSticker, "a sticker", "stickers"},
+	}
+}
+
+// prepareAgain prepares a forward's downloaded media as a send of its
+// kind is, and makes out's media the held file. A document is only
+// sniffed from its first bytes; the other kinds are read whole (within
+// 16 or 64 MiB, their limits), and what their preparation made anew (a
+// sticker, a voice note converted) is kept in a file in their place.
+func (s *Service) prepareAgain(ctx context.Context, typ string, held *heldMedia, fileName string, out *whatsapp.Outgoing) error {
+	if typ == TypeDocument {
+		head := make([]byte, min(held.Size(), media.HeadLen))
+		if _, err := held.ReadAt(head, 0); err != nil {
+			return fmt.Errorf("read the document: %w", err)
+		}
+		f, err := s.prep.DocumentFile(ctx, head, held.Size(), fileName)
 		if err != nil {
 			return err
 		}
-		switch m.Type {
-		case TypeImage:
-			f, err = s.prep.Image(ctx, data, name)
-		case TypeVideo:
-			f, err = s.prep.Video(ctx, data, name)
-		case TypeDocument:
-			f, err = s.prep.Document(ctx, data, name)
-		case TypeSticker:
-			f, err = s.prep.Sticker(ctx, data)
-		default:
-			out.Type, out.VoiceNote = TypeAudio, m.Type == "voice"
-			f, err = s.prep.Audio(ctx, data, out.VoiceNote)
-		}
-		if err != nil {
-			return fmt.Errorf("prepare the media of message %s again: %w", id, err)
-		}
 		out.Media = mediaOf(f)
+		out.Media.Body = held
 		return nil
 	}
-	return fault.InvalidField("messageId", "messageId %s names a %s: texts, media and stickers can be forwarded", id, m.Type)
+	data, err := held.file.Bytes()
+	if err != nil {
+		return err
+	}
+	var f media.File
+	switch typ {
+	case TypeImage:
+		f, err = s.prep.Image(ctx, data, fileName)
+	case TypeVideo:
+		f, err = s.prep.Video(ctx, data, fileName)
+	case TypeSticker:
+		f, err = s.prep.Sticker(ctx, data)
+	default:
+		out.Type, out.VoiceNote = TypeAudio, typ == "voice"
+		f, err = s.prep.Audio(ctx, data, out.VoiceNote)
+	}
+	if err != nil {
+		return err
+	}
+	if !sameBytes(f.Data, data) {
+		made, err := whatsapp.NewMediaFile(f.Data)
+		if err != nil {
+			return err
+		}
+		held.replace(made)
+	}
+	out.Media = mediaOf(f)
+	out.Media.Data, out.Media.Body = nil, held
+	return nil
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// heldMedia is a forward's media in its file, with the download slot the
+// forward took: both are kept until the send has ended (send closes it),
+// so that the slots bound the forwards from their download to the end of
+// their upload.
+type heldMedia struct {
+	file    *whatsapp.MediaFile
+	release func()
+}
+
+func (h *heldMedia) ReadAt(p []byte, off int64) (int, error) { return h.file.ReadAt(p, off) }
+func (h *heldMedia) Size() int64                             { return h.file.Size() }
+
+// replace makes file the media, closing the one it held.
+func (h *heldMedia) replace(file *whatsapp.MediaFile) {
+	h.file.Close()
+	h.file = file
+}
+
+// Close closes the file and gives the slot back.
+func (h *heldMedia) Close() error {
+	err := h.file.Close()
+	h.release()
+	return err
+}
+
+// closeHeld closes the held media of a forward once its send has ended.
+func closeHeld(md *whatsapp.Media) {
+	if md == nil {
+		return
+	}
+	if h, ok := md.Body.(*heldMedia); ok {
+		h.Close()
+	}
 }
 
 func mediaOf(f media.File) *whatsapp.Media {
