@@ -52,6 +52,11 @@ type Kind struct {
 	// every kind shares (number, delay, caption, fileName, mentions,
 	// quoted) are applied before it.
 	prepare func(s *Service, ctx context.Context, sessionID string, req Request, out *whatsapp.Outgoing) error
+	// pure says prepare only judges and copies fields: it loads, fetches
+	// and decodes nothing, so its rules are applied before the session's
+	// state is asked, and bad input is refused naming its field whether
+	// the session is connected or not.
+	pure bool
 }
 
 // KindTable is every kind of send.
@@ -112,7 +117,7 @@ func KindTable() []Kind {
 				})
 			}},
 		{Name: TypeContact, Mutation: "sendContact", Route: "POST /session/{sessionId}/message/contact", Builders: []string{TypeContact},
-			prepare: func(_ *Service, _ context.Context, _ string, req Request, out *whatsapp.Outgoing) error {
+			pure: true, prepare: func(_ *Service, _ context.Context, _ string, req Request, out *whatsapp.Outgoing) error {
 				return contact(req.Contact, out)
 			},
 			Sample: func() whatsapp.Outgoing {
@@ -121,7 +126,7 @@ func KindTable() []Kind {
 				})
 			}},
 		{Name: TypePoll, Mutation: "sendPoll", Route: "POST /session/{sessionId}/message/poll", Builders: []string{TypePoll},
-			prepare: func(_ *Service, _ context.Context, _ string, req Request, out *whatsapp.Outgoing) error {
+			pure: true, prepare: func(_ *Service, _ context.Context, _ string, req Request, out *whatsapp.Outgoing) error {
 				return poll(req, out)
 			},
 			Sample: func() whatsapp.Outgoing {

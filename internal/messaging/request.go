@@ -66,8 +66,9 @@ const (
 // prepare validates req and turns it into what the manager sends, with its
 // media loaded and prepared: the rules every kind shares, then that the
 // session is connected, then its kind's own rules (KindTable), which load
-// sources, fetch link previews and decode images. The delay is returned
-// apart.
+// sources, fetch link previews and decode images; a pure kind's rules,
+// which do none of that, come before the session's state. The delay is
+// returned apart.
 func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (whatsapp.Outgoing, int, error) {
 	out := whatsapp.Outgoing{Type: req.Type}
 	to, err := whatsapp.ParseRecipient("number", req.Number)
@@ -98,11 +99,18 @@ func (s *Service) prepare(ctx context.Context, sessionID string, req Request) (w
 	if !ok {
 		return out, 0, fmt.Errorf("messaging: unknown send type %q", req.Type)
 	}
+	if k.pure {
+		if err := k.prepare(s, ctx, sessionID, req, &out); err != nil {
+			return out, 0, err
+		}
+	}
 	if err := s.connected(ctx, sessionID); err != nil {
 		return out, 0, notConnected{err}
 	}
-	if err := k.prepare(s, ctx, sessionID, req, &out); err != nil {
-		return out, 0, err
+	if !k.pure {
+		if err := k.prepare(s, ctx, sessionID, req, &out); err != nil {
+			return out, 0, err
+		}
 	}
 	return out, delay, nil
 }
