@@ -176,16 +176,50 @@ func (m *Manager) connect(ctx context.Context, s *session, restoring bool) error
 	if dev == nil && restoring {
 		return nil
 	}
+	h, err := m.clientHTTP(ctx, s)
+	if err != nil {
+		return err
+	}
 	if dev == nil {
 		dev = m.store.NewDevice()
 	}
-	return m.start(s, dev)
+	return m.start(s, dev, h)
 }
 
-// start builds and connects the client of dev for s.
-func (m *Manager) start(s *session, dev *store.Device) error {
+// clientHTTP is the HTTP of s's next client: the manager's, or, when the
+// ProxySource names a proxy for s now, clients of the session's own that
+// go through it. A proxy that cannot be used fails the connect (the
+// session DISCONNECTED, saying why) rather than connecting without it,
+// which would show WhatsApp the server's own address.
+func (m *Manager) clientHTTP(ctx context.Context, s *session) (ClientHTTP, error) {
+	if m.proxies == nil {
+		return m.http, nil
+	}
+	proxyURL, err := m.proxies.Proxy(ctx, s.id)
+	if err != nil {
+		return ClientHTTP{}, fmt.Errorf("session %s: read its proxy: %w", s.id, err)
+	}
+	if proxyURL == "" {
+		return m.http, nil
+	}
+	h, err := m.http.Via(proxyURL)
+	if err != nil {
+		m.change(s, nil, func(s *session) bool {
+			s.st.end(StatusDisconnected, "could not connect: "+err.Error())
+			return true
+		})
+		f := fault.InvalidField("proxy", "session %s: %v", s.id, err)
+		f.Cause = err
+		return ClientHTTP{}, f
+	}
+	return h, nil
+}
+
+// start builds and connects the client of dev for s, over h.
+func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 	linked := dev.ID != nil
 	cli := whatsmeow.NewClient(dev, newWALogger(s.log, "whatsmeow"))
+	run := &clientRun{m: m, s: s, cli: cli}
 	if linked {
 		// A store failure must not be acknowledged (storefail.go).
 		m.installStoreGuard(s, cli, dev)
@@ -208,6 +242,15 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
 	cli.AutoReconnectHook = func(err error) bool {
+		var perr *ProxyError
+		if errors.As(err, &perr) && !run.connected.Load() {
+			// whatsmeow retries a linked device's first connect in the
+			// background (InitialAutoReconnect): through a proxy that
+			// cannot be used the connect fails instead, saying why.
+			s.log.Warn("connecting through the proxy failed", "err", perr)
+			run.end(StatusDisconnected, unreachable(err), false)
+			return false
+		}
 		if cli.AutoReconnectErrors > maxReconnectSteps {
 			cli.AutoReconnectErrors = maxReconnectSteps
 		}
@@ -218,21 +261,29 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 				return false
 			}
 			s.st.reason = fmt.Sprintf("the connection was lost: reconnecting (%d attempts failed)", failures)
+			if perr != nil {
+				s.st.reason += ": " + unreachable(err)
+			}
 			return true
 		})
 		return m.ctx.Err() == nil && s.current(cli)
 	}
 	m.announce(cli)
-	m.http.Use(cli)
+	h.Use(cli)
 	if m.point != nil {
 		m.point(cli)
 	}
-	run := &clientRun{m: m, s: s, cli: cli}
 	cli.AddEventHandlerWithSuccessStatus(run.handleEvent)
-	// stop ends the QR watcher of a pairing client. It is not the context
-	// of the client itself: whatsmeow still deletes a logged-out device
-	// with that one after the handlers have seen LoggedOut.
-	qrCtx, stop := context.WithCancel(m.ctx)
+	// stop ends the QR watcher of a pairing client, and closes the idle
+	// connections of a proxied session's own HTTP clients: every path
+	// that ends a client calls it once the client is closed. It is not the
+	// context of the client itself: whatsmeow still deletes a logged-out
+	// device with that one after the handlers have seen LoggedOut.
+	qrCtx, stopQR := context.WithCancel(m.ctx)
+	stop := func() {
+		stopQR()
+		h.closeIdle()
+	}
 	var qr <-chan whatsmeow.QRChannelItem
 	if !linked {
 		var err error
@@ -261,10 +312,20 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 		go run.watchQR(qrCtx, qr)
 	}
 	if err := cli.ConnectContext(m.ctx); err != nil {
-		run.end(StatusDisconnected, "could not reach WhatsApp", false)
-		return fault.Wrap(err, fault.WhatsAppError, "session %s could not reach WhatsApp", s.id)
+		reason := unreachable(err)
+		run.end(StatusDisconnected, reason, false)
+		return fault.Wrap(err, fault.WhatsAppError, "session %s %s", s.id, reason)
 	}
 	return nil
+}
+
+// unreachable is the reason of a session whose connect failed with err:
+// through a proxy, what the proxy did (never its password).
+func unreachable(err error) string {
+	if perr := (*ProxyError)(nil); errors.As(err, &perr) {
+		return "could not reach WhatsApp " + perr.Error()
+	}
+	return "could not reach WhatsApp"
 }
 
 // stopClient ends the session's client, if any: DISCONNECTED with reason

@@ -151,6 +151,10 @@ type ManagerOptions struct {
 	// Probe, when set, is asked before a session taken down by a failure
 	// reconnects (storefail.go): the database takes writes again.
 	Probe WriteProbe
+	// Proxies, when set, names each session's proxy at every connect
+	// (proxy.go): a session with one gets HTTP clients of its own, over
+	// Transport, whose connections go through it. nil: no proxies.
+	Proxies ProxySource
 }
 
 // Observer counts what went wrong in the sessions.
@@ -183,6 +187,7 @@ type Manager struct {
 	statuses StatusStore
 	point    func(*whatsmeow.Client)
 	http     ClientHTTP
+	proxies  ProxySource // nil: no session has a proxy
 	versions *Versions
 
 	// ctx is the context of every client: whatsmeow connects, reconnects
@@ -312,6 +317,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	m := &Manager{
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer, probe: opts.Probe,
+		proxies: opts.Proxies,
 	}
 	if m.obs == nil {
 		m.obs = discardObserver{}

@@ -291,6 +291,10 @@ type clientRun struct {
 	// paired is set when this client paired the device: its first login
 	// lists the account's groups (derived.go).
 	paired atomic.Bool
+	// connected is set once this client has logged in: from then on a
+	// failure to reach WhatsApp through the proxy is retried, as any
+	// lost connection is (start).
+	connected atomic.Bool
 }
 
 // handleEvent is the client's event handler, registered with success status
@@ -492,6 +496,7 @@ func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
 }
 
 func (r *clientRun) handleConnected() bool {
+	r.connected.Store(true)
 	r.publishOnConnect()
 	// whatsmeow wrote the store's LID before dispatching Connected.
 	jid, lid := r.cli.Store.GetJID(), r.cli.Store.GetLID()

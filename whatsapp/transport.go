@@ -1,7 +1,12 @@
 package whatsapp
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
 	"net/http"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 )
@@ -11,7 +16,11 @@ import (
 // its own pool of idle connections), the websockets without compression.
 // The load program's raw clients (whatsapp/rawclient) use it too.
 type ClientHTTP struct {
+	base             http.RoundTripper
 	media, websocket *http.Client
+	// proxied is the transport of a session's own clients (Via); nil for
+	// the manager's.
+	proxied *http.Transport
 }
 
 // NewClientHTTP makes clients' HTTP over base (nil: a clone of
@@ -20,9 +29,73 @@ func NewClientHTTP(base http.RoundTripper) ClientHTTP {
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
+	return clientHTTPOver(base)
+}
+
+func clientHTTPOver(base http.RoundTripper) ClientHTTP {
 	return ClientHTTP{
+		base:      base,
 		media:     &http.Client{Transport: base},
 		websocket: &http.Client{Transport: withoutDeflate{base}},
+	}
+}
+
+// rerouting is a base transport that sends connections elsewhere than to
+// the hosts URLs name (wafake.Redirect: the simulated network's address,
+// TLS ones in plain TCP). Through is a copy of it whose connections dial
+// opens, to the address it would itself have dialed: a session's proxy is
+// asked for that address, so the session's connection to the simulated
+// network goes through its proxy as well.
+type rerouting interface {
+	Through(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport
+}
+
+// proxiedIdleTimeout closes a proxied transport's idle connections that
+// outlived its client (an upload that ended after the client was closed).
+const proxiedIdleTimeout = 90 * time.Second
+
+// Via returns HTTP clients of their own whose every connection goes
+// through the proxy at proxyURL (ProxySource): the base's settings, its
+// dials made by the proxy. The base must be a *http.Transport or
+// rerouting; its environment proxy (HTTP_PROXY) is not used. Errors name
+// the proxy with its password masked. Close the result's idle connections
+// (closeIdle) once its client is over.
+func (h ClientHTTP) Via(proxyURL string) (ClientHTTP, error) {
+	var tlsConf *tls.Config // an https:// proxy's: the base's roots
+	if t, ok := h.base.(*http.Transport); ok {
+		tlsConf = t.TLSClientConfig
+	}
+	dial, shown, err := proxyDialer(proxyURL, tlsConf)
+	if err != nil {
+		return ClientHTTP{}, err
+	}
+	var t *http.Transport
+	switch base := h.base.(type) {
+	case rerouting:
+		t = base.Through(dial)
+	case *http.Transport:
+		if base.DialTLSContext != nil || base.DialTLS != nil { // either would bypass the proxy
+			return ClientHTTP{}, fmt.Errorf("the proxy %s: the transport dials TLS itself, so its connections cannot go through a proxy", shown)
+		}
+		t = base.Clone()
+		// The session's proxy, not the environment's: net/http would
+		// otherwise ask HTTP_PROXY for the host over the session's proxy.
+		t.Proxy, t.OnProxyConnectResponse, t.GetProxyConnectHeader = nil, nil, nil
+		t.DialContext, t.Dial = dial, nil
+	default:
+		return ClientHTTP{}, fmt.Errorf("the proxy %s: the transport %T cannot be given a proxy", shown, h.base)
+	}
+	t.IdleConnTimeout = proxiedIdleTimeout
+	c := clientHTTPOver(t)
+	c.proxied = t
+	return c, nil
+}
+
+// closeIdle closes the idle connections of a session's own clients (Via):
+// nothing holds them once the client is over.
+func (h ClientHTTP) closeIdle() {
+	if h.proxied != nil {
+		h.proxied.CloseIdleConnections()
 	}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	// EventBuffer is how many live events one subscriber may have waiting
 	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
+	// Proxies names each session's proxy when it connects (the
+	// per-session settings' proxy); nil: no session has one.
+	Proxies whatsapp.ProxySource
 }
 
 // withDefaults fills what the process left unset.
@@ -209,7 +212,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Versions: versions, Observer: counters,
 		// A session taken down by a failure to store reconnects once the
 		// database takes writes again (the probe of /readyz).
-		Probe: probe,
+		Probe:   probe,
+		Proxies: opts.Proxies,
 	})
 	parts.manager = manager
 	// ops runs the WhatsApp operations of the API: the manager, or in a

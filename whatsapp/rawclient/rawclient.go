@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+
 	"sync"
 	"time"
 
@@ -23,6 +23,7 @@ import (
 
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 // Network is the sandbox network the clients link to: sandbox.Local or
@@ -30,7 +31,7 @@ import (
 type Network interface {
 	sandbox.Network
 	// Transport reaches the network's addresses.
-	Transport() *http.Transport
+	Transport() *wafake.Redirect
 }
 
 // Store holds the device stores of the clients and the HTTP they share.

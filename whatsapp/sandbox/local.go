@@ -68,7 +68,7 @@ func (l *Local) Point(cli *whatsmeow.Client) { l.net.Point(cli) }
 
 // Transport is an HTTP transport to this network instead of WhatsApp, for
 // whatsapp.ManagerOptions.Transport.
-func (l *Local) Transport() *http.Transport { return l.net.Transport() }
+func (l *Local) Transport() *wafake.Redirect { return l.net.Transport() }
 
 // Close stops the network (when NewLocal started it) and waits for its
 // goroutines.
@@ -94,7 +94,7 @@ func (l *Local) call(ctx context.Context, c op, req, res any) error {
 // (the version lookup), and what closes it.
 type Running interface {
 	Network
-	Transport() *http.Transport
+	Transport() *wafake.Redirect
 	HTTPClient() *http.Client
 	Close() error
 }

@@ -63,7 +63,7 @@ func (r *Remote) Point(cli *whatsmeow.Client) { wafake.PointAt(cli, r.addr) }
 
 // Transport is an HTTP transport to the remote network instead of
 // WhatsApp, for whatsapp.ManagerOptions.Transport.
-func (r *Remote) Transport() *http.Transport { return wafake.TransportTo(r.addr) }
+func (r *Remote) Transport() *wafake.Redirect { return wafake.TransportTo(r.addr) }
 
 // Close releases the idle connections to the control API; the network
 // keeps running.

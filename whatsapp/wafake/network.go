@@ -166,22 +166,40 @@ func ClientFor(addr string) *http.Client { return redirectedClient(addr) }
 // TCP: returning them from DialTLSContext makes net/http treat them as
 // already secured, so wss:// and https:// URLs of WhatsApp's hosts work.
 func redirectedClient(addr string) *http.Client {
-	d := &net.Dialer{}
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, "tcp", addr)
-	}
-	return &http.Client{Transport: &http.Transport{DialContext: dial, DialTLSContext: dial, ForceAttemptHTTP2: false}}
+	return &http.Client{Transport: redirectedVia(addr, (&net.Dialer{}).DialContext)}
 }
 
-// TransportTo is the transport of ClientFor(addr): every connection, plain
-// or TLS, goes to a network listening at addr in plain TCP. For a program
-// that sets up its clients' HTTP itself (Point replaces a client's).
-func TransportTo(addr string) *http.Transport {
-	return redirectedClient(addr).Transport.(*http.Transport)
+// redirectedVia is a transport whose every connection, plain or TLS, is a
+// plain TCP connection to addr that dial opens.
+func redirectedVia(addr string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+	to := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dial(ctx, "tcp", addr)
+	}
+	return &http.Transport{DialContext: to, DialTLSContext: to, ForceAttemptHTTP2: false}
+}
+
+// Redirect is the transport of ClientFor(addr): every connection, plain or
+// TLS, goes to a network listening at addr in plain TCP.
+type Redirect struct {
+	*http.Transport
+	addr string
+}
+
+// Through is a copy of the transport whose connections dial opens, to the
+// network's address: a client that reaches the network through a proxy
+// (a session's, whatsapp.ClientHTTP.Via) has the proxy connect there.
+func (r *Redirect) Through(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
+	return redirectedVia(r.addr, dial)
+}
+
+// TransportTo is the transport of ClientFor(addr). For a program that sets
+// up its clients' HTTP itself (Point replaces a client's).
+func TransportTo(addr string) *Redirect {
+	return &Redirect{Transport: redirectedClient(addr).Transport.(*http.Transport), addr: addr}
 }
 
 // Transport is TransportTo the network's address.
-func (n *Network) Transport() *http.Transport { return TransportTo(n.Addr()) }
+func (n *Network) Transport() *Redirect { return TransportTo(n.Addr()) }
 
 // Point makes cli connect to the network instead of WhatsApp. Call it before
 // cli.Connect, and never call cli.SetProxy afterwards (it would replace the
