@@ -14,6 +14,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/logtest"
+	"github.com/wagraph/wagraph/internal/proxytest"
 )
 
 // The passwords of the proxy tests: none may show in a log, an event, a
@@ -55,9 +56,9 @@ func TestProxyPerSession(t *testing.T) {
 	e := newEnv(t)
 	log, logs := logtest.New(slog.LevelDebug)
 	e.log = log
-	socks, socksAddr := startSOCKS(t, "alice", socksPass)
-	connect, connectSrv := startConnect(t, "bob", connectPass, false)
-	connectAddr := strings.TrimPrefix(connectSrv.URL, "http://")
+	socks := proxytest.SOCKS5(t, "alice", socksPass)
+	connect := proxytest.Connect(t, "bob", connectPass, false)
+	socksAddr, connectAddr := socks.Addr, connect.Addr
 	proxies := &fakeProxies{urls: map[string]string{
 		"s1": "socks5://alice:" + socksPass + "@" + socksAddr,
 		"s2": "http://bob:" + connectPass + "@" + connectAddr,
@@ -67,21 +68,21 @@ func TestProxyPerSession(t *testing.T) {
 
 	sessions := []struct {
 		id, phone string
-		via       *tunnels // nil: no proxy
+		via       *proxytest.Proxy // nil: no proxy
 	}{
 		{"s1", phone, socks},
 		{"s2", memberB, connect},
 		{"s3", memberC, nil},
 	}
-	all := []*tunnels{socks, connect}
+	all := []*proxytest.Proxy{socks, connect}
 	type seen struct {
 		opened int
 		up     int64
 	}
-	before := func() map[*tunnels]seen {
-		out := map[*tunnels]seen{}
+	before := func() map[*proxytest.Proxy]seen {
+		out := map[*proxytest.Proxy]seen{}
 		for _, p := range all {
-			n, up := p.seen()
+			n, up := p.Seen()
 			out[p] = seen{n, up}
 		}
 		return out
@@ -91,10 +92,10 @@ func TestProxyPerSession(t *testing.T) {
 	// The other's sessions' sockets are live meanwhile (receipts,
 	// acknowledgements), so it may carry some bytes, never an image.
 	const background = 4096
-	grew := func(what string, was map[*tunnels]seen, via *tunnels, tunnels int, up int64) {
+	grew := func(what string, was map[*proxytest.Proxy]seen, via *proxytest.Proxy, tunnels int, up int64) {
 		t.Helper()
 		for _, p := range all {
-			n, u := p.seen()
+			n, u := p.Seen()
 			d := seen{n - was[p].opened, u - was[p].up}
 			switch {
 			case p == via && (d.opened < tunnels || d.up < up):
@@ -125,7 +126,7 @@ func TestProxyPerSession(t *testing.T) {
 		grew("the image of "+s.id, was, s.via, 0, int64(len(pic)))
 	}
 	for _, p := range all {
-		for _, target := range p.all() {
+		for _, target := range p.Targets() {
 			if target != e.net.Addr() {
 				t.Errorf("a proxy was asked to connect to %s, want the simulated network's %s", target, e.net.Addr())
 			}
