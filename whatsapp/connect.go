@@ -202,7 +202,7 @@ func (m *Manager) clientHTTP(ctx context.Context, s *session) (ClientHTTP, error
 	if proxyURL == "" {
 		return m.http, nil
 	}
-	h, err := m.http.Via(proxyURL)
+	h, err := m.http.via(proxyURL)
 	if err != nil {
 		m.change(s, nil, func(s *session) bool {
 			s.st.end(StatusDisconnected, "could not connect: "+err.Error())

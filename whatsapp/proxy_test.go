@@ -15,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/logtest"
 	"github.com/wagraph/wagraph/internal/proxytest"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 // The passwords of the proxy tests: none may show in a log, an event, a
@@ -24,6 +25,9 @@ const (
 	connectPass = "connect-s3cret-pw"
 	wrongPass   = "wr0ng-s3cret-pw"
 )
+
+// The sandbox's transport can be given a session's proxy.
+var _ rerouting = (*wafake.Redirect)(nil)
 
 // noisePNG is a real PNG of random pixels: it compresses to little, so its
 // upload is most of what a send carries.

@@ -18,7 +18,7 @@ import (
 type ClientHTTP struct {
 	base             http.RoundTripper
 	media, websocket *http.Client
-	// proxied is the transport of a session's own clients (Via); nil for
+	// proxied is the transport of a session's own clients (via); nil for
 	// the manager's.
 	proxied *http.Transport
 }
@@ -54,13 +54,13 @@ type rerouting interface {
 // outlived its client (an upload that ended after the client was closed).
 const proxiedIdleTimeout = 90 * time.Second
 
-// Via returns HTTP clients of their own whose every connection goes
+// via returns HTTP clients of their own whose every connection goes
 // through the proxy at proxyURL (ProxySource): the base's settings, its
 // dials made by the proxy. The base must be a *http.Transport or
 // rerouting; its environment proxy (HTTP_PROXY) is not used. Errors name
 // the proxy with its password masked. Close the result's idle connections
 // (closeIdle) once its client is over.
-func (h ClientHTTP) Via(proxyURL string) (ClientHTTP, error) {
+func (h ClientHTTP) via(proxyURL string) (ClientHTTP, error) {
 	var tlsConf *tls.Config // an https:// proxy's: the base's roots
 	if t, ok := h.base.(*http.Transport); ok {
 		tlsConf = t.TLSClientConfig
@@ -91,7 +91,7 @@ func (h ClientHTTP) Via(proxyURL string) (ClientHTTP, error) {
 	return c, nil
 }
 
-// closeIdle closes the idle connections of a session's own clients (Via):
+// closeIdle closes the idle connections of a session's own clients (via):
 // nothing holds them once the client is over.
 func (h ClientHTTP) closeIdle() {
 	if h.proxied != nil {

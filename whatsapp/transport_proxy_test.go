@@ -81,7 +81,7 @@ func TestVia(t *testing.T) {
 			if tt.via != nil {
 				before, _ = tt.via.Seen()
 			}
-			h, err := NewClientHTTP(base).Via(tt.proxy)
+			h, err := NewClientHTTP(base).via(tt.proxy)
 			if err == nil {
 				defer h.closeIdle()
 				var res *http.Response

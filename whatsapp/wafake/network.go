@@ -187,7 +187,8 @@ type Redirect struct {
 
 // Through is a copy of the transport whose connections dial opens, to the
 // network's address: a client that reaches the network through a proxy
-// (a session's, whatsapp.ClientHTTP.Via) has the proxy connect there.
+// (a session of the whatsapp manager with a proxy) has the proxy connect
+// there.
 func (r *Redirect) Through(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	return redirectedVia(r.addr, dial)
 }
