@@ -55,8 +55,7 @@ type Options struct {
 	// EventBuffer is how many live events one subscriber may have waiting
 	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
-	// Proxies names each session's proxy when it connects (the
-	// per-session settings' proxy); nil: no session has one.
+	// Proxies names each session's proxy at its connects (nil: none).
 	Proxies whatsapp.ProxySource
 }
 
@@ -209,11 +208,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	}
 	manager := whatsapp.NewManager(whatsapp.ManagerOptions{
 		Store: waStore, Logger: log, Publisher: sink, Statuses: statuses, Transport: transport,
-		Versions: versions, Observer: counters,
+		Versions: versions, Observer: counters, Proxies: opts.Proxies,
 		// A session taken down by a failure to store reconnects once the
 		// database takes writes again (the probe of /readyz).
-		Probe:   probe,
-		Proxies: opts.Proxies,
+		Probe: probe,
 	})
 	parts.manager = manager
 	// ops runs the WhatsApp operations of the API: the manager, or in a
