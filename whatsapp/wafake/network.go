@@ -55,16 +55,16 @@ type Network struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       changeMutex // its unlocks count the changes persist.go saves
-	conns    map[*conn]struct{}
-	accounts map[string]*account
-	lidSeq   uint64
-	pairing  map[string]*conn // QR reference → the client showing it
-	pending  map[string]pendingIQ
-	codeRegs map[string]*codeReg // paircode.go: pairing-code reference → the waiting client, under mu
-	passkeys map[*conn]*passkeyStep // passkey.go: clients in the passkey step, under mu
+	mu             changeMutex // its unlocks count the changes persist.go saves
+	conns          map[*conn]struct{}
+	accounts       map[string]*account
+	lidSeq         uint64
+	pairing        map[string]*conn // QR reference → the client showing it
+	pending        map[string]pendingIQ
+	codeRegs       map[string]*codeReg    // paircode.go: pairing-code reference → the waiting client, under mu
+	passkeys       map[*conn]*passkeyStep // passkey.go: clients in the passkey step, under mu
 	passkeyTimeout time.Duration
-	counts   connCounts          // connections.go: logged-in connections by device, under mu
+	counts         connCounts // connections.go: logged-in connections by device, under mu
 
 	media   mediaStore  // media.go: uploaded blobs, with their own lock
 	groups  groupState  // groups.go: groups and pictures, under mu
