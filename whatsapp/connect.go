@@ -229,22 +229,17 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 	}
 	run := &clientRun{m: m, s: s, cli: cli}
 	cli.AddEventHandlerWithSuccessStatus(run.handleEvent)
-	// stop ends the QR watcher of a pairing client. It is not the context
+	// stop ends the QR rotation of a pairing client. It is not the context
 	// of the client itself: whatsmeow still deletes a logged-out device
 	// with that one after the handlers have seen LoggedOut.
 	qrCtx, stop := context.WithCancel(m.ctx)
-	var qr <-chan whatsmeow.QRChannelItem
 	if !linked {
-		var err error
-		if qr, err = cli.GetQRChannel(qrCtx); err != nil {
-			stop()
-			return fmt.Errorf("session %s: QR channel: %w", s.id, err)
-		}
+		run.qr, run.qrCtx = newQRRotation(m.qrTimings), qrCtx
 	}
 	pushName := dev.PushName // read before the client runs
 	attached, _ := m.change(s, nil, func(s *session) bool {
 		s.cli, s.stop = cli, stop
-		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}
 		if !linked {
 			s.st.jid, s.st.lid, s.st.pushName = jidNone, jidNone, ""
 		} else if s.st.pushName == "" {
@@ -256,9 +251,9 @@ func (m *Manager) start(s *session, dev *store.Device) error {
 		stop()
 		return fault.New(fault.NotFound, "session %s not found", s.id)
 	}
-	if qr != nil {
+	if run.qr != nil {
 		m.wg.Add(1)
-		go run.watchQR(qrCtx, qr)
+		go run.rotateQR(qrCtx)
 	}
 	if err := cli.ConnectContext(m.ctx); err != nil {
 		run.end(StatusDisconnected, "could not reach WhatsApp", false)
