@@ -122,7 +122,7 @@ type SessionState struct {
 	PairingCode string // the code of PairPhone, while PAIRING
 	// Passkey is the passkey step while PAIRING, when WhatsApp asks for the
 	// account's passkey (passkey.go); the zero step otherwise.
-	Passkey PasskeyStep
+	Passkey     PasskeyStep
 	JID         string // the linked device; "" when none
 	LID         string // the account's LID, when known
 	Phone       string // the account's number

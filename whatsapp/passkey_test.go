@@ -125,4 +125,3 @@ func TestPasskeyPairing(t *testing.T) {
 		})
 	}
 }
-
