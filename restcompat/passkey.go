@@ -139,5 +139,3 @@ func (h *Handler) confirmPasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	ok(w, http.StatusOK, out)
 }
-
-
