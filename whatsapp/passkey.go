@@ -65,7 +65,7 @@ func (p PasskeyStep) data() *payload.Passkey {
 	if p.Status == "" {
 		return nil
 	}
-	return &payload.Passkey{Status: string(p.Status), PublicKey: json.RawMessage(p.PublicKey), Code: payload.Text(p.Code), ExpiresAt: p.ExpiresAt}
+	return &payload.Passkey{Status: string(p.Status), PublicKey: json.RawMessage(p.PublicKey), Code: payload.Text(p.Code), ExpiresAt: payload.At(p.ExpiresAt)}
 }
 
 // handlePasskeyRequest: WhatsApp asks for the account's passkey.

@@ -114,6 +114,29 @@ func TestPasskeyPairing(t *testing.T) {
 				p, _ := d["passkey"].(map[string]any)
 				return p != nil && p["status"] == "AWAITING_CONFIRMATION" && p["code"] == st.Passkey.Code && p["publicKey"] != nil
 			})
+			// Another process follows the step from the events alone.
+			followed := StoredState(StatusRecord{Status: StatusDisconnected})
+			for _, ev := range e.pub.events(id) {
+				data, err := json.Marshal(ev.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				followed = followed.Applied(ev.Kind, data, nil)
+			}
+			// (The test's publisher keeps data decoded: compare the options
+			// as JSON values.)
+			normal := func(p PasskeyStep) PasskeyStep {
+				var v any
+				if err := json.Unmarshal([]byte(p.PublicKey), &v); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(v)
+				p.PublicKey = string(b)
+				return p
+			}
+			if normal(followed.Passkey) != normal(m.State(id).Passkey) {
+				t.Errorf("the events give the step %+v, the manager shows %+v", followed.Passkey, m.State(id).Passkey)
+			}
 			if _, err := m.ConfirmPasskey(ctx, id); err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ func (st SessionState) Applied(kind string, data []byte, connectedAt func() time
 		st.PairingCode = string(c.PairingCode)
 		st.Passkey = PasskeyStep{}
 		if p := c.Passkey; p != nil {
-			st.Passkey = PasskeyStep{Status: PasskeyStatus(p.Status), PublicKey: string(p.PublicKey), Code: string(p.Code), ExpiresAt: p.ExpiresAt}
+			st.Passkey = PasskeyStep{Status: PasskeyStatus(p.Status), PublicKey: string(p.PublicKey), Code: string(p.Code), ExpiresAt: p.ExpiresAt.Time}
 		}
 		if st.Status != StatusPairing {
 			st.PairingCode, st.Passkey = "", PasskeyStep{}

@@ -1,9 +1,6 @@
 package payload
 
-import (
-	"encoding/json"
-	"time"
-)
+import "encoding/json"
 
 // Connection is the data of connection.update.
 type Connection struct {
@@ -30,7 +27,7 @@ type Passkey struct {
 	// PublicKey is the WebAuthn request options, as WhatsApp sent them.
 	PublicKey json.RawMessage `json:"publicKey"`
 	Code      Text            `json:"code"` // the confirmation code, once known
-	ExpiresAt time.Time       `json:"expiresAt"`
+	ExpiresAt Time            `json:"expiresAt"`
 }
 
 // OfflineSync is the replay of the offline queue at a login: announced
