@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 // tamperSignature flips a bit of an assertion's signature.
@@ -146,5 +147,37 @@ func TestPasskeyPairing(t *testing.T) {
 			}
 			e.settle(st)
 		})
+	}
+}
+
+// TestPasskeyLateAssertion: an assertion sent after the challenge expired
+// is WHATSAPP_REFUSED with WhatsApp's reason, and the session shows a
+// fresh QR code.
+func TestPasskeyLateAssertion(t *testing.T) {
+	t.Parallel()
+	e := newEnvOn(t, wafake.Options{PasskeyTimeout: 300 * time.Millisecond})
+	m := e.manager()
+	const id, phone = "late", "491701234568"
+	if err := e.net.RequirePasskey(phone); err != nil {
+		t.Fatal(err)
+	}
+	e.statuses.add(id)
+	if err := m.Connect(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	st := e.waitState(m, id, "QR code", func(st SessionState) bool { return st.Status == StatusPairing && st.QRCode != "" })
+	if err := e.net.ScanQR(st.QRCode, phone); err != nil {
+		t.Fatal(err)
+	}
+	st = e.waitState(m, id, "the passkey step", func(st SessionState) bool { return st.Passkey.Status == PasskeyAwaitingAssertion })
+	good, err := e.net.PasskeyAssertion(phone, []byte(st.Passkey.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(st.Passkey.ExpiresAt) + 50*time.Millisecond)
+	_, err = m.SubmitPasskeyAssertion(ctx, id, good)
+	wantFault(t, err, fault.WhatsAppRefused, "passkey-challenge-expired")
+	if after := m.State(id); after.Status != StatusPairing || after.QRCode == "" || after.Passkey.Status != "" {
+		t.Fatalf("after the late assertion: %+v", after)
 	}
 }

@@ -175,7 +175,10 @@ func (n *Network) askPasskey(c *conn, phone string, advSecret []byte) error {
 		old.timer.Stop()
 	}
 	n.passkeys[c] = st
-	st.timer = time.AfterFunc(n.passkeyTimeout, func() { n.endPasskey(st, errPasskeyExpired) })
+	// An assertion that comes after the challenge expired is refused as
+	// late (verifyAssertion); a client that never answers gets fresh QR
+	// references a while after, so the pairing never stays stuck.
+	st.timer = time.AfterFunc(n.passkeyTimeout*3/2, func() { n.endPasskey(st, errPasskeyExpired) })
 	n.mu.Unlock()
 	opts, err := json.Marshal(passkeyOptions{
 		Challenge: challenge, Timeout: int(n.passkeyTimeout / time.Millisecond), RPID: PasskeyRPID,

@@ -155,3 +155,44 @@ func TestPasskeyLinking(t *testing.T) {
 		})
 	}
 }
+
+// TestPasskeyLate: an assertion that comes after the challenge expired is
+// refused as late, with fresh QR codes; a client that never answers gets
+// fresh QR codes a while after the expiry.
+func TestPasskeyLate(t *testing.T) {
+	t.Parallel()
+	n, err := wafake.New(wafake.Options{PasskeyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	const phone = "491701234567"
+	if err := n.RequirePasskey(phone); err != nil {
+		t.Fatal(err)
+	}
+	cli, ch := passkeyClient(t, n)
+	qr := next[*events.QR](t, ch)
+	if err := n.ScanQR(qr.Codes[0], phone); err != nil {
+		t.Fatal(err)
+	}
+	req := next[*events.PairPasskeyRequest](t, ch)
+	resp := answer(t, n, phone, req)
+	time.Sleep(250 * time.Millisecond)
+	err = cli.SendPasskeyResponse(context.Background(), resp)
+	var iqErr *whatsmeow.IQError
+	if !errors.As(err, &iqErr) || iqErr.Code != 401 || iqErr.Text != "passkey-challenge-expired" {
+		t.Fatalf("late assertion: %v", err)
+	}
+	qr = next[*events.QR](t, ch)
+
+	// Nobody answers: fresh codes come by themselves.
+	if err := n.ScanQR(qr.Codes[0], phone); err != nil {
+		t.Fatal(err)
+	}
+	next[*events.PairPasskeyRequest](t, ch)
+	start := time.Now()
+	fresh := next[*events.QR](t, ch)
+	if waited := time.Since(start); waited < 200*time.Millisecond || fresh.Codes[0] == qr.Codes[0] {
+		t.Errorf("fresh codes after %s: %v", waited, fresh.Codes[0] != qr.Codes[0])
+	}
+}
