@@ -47,8 +47,9 @@ func TestPasskeyPairing(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			m := e.manager()
-			// Six codes run out in 0.4 s: the step must outlast that.
-			m.qrTimings = qrTimings{first: 150 * time.Millisecond, next: 50 * time.Millisecond}
+			// Six codes run out in 3.5 s (the first long enough for a phone
+			// code under the race detector): the step must outlast that.
+			m.qrTimings = qrTimings{first: 3 * time.Second, next: 100 * time.Millisecond}
 			const id, phone = "pk", "491701234567"
 			if err := e.net.RequirePasskey(phone); err != nil {
 				t.Fatal(err)
@@ -78,7 +79,7 @@ func TestPasskeyPairing(t *testing.T) {
 				!strings.Contains(st.Passkey.PublicKey, `"rpId":"whatsapp.com"`) {
 				t.Fatalf("in the passkey step: %+v", st)
 			}
-			time.Sleep(600 * time.Millisecond)
+			time.Sleep(3700 * time.Millisecond)
 			if held := m.State(id); held.Status != StatusPairing || held.Passkey != st.Passkey || held.QRCode != "" {
 				t.Fatalf("the step did not hold: %+v", held)
 			}
