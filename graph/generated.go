@@ -148,6 +148,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		ConfirmPasskey              func(childComplexity int, sessionID string) int
 		ConnectSession              func(childComplexity int, id string) int
 		CreateGroup                 func(childComplexity int, sessionID string, input model.CreateGroupInput) int
 		CreateSession               func(childComplexity int, name *string) int
@@ -173,10 +174,12 @@ type ComplexityRoot struct {
 		SandboxEnterPairingCode     func(childComplexity int, sessionID string, phone string, code string) int
 		SandboxLinkDevice           func(childComplexity int, sessionID string, phone string) int
 		SandboxLogoutDevice         func(childComplexity int, sessionID string) int
+		SandboxPasskeyAssertion     func(childComplexity int, phone string, publicKey model.JSON) int
 		SandboxPresence             func(childComplexity int, sessionID string, from string, state string) int
 		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
 		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
 		SandboxRequireClientVersion func(childComplexity int, minimum string) int
+		SandboxRequirePasskey       func(childComplexity int, phone string) int
 		SandboxRevoke               func(childComplexity int, sessionID string, from string, messageID string, chat *string) int
 		SandboxSendBurst            func(childComplexity int, sessionID string, from string, count int, prefix string) int
 		SandboxSendImage            func(childComplexity int, sessionID string, from string, source string, caption *string) int
@@ -198,6 +201,7 @@ type ComplexityRoot struct {
 		SetGroupsAddPrivacy         func(childComplexity int, sessionID string, privacy string) int
 		SetReadReceiptsPrivacy      func(childComplexity int, sessionID string, privacy string) int
 		SetStatusPrivacy            func(childComplexity int, sessionID string, privacy string) int
+		SubmitPasskeyAssertion      func(childComplexity int, sessionID string, assertion model.JSON) int
 		SubscribePresence           func(childComplexity int, sessionID string, chat string) int
 		TestWebhook                 func(childComplexity int, sessionID string, id string) int
 		UpdateDisplayPicture        func(childComplexity int, sessionID string, identifier string, source string) int
@@ -222,6 +226,13 @@ type ComplexityRoot struct {
 		Message     func(childComplexity int) int
 		Ok          func(childComplexity int) int
 		Participant func(childComplexity int) int
+	}
+
+	PasskeyStep struct {
+		Code      func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		PublicKey func(childComplexity int) int
+		Status    func(childComplexity int) int
 	}
 
 	Poll struct {
@@ -393,6 +404,7 @@ type ComplexityRoot struct {
 		Name         func(childComplexity int) int
 		Owner        func(childComplexity int) int
 		PairingCode  func(childComplexity int) int
+		Passkey      func(childComplexity int) int
 		Phone        func(childComplexity int) int
 		PushName     func(childComplexity int) int
 		QRCode       func(childComplexity int) int
@@ -486,6 +498,10 @@ type MutationResolver interface {
 	SendLocation(ctx context.Context, sessionID string, input model.SendLocationInput) (*model.SendResult, error)
 	SendContact(ctx context.Context, sessionID string, input model.SendContactInput) (*model.SendResult, error)
 	DeleteMessage(ctx context.Context, sessionID string, messageID string) (bool, error)
+	SubmitPasskeyAssertion(ctx context.Context, sessionID string, assertion model.JSON) (*model.Session, error)
+	ConfirmPasskey(ctx context.Context, sessionID string) (*model.Session, error)
+	SandboxRequirePasskey(ctx context.Context, phone string) (bool, error)
+	SandboxPasskeyAssertion(ctx context.Context, phone string, publicKey model.JSON) (model.JSON, error)
 	SandboxLinkDevice(ctx context.Context, sessionID string, phone string) (*model.Session, error)
 	SandboxEnterPairingCode(ctx context.Context, sessionID string, phone string, code string) (*model.Session, error)
 	SandboxSendText(ctx context.Context, sessionID string, from string, text string, group *string) (string, error)
@@ -947,6 +963,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Message.ViewOnce(childComplexity), true
 
+	case "Mutation.confirmPasskey":
+		if e.ComplexityRoot.Mutation.ConfirmPasskey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmPasskey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmPasskey(childComplexity, args["sessionId"].(string)), true
 	case "Mutation.connectSession":
 		if e.ComplexityRoot.Mutation.ConnectSession == nil {
 			break
@@ -1222,6 +1249,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxLogoutDevice(childComplexity, args["sessionId"].(string)), true
+	case "Mutation.sandboxPasskeyAssertion":
+		if e.ComplexityRoot.Mutation.SandboxPasskeyAssertion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxPasskeyAssertion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxPasskeyAssertion(childComplexity, args["phone"].(string), args["publicKey"].(model.JSON)), true
 	case "Mutation.sandboxPresence":
 		if e.ComplexityRoot.Mutation.SandboxPresence == nil {
 			break
@@ -1266,6 +1304,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxRequireClientVersion(childComplexity, args["minimum"].(string)), true
+	case "Mutation.sandboxRequirePasskey":
+		if e.ComplexityRoot.Mutation.SandboxRequirePasskey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxRequirePasskey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxRequirePasskey(childComplexity, args["phone"].(string)), true
 	case "Mutation.sandboxRevoke":
 		if e.ComplexityRoot.Mutation.SandboxRevoke == nil {
 			break
@@ -1497,6 +1546,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetStatusPrivacy(childComplexity, args["sessionId"].(string), args["privacy"].(string)), true
+	case "Mutation.submitPasskeyAssertion":
+		if e.ComplexityRoot.Mutation.SubmitPasskeyAssertion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_submitPasskeyAssertion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubmitPasskeyAssertion(childComplexity, args["sessionId"].(string), args["assertion"].(model.JSON)), true
 	case "Mutation.subscribePresence":
 		if e.ComplexityRoot.Mutation.SubscribePresence == nil {
 			break
@@ -1620,6 +1680,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ParticipantResult.Participant(childComplexity), true
+
+	case "PasskeyStep.code":
+		if e.ComplexityRoot.PasskeyStep.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PasskeyStep.Code(childComplexity), true
+	case "PasskeyStep.expiresAt":
+		if e.ComplexityRoot.PasskeyStep.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PasskeyStep.ExpiresAt(childComplexity), true
+	case "PasskeyStep.publicKey":
+		if e.ComplexityRoot.PasskeyStep.PublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PasskeyStep.PublicKey(childComplexity), true
+	case "PasskeyStep.status":
+		if e.ComplexityRoot.PasskeyStep.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PasskeyStep.Status(childComplexity), true
 
 	case "Poll.messageId":
 		if e.ComplexityRoot.Poll.MessageID == nil {
@@ -2423,6 +2508,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.PairingCode(childComplexity), true
+	case "Session.passkey":
+		if e.ComplexityRoot.Session.Passkey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Passkey(childComplexity), true
 	case "Session.phone":
 		if e.ComplexityRoot.Session.Phone == nil {
 			break
@@ -2758,7 +2849,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "message.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2776,6 +2867,7 @@ var sources = []*ast.Source{
 	{Name: "event.graphqls", Input: sourceData("event.graphqls"), BuiltIn: false},
 	{Name: "group.graphqls", Input: sourceData("group.graphqls"), BuiltIn: false},
 	{Name: "message.graphqls", Input: sourceData("message.graphqls"), BuiltIn: false},
+	{Name: "passkey.graphqls", Input: sourceData("passkey.graphqls"), BuiltIn: false},
 	{Name: "sandbox.graphqls", Input: sourceData("sandbox.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 	{Name: "session.graphqls", Input: sourceData("session.graphqls"), BuiltIn: false},
@@ -3035,6 +3127,20 @@ func (ec *executionContext) childFields_ParticipantResult(ctx context.Context, f
 		return ec.fieldContext_ParticipantResult_message(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ParticipantResult", field.Name)
+}
+
+func (ec *executionContext) childFields_PasskeyStep(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_PasskeyStep_status(ctx, field)
+	case "publicKey":
+		return ec.fieldContext_PasskeyStep_publicKey(ctx, field)
+	case "code":
+		return ec.fieldContext_PasskeyStep_code(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_PasskeyStep_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PasskeyStep", field.Name)
 }
 
 func (ec *executionContext) childFields_Poll(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3347,6 +3453,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_owner(ctx, field)
 	case "lease":
 		return ec.fieldContext_Session_lease(ctx, field)
+	case "passkey":
+		return ec.fieldContext_Session_passkey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -3552,6 +3660,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Mutation_confirmPasskey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_connectSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -4127,6 +4249,28 @@ func (ec *executionContext) field_Mutation_sandboxLogoutDevice_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_sandboxPasskeyAssertion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "phone",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["phone"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "publicKey",
+		func(ctx context.Context, v any) (model.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publicKey"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sandboxPresence_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4244,6 +4388,20 @@ func (ec *executionContext) field_Mutation_sandboxRequireClientVersion_args(ctx 
 		return nil, err
 	}
 	args["minimum"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxRequirePasskey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "phone",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["phone"] = arg0
 	return args, nil
 }
 
@@ -4834,6 +4992,28 @@ func (ec *executionContext) field_Mutation_setStatusPrivacy_args(ctx context.Con
 		return nil, err
 	}
 	args["privacy"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_submitPasskeyAssertion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "assertion",
+		func(ctx context.Context, v any) (model.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assertion"] = arg1
 	return args, nil
 }
 
@@ -8251,6 +8431,182 @@ func (ec *executionContext) fieldContext_Mutation_deleteMessage(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_submitPasskeyAssertion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_submitPasskeyAssertion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubmitPasskeyAssertion(ctx, fc.Args["sessionId"].(string), fc.Args["assertion"].(model.JSON))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_submitPasskeyAssertion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_submitPasskeyAssertion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmPasskey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmPasskey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmPasskey(ctx, fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmPasskey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmPasskey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxRequirePasskey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxRequirePasskey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxRequirePasskey(ctx, fc.Args["phone"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxRequirePasskey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxRequirePasskey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxPasskeyAssertion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxPasskeyAssertion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxPasskeyAssertion(ctx, fc.Args["phone"].(string), fc.Args["publicKey"].(model.JSON))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxPasskeyAssertion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxPasskeyAssertion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sandboxLinkDevice(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9600,6 +9956,98 @@ func (ec *executionContext) _ParticipantResult_message(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_ParticipantResult_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ParticipantResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PasskeyStep_status(ctx context.Context, field graphql.CollectedField, obj *model.PasskeyStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PasskeyStep_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PasskeyStatus) graphql.Marshaler {
+			return ec.marshalNPasskeyStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPasskeyStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PasskeyStep_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PasskeyStep", field, false, false, errors.New("field of type PasskeyStatus does not have child fields"))
+}
+
+func (ec *executionContext) _PasskeyStep_publicKey(ctx context.Context, field graphql.CollectedField, obj *model.PasskeyStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PasskeyStep_publicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PasskeyStep_publicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PasskeyStep", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _PasskeyStep_code(ctx context.Context, field graphql.CollectedField, obj *model.PasskeyStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PasskeyStep_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PasskeyStep_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PasskeyStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PasskeyStep_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.PasskeyStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PasskeyStep_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PasskeyStep_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PasskeyStep", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Poll_messageId(ctx context.Context, field graphql.CollectedField, obj *model.Poll) (ret graphql.Marshaler) {
@@ -12970,6 +13418,38 @@ func (ec *executionContext) fieldContext_Session_lease(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SessionLease(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_passkey(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_passkey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passkey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PasskeyStep) graphql.Marshaler {
+			return ec.marshalOPasskeyStep2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPasskeyStep(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Session_passkey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PasskeyStep(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16710,6 +17190,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "submitPasskeyAssertion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_submitPasskeyAssertion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmPasskey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmPasskey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxRequirePasskey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxRequirePasskey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxPasskeyAssertion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxPasskeyAssertion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "sandboxLinkDevice":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxLinkDevice(ctx, field)
@@ -17034,6 +17542,59 @@ func (ec *executionContext) _ParticipantResult(ctx context.Context, sel ast.Sele
 		case "message":
 			out.Values[i] = ec._ParticipantResult_message(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passkeyStepImplementors = []string{"PasskeyStep"}
+
+func (ec *executionContext) _PasskeyStep(ctx context.Context, sel ast.SelectionSet, obj *model.PasskeyStep) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passkeyStepImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PasskeyStep")
+		case "status":
+			out.Values[i] = ec._PasskeyStep_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicKey":
+			out.Values[i] = ec._PasskeyStep_publicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._PasskeyStep_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._PasskeyStep_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -18604,6 +19165,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passkey":
+			out.Values[i] = ec._Session_passkey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19807,6 +20373,16 @@ func (ec *executionContext) marshalNParticipantResult2ᚖgithubᚗcomᚋwagraph�
 	return ec._ParticipantResult(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPasskeyStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPasskeyStatus(ctx context.Context, v any) (model.PasskeyStatus, error) {
+	var res model.PasskeyStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPasskeyStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPasskeyStatus(ctx context.Context, sel ast.SelectionSet, v model.PasskeyStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPollOption2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPollOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PollOption) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -20612,6 +21188,13 @@ func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋwagraphᚋwagraph�
 		return graphql.Null
 	}
 	return ec._Message(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPasskeyStep2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPasskeyStep(ctx context.Context, sel ast.SelectionSet, v *model.PasskeyStep) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PasskeyStep(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPoll(ctx context.Context, sel ast.SelectionSet, v *model.Poll) graphql.Marshaler {

@@ -141,8 +141,10 @@ func (r *Resolver) awaitQR(ctx context.Context, sessionID string) (whatsapp.Sess
 	return last, nil
 }
 
-// awaitConnected waits until a session that was just linked is CONNECTED.
-func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model.Session, error) {
+// awaitLinked waits until a session whose phone just took its QR code or
+// pairing code is CONNECTED, or, on an account that requires a passkey,
+// shows the passkey step (still PAIRING: the rest is the passkey holder's).
+func (r *Resolver) awaitLinked(ctx context.Context, sessionID string) (*model.Session, error) {
 	_, s, err := r.reachSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -152,12 +154,12 @@ func (r *Resolver) awaitConnected(ctx context.Context, sessionID string) (*model
 	var last whatsapp.SessionState
 	err = r.watchState(wctx, sessionID, func(st whatsapp.SessionState) bool {
 		last = st
-		return st.Status != whatsapp.StatusConnected
+		return st.Status != whatsapp.StatusConnected && st.Passkey.Status == ""
 	})
 	if err != nil && wctx.Err() == nil {
 		return nil, err
 	}
-	if last.Status != whatsapp.StatusConnected {
+	if last.Status != whatsapp.StatusConnected && last.Passkey.Status == "" {
 		return nil, fault.New(fault.WhatsAppTimeout, "session %s did not connect within %s after linking (status: %s)", sessionID, linkWait, last.Status)
 	}
 	return toLiveSession(s, last), nil

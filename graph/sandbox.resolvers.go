@@ -33,7 +33,7 @@ func (r *mutationResolver) SandboxLinkDevice(ctx context.Context, sessionID stri
 	if _, err := sandbox.Do(ctx, sb, sandbox.LinkDevice{QRCode: st.QRCode, Phone: phone}); err != nil {
 		return nil, err
 	}
-	return r.awaitConnected(ctx, sessionID)
+	return r.awaitLinked(ctx, sessionID)
 }
 
 func (r *mutationResolver) SandboxEnterPairingCode(ctx context.Context, sessionID string, phone string, code string) (*model.Session, error) {
@@ -44,7 +44,7 @@ func (r *mutationResolver) SandboxEnterPairingCode(ctx context.Context, sessionI
 	if _, err := sandbox.Do(ctx, sb, sandbox.EnterPairingCode{Phone: phone, Code: code}); err != nil {
 		return nil, err
 	}
-	return r.awaitConnected(ctx, sessionID)
+	return r.awaitLinked(ctx, sessionID)
 }
 
 func (r *mutationResolver) SandboxSendText(ctx context.Context, sessionID string, from string, text string, group *string) (string, error) {

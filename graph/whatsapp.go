@@ -50,11 +50,20 @@ func toLiveSession(s *ent.Session, st whatsapp.SessionState) *model.Session {
 	m.Status, m.StatusReason = model.SessionStatus(st.Status), optional(st.Reason)
 	m.Jid, m.Phone, m.PushName = optional(st.JID), optional(st.Phone), optional(st.PushName)
 	m.QRCode, m.QRImage, m.PairingCode = optional(st.QRCode), optional(st.QRImage), optional(st.PairingCode)
+	m.Passkey = toPasskeyStep(st.Passkey)
 	if !st.ConnectedAt.IsZero() {
 		t := st.ConnectedAt.UTC()
 		m.ConnectedAt = &t
 	}
 	return m
+}
+
+// toPasskeyStep is the passkey step of a pairing session; nil when none.
+func toPasskeyStep(p whatsapp.PasskeyStep) *model.PasskeyStep {
+	if p.Status == "" {
+		return nil
+	}
+	return &model.PasskeyStep{Status: model.PasskeyStatus(p.Status), PublicKey: model.JSON(p.PublicKey), Code: optional(p.Code), ExpiresAt: p.ExpiresAt.UTC()}
 }
 
 func optional(s string) *string {

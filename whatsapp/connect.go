@@ -274,7 +274,7 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		m.point(cli)
 	}
 	cli.AddEventHandlerWithSuccessStatus(run.handleEvent)
-	// stop ends the QR watcher of a pairing client, and closes the idle
+	// stop ends the QR rotation of a pairing client, and closes the idle
 	// connections of a proxied session's own HTTP clients: every path
 	// that ends a client calls it once the client is closed. It is not the
 	// context of the client itself: whatsmeow still deletes a logged-out
@@ -284,18 +284,13 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		stopQR()
 		h.closeIdle()
 	}
-	var qr <-chan whatsmeow.QRChannelItem
 	if !linked {
-		var err error
-		if qr, err = cli.GetQRChannel(qrCtx); err != nil {
-			stop()
-			return fmt.Errorf("session %s: QR channel: %w", s.id, err)
-		}
+		run.qr, run.qrCtx = newQRRotation(m.qrTimings), qrCtx
 	}
 	pushName := dev.PushName // read before the client runs
 	attached, _ := m.change(s, nil, func(s *session) bool {
 		s.cli, s.stop = cli, stop
-		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}
 		if !linked {
 			s.st.jid, s.st.lid, s.st.pushName = jidNone, jidNone, ""
 		} else if s.st.pushName == "" {
@@ -307,9 +302,9 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		stop()
 		return fault.New(fault.NotFound, "session %s not found", s.id)
 	}
-	if qr != nil {
+	if run.qr != nil {
 		m.wg.Add(1)
-		go run.watchQR(qrCtx, qr)
+		go run.rotateQR(qrCtx)
 	}
 	if err := cli.ConnectContext(m.ctx); err != nil {
 		reason := unreachable(err)

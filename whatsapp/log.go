@@ -48,6 +48,10 @@ func (w waLogger) logf(level slog.Level, msg string, args []any) {
 	if !w.log.Enabled(ctx, level) {
 		return
 	}
+	if level == slog.LevelError && passkeyHandoff(msg, args) {
+		w.log.Log(ctx, slog.LevelInfo, "the phone took the pairing code and hands over to the account's passkey (primary_hello without a wrapped key)", "module", w.module)
+		return
+	}
 	if what := withheld(msg, args); what != "" {
 		w.log.Log(ctx, level, what+" (withheld from the log: it carries pairing secrets)", "module", w.module)
 		return
@@ -57,11 +61,14 @@ func (w waLogger) logf(level slog.Level, msg string, args []any) {
 
 // pairingTag reports whether nodes of tag carry pairing secrets: the QR
 // refs (pair-device, ref), the signed device identity and its keys
-// (pair-success, pair-device-sign, device-identity) and the phone-code
-// pairing (link_code_*).
+// (pair-success, pair-device-sign, device-identity), the phone-code
+// pairing (link_code_*) and the passkey step's challenge, assertion,
+// nonces and encrypted keys (passkey.go).
 func pairingTag(tag string) bool {
 	switch tag {
-	case "pair-device", "ref", "pair-success", "pair-device-sign", "device-identity":
+	case "pair-device", "ref", "pair-success", "pair-device-sign", "device-identity",
+		"passkey_request_options", "passkey_prologue", "primary_ephemeral_identity", "companion_nonce",
+		"encrypted_pairing_request":
 		return true
 	}
 	return strings.HasPrefix(tag, "link_code")
@@ -108,4 +115,16 @@ func pairingIn(n *waBinary.Node) string {
 		}
 	}
 	return ""
+}
+
+// passkeyHandoff reports whether a record is whatsmeow (at our pin) failing
+// on the primary_hello WhatsApp sends by phone code to an account that
+// requires a passkey: it has no wrapped ephemeral key, and the passkey
+// notification that follows links the device (passkey.go). Not an error.
+func passkeyHandoff(msg string, args []any) bool {
+	if !strings.HasPrefix(msg, "Failed to handle code pair notification") || len(args) != 1 {
+		return false
+	}
+	err, ok := args[0].(error)
+	return ok && strings.Contains(err.Error(), "link_code_pairing_wrapped_primary_ephemeral_pub")
 }

@@ -120,6 +120,9 @@ type SessionState struct {
 	QRCode      string // the QR code to show while PAIRING
 	QRImage     string // QRCode as a data:image/png;base64 URL
 	PairingCode string // the code of PairPhone, while PAIRING
+	// Passkey is the passkey step while PAIRING, when WhatsApp asks for the
+	// account's passkey (passkey.go); the zero step otherwise.
+	Passkey     PasskeyStep
 	JID         string // the linked device; "" when none
 	LID         string // the account's LID, when known
 	Phone       string // the account's number
@@ -217,6 +220,9 @@ type Manager struct {
 	// storeKeepUp, set by tests, keeps a session up after a store failure:
 	// the stanza alone must then stay unacknowledged.
 	storeKeepUp bool
+	// qrTimings, set by tests before any client starts, shortens the QR
+	// rotation (qrcodes.go).
+	qrTimings qrTimings
 }
 
 const (

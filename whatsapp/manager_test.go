@@ -166,10 +166,7 @@ func runOutOfQRCodes(t *testing.T, m *Manager, id string) {
 	if cli == nil {
 		t.Fatalf("session %s runs no client", id)
 	}
-	ch := make(chan whatsmeow.QRChannelItem, 1)
-	ch <- whatsmeow.QRChannelTimeout
-	m.wg.Add(1) // watchQR's, as start adds it
-	(&clientRun{m: m, s: s, cli: cli}).watchQR(ctx, ch)
+	(&clientRun{m: m, s: s, cli: cli}).qrTimedOut()
 }
 
 // TestRestoreCorrectsStaleStatus: a session whose record says CONNECTED

@@ -127,7 +127,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	net, err := wafake.New(wafake.Options{})
+	return newEnvOn(t, wafake.Options{})
+}
+
+// newEnvOn is newEnv on a network with opts.
+func newEnvOn(t *testing.T, opts wafake.Options) *env {
+	t.Helper()
+	net, err := wafake.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

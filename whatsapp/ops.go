@@ -78,7 +78,7 @@ type Operation interface {
 // Operations is every operation a forwarded call may name.
 func Operations() []Operation {
 	return []Operation{
-		OpStatus(), OpConnect(), OpPairPhone(), OpDisconnect(), OpLogout(), OpDelete(),
+		OpStatus(), OpConnect(), OpPairPhone(), OpSubmitPasskeyAssertion(), OpConfirmPasskey(), OpDisconnect(), OpLogout(), OpDelete(),
 		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
@@ -145,6 +145,19 @@ func OpConnect() Op[None, None] {
 
 // OpPairPhone asks for a pairing code for a phone number.
 func OpPairPhone() Op[string, string] { return op("pairPhone", (*Manager).PairPhone) }
+
+// OpSubmitPasskeyAssertion hands WhatsApp the assertion of the account's
+// passkey while pairing.
+func OpSubmitPasskeyAssertion() Op[json.RawMessage, SessionState] {
+	return op("submitPasskeyAssertion", (*Manager).SubmitPasskeyAssertion)
+}
+
+// OpConfirmPasskey confirms the passkey step's code.
+func OpConfirmPasskey() Op[None, SessionState] {
+	return op("confirmPasskey", func(m *Manager, ctx context.Context, id string, _ None) (SessionState, error) {
+		return m.ConfirmPasskey(ctx, id)
+	})
+}
 
 // OpDisconnect closes the session's connection, keeping its link.
 func OpDisconnect() Op[None, None] {

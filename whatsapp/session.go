@@ -66,6 +66,7 @@ type sessionState struct {
 	reason        string
 	qr            string
 	pairingCode   string
+	passkey       PasskeyStep // the passkey step while PAIRING (passkey.go); zero when none
 	jid, lid      types.JID
 	pushName      string
 	pushNameAt    time.Time // when pushName was written: older events do not replace it
@@ -77,11 +78,12 @@ type sessionState struct {
 type connState struct {
 	status                  Status
 	qr, reason, pairingCode string
+	passkey                 PasskeyStep
 }
 
 func (c connState) data() *payload.Connection {
 	return &payload.Connection{Status: string(c.status), QR: payload.Text(c.qr), Reason: payload.Text(c.reason),
-		PairingCode: payload.Text(c.pairingCode)}
+		PairingCode: payload.Text(c.pairingCode), Passkey: c.passkey.data()}
 }
 
 // newSession builds a session from its persisted record. A status left
@@ -144,13 +146,14 @@ func (st *sessionState) record() StatusRecord {
 }
 
 func (st *sessionState) connection() connState {
-	return connState{status: st.status, qr: st.qr, reason: st.reason, pairingCode: st.pairingCode}
+	return connState{status: st.status, qr: st.qr, reason: st.reason, pairingCode: st.pairingCode, passkey: st.passkey}
 }
 
 func (st *sessionState) public() SessionState {
 	p := SessionState{
 		Status: st.status, Reason: st.reason, QRCode: st.qr, QRImage: qrDataURL(st.qr),
 		PairingCode: st.pairingCode, PushName: st.pushName, ConnectedAt: st.connectedAt,
+		Passkey: st.passkey,
 	}
 	if !st.jid.IsEmpty() {
 		p.JID, p.Phone = st.jid.String(), st.jid.User
@@ -163,7 +166,7 @@ func (st *sessionState) public() SessionState {
 
 // loggedOut puts the state in LOGGED_OUT: the device is gone.
 func (st *sessionState) loggedOut(reason string) {
-	st.status, st.reason, st.qr, st.pairingCode = StatusLoggedOut, reason, "", ""
+	st.status, st.reason, st.qr, st.pairingCode, st.passkey = StatusLoggedOut, reason, "", "", PasskeyStep{}
 	st.jid, st.lid, st.pushName, st.pushNameAt, st.keepaliveLost = jidNone, jidNone, "", time.Time{}, false
 }
 
@@ -173,7 +176,7 @@ func (st *sessionState) end(status Status, reason string) {
 		st.loggedOut(reason)
 		return
 	}
-	st.status, st.reason, st.qr, st.pairingCode, st.keepaliveLost = status, reason, "", "", false
+	st.status, st.reason, st.qr, st.pairingCode, st.passkey, st.keepaliveLost = status, reason, "", "", PasskeyStep{}, false
 }
 
 // detachLocked forgets the client and returns it with the function that
@@ -295,14 +298,17 @@ type clientRun struct {
 	// failure to reach WhatsApp through the proxy is retried, as any
 	// lost connection is (start).
 	connected atomic.Bool
+	// qr rotates the QR codes of a pairing client until qrCtx ends
+	// (qrcodes.go); nil for a linked device.
+	qr    *qrRotation
+	qrCtx context.Context
 }
 
 // handleEvent is the client's event handler, registered with success status
 // and SynchronousAck: it returns false when what the event produced could
 // not be stored, and whatsmeow then does not acknowledge the stanza. The
 // session then reconnects at once (storefail.go), so that WhatsApp sends
-// the stanza again now rather than at some later login. QR codes come
-// through the QR channel (watchQR), not from here.
+// the stanza again now rather than at some later login.
 func (r *clientRun) handleEvent(raw any) bool {
 	if r.m.closing.Load() || !r.s.current(r.cli) {
 		return false // a client that is over stores nothing: WhatsApp re-sends to the current one
@@ -322,6 +328,15 @@ func (r *clientRun) handleEvent(raw any) bool {
 // dispatch hands an event to its handler.
 func (r *clientRun) dispatch(raw any) bool {
 	switch evt := raw.(type) {
+	case *events.QR:
+		r.qrEvent(evt.Codes, nil)
+		return true
+	case *events.PairPasskeyRequest:
+		return r.handlePasskeyRequest(evt)
+	case *events.PairPasskeyConfirmation:
+		return r.handlePasskeyConfirmation(evt)
+	case *events.PairPasskeyError:
+		return r.handlePasskeyError(evt)
 	case *events.PairSuccess:
 		return r.handlePairSuccess(evt)
 	case *events.PairError:
@@ -440,43 +455,6 @@ func (r *clientRun) handleClientOutdated() bool {
 // pairingTimeoutReason is the reason of a session whose QR codes ran out.
 const pairingTimeoutReason = "pairing timed out: no QR code was scanned"
 
-// watchQR follows the client's QR channel while it pairs: each code becomes
-// the session's current QR; running out of codes ends the pairing.
-func (r *clientRun) watchQR(ctx context.Context, ch <-chan whatsmeow.QRChannelItem) {
-	defer r.m.wg.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case item, ok := <-ch:
-			if !ok {
-				return
-			}
-			switch item.Event {
-			case whatsmeow.QRChannelEventCode:
-				r.showQR(item.Code)
-			case whatsmeow.QRChannelTimeout.Event:
-				r.end(StatusDisconnected, pairingTimeoutReason, false)
-				return
-			case whatsmeow.QRChannelSuccess.Event, whatsmeow.QRChannelEventError:
-				return // PairSuccess and PairError are handled as events
-			default:
-				r.s.log.Warn("pairing", "qr_event", item.Event)
-			}
-		}
-	}
-}
-
-func (r *clientRun) showQR(code string) {
-	r.update(func(s *session) bool {
-		if !s.st.jid.IsEmpty() || (s.st.status != StatusConnecting && s.st.status != StatusPairing) {
-			return false // paired meanwhile
-		}
-		s.st.status, s.st.qr = StatusPairing, code
-		return true
-	})
-}
-
 // handlePairSuccess: the device is linked and whatsmeow logs in with it.
 // The JID is persisted at once, so a restart logs the device in again.
 func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
@@ -490,7 +468,7 @@ func (r *clientRun) handlePairSuccess(evt *events.PairSuccess) bool {
 	r.paired.Store(true)
 	return r.update(func(s *session) bool {
 		s.st.jid, s.st.lid = evt.ID, evt.LID
-		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode = StatusConnecting, "", "", ""
+		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}
 		return true
 	}, Event{Kind: KindCredsUpdate, Data: creds})
 }

@@ -18,7 +18,7 @@ import (
 
 // Applied is st after the session's event of kind with data (its JSON), as
 // the manager changed its own state when it published it: connection.update
-// carries the status, QR code, pairing code and reason; creds.update what
+// carries the status, QR code, pairing code, passkey step and reason; creds.update what
 // the account became. connectedAt is when the session became CONNECTED
 // (the manager saves it in the record before it publishes the change); it
 // is asked only on that change. Other kinds leave st as it is.
@@ -35,8 +35,12 @@ func (st SessionState) Applied(kind string, data []byte, connectedAt func() time
 			st.QRCode, st.QRImage = qr, qrDataURL(qr)
 		}
 		st.PairingCode = string(c.PairingCode)
+		st.Passkey = PasskeyStep{}
+		if p := c.Passkey; p != nil {
+			st.Passkey = PasskeyStep{Status: PasskeyStatus(p.Status), PublicKey: string(p.PublicKey), Code: string(p.Code), ExpiresAt: p.ExpiresAt.Time}
+		}
 		if st.Status != StatusPairing {
-			st.PairingCode = ""
+			st.PairingCode, st.Passkey = "", PasskeyStep{}
 		}
 		switch st.Status {
 		case StatusLoggedOut: // the device is gone (sessionState.loggedOut)

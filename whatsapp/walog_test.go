@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -211,5 +212,56 @@ func TestWhatsmeowLogWithholdsPairingCode(t *testing.T) {
 	}
 	if len(logs.Lines("withheld", "link_code")) == 0 {
 		t.Error("no record says the link_code node was withheld")
+	}
+}
+
+// TestWhatsmeowLogPasskeyByCode: pairing by phone code with a passkey, the
+// primary_hello without a wrapped key (whatsmeow #1233) is logged as the
+// hand-off to the passkey it is, not as an error; the passkey step's
+// challenge, assertion, nonces and encrypted keys are withheld.
+func TestWhatsmeowLogPasskeyByCode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	log, logs := logtest.New(slog.LevelDebug)
+	e.log = log
+	m := e.manager()
+	if err := e.net.RequirePasskey(phone); err != nil {
+		t.Fatal(err)
+	}
+	e.statuses.add("s1")
+	code, err := m.PairPhone(ctx, "s1", phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.net.EnterPairingCode(phone, code); err != nil {
+		t.Fatal(err)
+	}
+	st := e.waitState(m, "s1", "the passkey step", func(st SessionState) bool { return st.Passkey.Status == PasskeyAwaitingAssertion })
+	var opts struct{ Challenge string }
+	if err := json.Unmarshal([]byte(st.Passkey.PublicKey), &opts); err != nil || opts.Challenge == "" {
+		t.Fatalf("options %s: %v", st.Passkey.PublicKey, err)
+	}
+	assertion, err := e.net.PasskeyAssertion(phone, []byte(st.Passkey.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SubmitPasskeyAssertion(ctx, "s1", assertion); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.ConfirmPasskey(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(e.waitStatus(m, "s1", StatusConnected))
+	if errs := logs.Lines(`"level":"ERROR"`); len(errs) != 0 {
+		t.Errorf("errors logged: %q", errs)
+	}
+	if len(logs.Lines(`"level":"INFO"`, "hands over to the account's passkey")) != 1 {
+		t.Error("no record of the hand-off to the passkey")
+	}
+	got := logs.String()
+	for _, s := range []string{opts.Challenge, "<passkey_prologue", "<companion_nonce", "<encrypted_pairing_request", "<primary_ephemeral_identity", "<passkey_request_options"} {
+		if strings.Contains(got, s) {
+			t.Errorf("the log holds %q", s)
+		}
 	}
 }

@@ -183,6 +183,17 @@ type ParticipantResult struct {
 	Message *string `json:"message,omitempty"`
 }
 
+// The passkey step of a pairing session.
+type PasskeyStep struct {
+	Status PasskeyStatus `json:"status"`
+	// The WebAuthn request options, as WhatsApp sent them (JSON form: base64url challenge, rpId, allowCredentials, …).
+	PublicKey JSON `json:"publicKey"`
+	// The confirmation code to compare with the phone's, once WhatsApp answered the assertion.
+	Code *string `json:"code,omitempty"`
+	// When WhatsApp stops taking the assertion; a late one is refused and the session shows a fresh QR code.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // A poll's current tally: every vote counted as it arrived, decrypted.
 type Poll struct {
 	MessageID string `json:"messageId"`
@@ -514,6 +525,8 @@ type Session struct {
 	// on SQLite, and while no process holds the session (its holder died and the
 	// lease has not expired yet, or nobody has taken it).
 	Lease *SessionLease `json:"lease,omitempty"`
+	// The passkey step while PAIRING, when WhatsApp asks for the account's passkey; null otherwise.
+	Passkey *PasskeyStep `json:"passkey,omitempty"`
 }
 
 // The lease by which one process of a cluster runs a session.
@@ -761,6 +774,69 @@ func (e *EventKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e EventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where the passkey step of a pairing stands. Since mid-2026 WhatsApp asks some
+// accounts for their passkey (WebAuthn) when a device is linked, by QR code or
+// by phone code; the gateway hands the challenge to whoever holds the passkey.
+type PasskeyStatus string
+
+const (
+	// WhatsApp asks for an assertion of the account's passkey: answer publicKey
+	// (navigator.credentials.get after PublicKeyCredential.parseRequestOptionsFromJSON)
+	// and hand the credential's toJSON() to submitPasskeyAssertion.
+	PasskeyStatusAwaitingAssertion PasskeyStatus = "AWAITING_ASSERTION"
+	// WhatsApp took the assertion: compare code with the code the phone shows,
+	// then confirmPasskey.
+	PasskeyStatusAwaitingConfirmation PasskeyStatus = "AWAITING_CONFIRMATION"
+)
+
+var AllPasskeyStatus = []PasskeyStatus{
+	PasskeyStatusAwaitingAssertion,
+	PasskeyStatusAwaitingConfirmation,
+}
+
+func (e PasskeyStatus) IsValid() bool {
+	switch e {
+	case PasskeyStatusAwaitingAssertion, PasskeyStatusAwaitingConfirmation:
+		return true
+	}
+	return false
+}
+
+func (e PasskeyStatus) String() string {
+	return string(e)
+}
+
+func (e *PasskeyStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PasskeyStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PasskeyStatus", str)
+	}
+	return nil
+}
+
+func (e PasskeyStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PasskeyStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PasskeyStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

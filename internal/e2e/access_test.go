@@ -16,6 +16,7 @@ import (
 var validBodies = map[string]string{
 	"POST /session":                                              `{"name":"x"}`,
 	"POST /session/{sessionId}/pair-phone":                       `{"number":"4915550012002"}`,
+	"POST /session/{sessionId}/passkey/assertion":                `{"assertion":{"id":"AQ","rawId":"AQ","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"AQ","signature":"AQ"}}}`,
 	"POST /session/{sessionId}/message/text":                     `{"number":"4915550012002","text":"hi"}`,
 	"POST /session/{sessionId}/message/image":                    `{"number":"4915550012002","source":"aGk="}`,
 	"POST /session/{sessionId}/message/video":                    `{"number":"4915550012002","source":"aGk="}`,

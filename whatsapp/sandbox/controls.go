@@ -74,6 +74,8 @@ func controls() []op {
 	return []op{
 		LinkDevice{}.control(),
 		EnterPairingCode{}.control(),
+		RequirePasskey{}.control(),
+		PasskeyAssertion{}.control(),
 		Inbox{}.control(),
 		Media{}.control(),
 		SendText{}.control(),

@@ -36,6 +36,8 @@ func badInputs() []badInput {
 		refused("qrCode", LinkDevice{QRCode: "nonsense", Phone: me}),
 		refused("phone", LinkDevice{QRCode: "nonsense", Phone: "4917012340000"}),
 		refused("code", EnterPairingCode{Phone: me, Code: "ABC"}),
+		refused("phone", RequirePasskey{Phone: "4917012340000"}),
+		refused("publicKey", PasskeyAssertion{Phone: me, PublicKey: json.RawMessage(`[1]`)}),
 		refused("phone", Inbox{Phone: "12"}),
 		refused("messageId", Media{Phone: me, MessageID: " "}),
 		refused("to", SendText{From: contact, To: me, Text: "hi"}),

@@ -32,6 +32,14 @@
 // them — and send it with the retry count (retryresend.go), at most four
 // times.
 //
+// An account may require a passkey to link a device (RequirePasskey), as
+// WhatsApp asks some accounts since mid-2026: once its phone took the QR
+// code or the pairing code, the client gets WebAuthn request options and
+// must answer with an assertion the network verifies (a real ECDSA P-256
+// signature, webauthn.go), then the two sides agree on a confirmation code
+// before the network links it (passkey.go). PasskeyAssertion is the
+// account's authenticator answering a challenge.
+//
 // The world follows sandbox.md: every number of 7 to 15 digits is an account
 // with a phone, except those ending in 0000. The network only ever listens on
 // loopback, and nothing but an explicit call (New, TrustRoot, Point) turns a

@@ -56,8 +56,12 @@ func (n *Network) afterLogin(c *conn) {
 	}})
 }
 
-// handleMD answers the client's md IQs: pairing by code and logout.
+// handleMD answers the client's md IQs: pairing by code, the passkey
+// step and logout.
 func (n *Network) handleMD(c *conn, node *waBinary.Node) ([]waBinary.Node, *iqError) {
+	if content, iqErr, ok := n.handlePasskeyIQ(c, node); ok {
+		return content, iqErr
+	}
 	if reg, ok := node.GetOptionalChildByTag("link_code_companion_reg"); ok {
 		return n.handleLinkCode(c, &reg)
 	}

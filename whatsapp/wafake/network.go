@@ -36,6 +36,9 @@ type Options struct {
 	// changes are written a moment after they happen, and Close writes the
 	// last. Empty: the world lives in memory only.
 	StateDir string
+	// PasskeyTimeout is how long a passkey challenge stays valid (0:
+	// DefaultPasskeyTimeout).
+	PasskeyTimeout time.Duration
 }
 
 // Network is a simulated WhatsApp: a server on loopback that whatsmeow
@@ -52,14 +55,16 @@ type Network struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       changeMutex // its unlocks count the changes persist.go saves
-	conns    map[*conn]struct{}
-	accounts map[string]*account
-	lidSeq   uint64
-	pairing  map[string]*conn // QR reference → the client showing it
-	pending  map[string]pendingIQ
-	codeRegs map[string]*codeReg // paircode.go: pairing-code reference → the waiting client, under mu
-	counts   connCounts          // connections.go: logged-in connections by device, under mu
+	mu             changeMutex // its unlocks count the changes persist.go saves
+	conns          map[*conn]struct{}
+	accounts       map[string]*account
+	lidSeq         uint64
+	pairing        map[string]*conn // QR reference → the client showing it
+	pending        map[string]pendingIQ
+	codeRegs       map[string]*codeReg    // paircode.go: pairing-code reference → the waiting client, under mu
+	passkeys       map[*conn]*passkeyStep // passkey.go: clients in the passkey step, under mu
+	passkeyTimeout time.Duration
+	counts         connCounts // connections.go: logged-in connections by device, under mu
 
 	media   mediaStore  // media.go: uploaded blobs, with their own lock
 	groups  groupState  // groups.go: groups and pictures, under mu
@@ -106,6 +111,10 @@ func New(opts Options) (*Network, error) {
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
 		accounts: map[string]*account{}, pairing: map[string]*conn{}, pending: map[string]pendingIQ{},
 		counts: connCounts{}, stateDir: opts.StateDir,
+		passkeys: map[*conn]*passkeyStep{}, passkeyTimeout: opts.PasskeyTimeout,
+	}
+	if n.passkeyTimeout <= 0 {
+		n.passkeyTimeout = DefaultPasskeyTimeout
 	}
 	n.media.gen = &n.mu.gen
 	if err := n.loadState(); err != nil {

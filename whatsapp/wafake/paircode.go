@@ -134,6 +134,9 @@ func (n *Network) EnterPairingCode(phone, code string) error {
 	if r == nil {
 		return fmt.Errorf("wafake: no client is waiting for a pairing code of %s", phone)
 	}
+	if n.needsPasskey(phone) {
+		return n.codeToPasskey(r, acct)
+	}
 
 	// The phone wraps its own key under the client's salt with a fresh IV:
 	// the client reads the salt from the message either way, and one PBKDF2
@@ -264,4 +267,31 @@ func childBytes(node *waBinary.Node, tag string) []byte {
 		return []byte(v)
 	}
 	return nil
+}
+
+// codeToPasskey is the phone taking a pairing code on an account that
+// requires a passkey. As WhatsApp does since mid-2026 (whatsmeow #1188,
+// #1233), its primary_hello carries no wrapped ephemeral key, so there is
+// no key bundle to exchange: the passkey step (passkey.go) links the
+// client, and the confirmation code, not the pairing code, binds the two
+// sides.
+func (n *Network) codeToPasskey(r *codeReg, acct *account) error {
+	n.mu.Lock()
+	delete(n.codeRegs, r.ref)
+	n.mu.Unlock()
+	err := r.c.send(waBinary.Node{
+		Tag: "notification",
+		Attrs: waBinary.Attrs{
+			"id": n.nextID(), "type": "link_code_companion_reg", "from": types.ServerJID,
+			"t": strconv.FormatInt(time.Now().Unix(), 10),
+		},
+		Content: []waBinary.Node{{Tag: "link_code_companion_reg", Attrs: waBinary.Attrs{"stage": "primary_hello"}, Content: []waBinary.Node{
+			{Tag: "link_code_pairing_ref", Content: []byte(r.ref)},
+			{Tag: "primary_identity_pub", Content: acct.identity.Pub[:]},
+		}}},
+	})
+	if err != nil {
+		return fmt.Errorf("wafake: send primary_hello: %w", err)
+	}
+	return n.askPasskey(r.c, r.phone, nil)
 }

@@ -79,6 +79,11 @@ func (n *Network) ScanQR(code, phone string) error {
 	if qr.NoiseKey != c.noisePub || string(qr.IdentityKey[:]) != string(reg.GetEIdent()) {
 		return errors.New("wafake: the QR code does not match the keys of the client showing it")
 	}
+	if n.needsPasskey(phone) {
+		// The phone scanned: the rest is the client's passkey step
+		// (passkey.go), which ends in pair as well.
+		return n.askPasskey(c, phone, qr.AdvSecret)
+	}
 	return n.pair(c, phone, qr.AdvSecret)
 }
 

@@ -28,6 +28,9 @@ type account struct {
 	// chatStates are the chat states clients showed the account
 	// (chatstate.go); not kept across a restart, as they pass.
 	chatStates []ChatStateInfo
+	// passkey, when set, gates linking behind the account's passkey
+	// (passkey.go); not kept across a restart.
+	passkey *passkeyCred
 }
 
 // companion is a linked device, as the server knows it: its keys and the

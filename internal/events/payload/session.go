@@ -1,5 +1,7 @@
 package payload
 
+import "encoding/json"
+
 // Connection is the data of connection.update.
 type Connection struct {
 	Status string `json:"status"` // the GraphQL SessionStatus value
@@ -8,10 +10,24 @@ type Connection struct {
 	// PairingCode is the code to enter on the phone while PAIRING by phone
 	// number (pairPhone); absent otherwise.
 	PairingCode Text `json:"pairingCode,omitempty"`
+	// Passkey is the passkey step while PAIRING, when WhatsApp asks for
+	// the account's passkey; absent otherwise.
+	Passkey *Passkey `json:"passkey,omitempty"`
 	// OfflineSync is set on the connection.update that tells where the
 	// replay of what WhatsApp queued while the device was offline stands;
 	// null on every other.
 	OfflineSync *OfflineSync `json:"offlineSync"`
+}
+
+// Passkey is the passkey step of a pairing: WhatsApp asked for the
+// account's passkey (a WebAuthn assertion), then for the confirmation code
+// to be compared.
+type Passkey struct {
+	Status string `json:"status"` // AWAITING_ASSERTION or AWAITING_CONFIRMATION
+	// PublicKey is the WebAuthn request options, as WhatsApp sent them.
+	PublicKey json.RawMessage `json:"publicKey"`
+	Code      Text            `json:"code"` // the confirmation code, once known
+	ExpiresAt Time            `json:"expiresAt"`
 }
 
 // OfflineSync is the replay of the offline queue at a login: announced

@@ -1,12 +1,14 @@
 // The pairing page: starts pairing, shows the QR code and redraws it each
 // time WhatsApp rotates it (about every 20 s), offers a pairing code by
-// phone number instead, and turns to CONNECTED by itself: all of it from
-// one sessionStatus subscription.
+// phone number instead, walks the passkey step when WhatsApp asks for one
+// (passkey.js), and turns to CONNECTED by itself: all of it from one
+// sessionStatus subscription.
 
 import { query } from "./gql.js";
 import { h, replace, time, errorText, busy, statusBadge, notice } from "./dom.js";
+import { passkeyCard } from "./passkey.js";
 
-const fields = "id name status statusReason jid phone pushName qrImage pairingCode connectedAt";
+const fields = "id name status statusReason jid phone pushName qrImage pairingCode connectedAt passkey { status publicKey code expiresAt }";
 
 export function render(root, ctx) {
   const [id] = ctx.params;
@@ -41,8 +43,9 @@ export function render(root, ctx) {
   );
   // In sandbox mode no real phone can scan the code: a simulated one can.
   let simulated = null;
+  let simPhone = null;
   if (ctx.viewer.sandbox) {
-    const simPhone = h("input#sb-link-phone", { value: "4915550123456", inputMode: "tel", "aria-label": "simulated phone's number" });
+    simPhone = h("input#sb-link-phone", { value: "4915550123456", inputMode: "tel", "aria-label": "simulated phone's number" });
     const scan = h("button.primary#sb-link", { type: "submit" }, "Scan with this phone");
     simulated = h(
       "form.card.by-phone",
@@ -67,6 +70,7 @@ export function render(root, ctx) {
   let started = false;
   let qrCount = 0;
   let lastQR = "";
+  let lastStep = "";
   async function connect() {
     await query(`mutation($id: ID!) { connectSession(id: $id) { id } }`, { id });
   }
@@ -87,6 +91,18 @@ export function render(root, ctx) {
       );
       return;
     }
+    if (s.status === "PAIRING" && s.passkey) {
+      // Drawn again only when the step changes: an answer being pasted
+      // stays.
+      const key = JSON.stringify(s.passkey);
+      if (key !== lastStep || !body.querySelector("#passkey")) {
+        lastStep = key;
+        const phoneOf = simPhone ? () => simPhone.value.replace(/[^0-9]/g, "") : null;
+        replace(body, passkeyCard(id, s.passkey, phoneOf));
+      }
+      return;
+    }
+    lastStep = "";
     if (s.status === "PAIRING" && s.qrImage) {
       if (s.qrImage !== lastQR) {
         lastQR = s.qrImage;
