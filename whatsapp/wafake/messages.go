@@ -86,6 +86,14 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 			}
 		}
 	}
+	if to.Device != 0 {
+		// One device's copy, as a sender answers a retry receipt
+		// (whatsmeow retry.go handleRetryReceipt): <message to=<device>>
+		// with its <enc> inside.
+		for _, enc := range node.GetChildrenByTag("enc") {
+			n.deliverCopy(sender, to.ToNonAD(), to, id, enc, node)
+		}
+	}
 	_ = c.send(ack)
 }
 
@@ -165,11 +173,24 @@ func (n *Network) relayCopy(sender, chat types.JID, acct *account, device uint16
 	if from == acct {
 		attrs["recipient"] = chat
 	}
+	n.mu.Lock()
+	enc = spoilLocked(comp, enc)
+	n.mu.Unlock()
 	content := []waBinary.Node{enc}
 	if di, ok := orig.GetOptionalChildByTag("device-identity"); ok {
 		content = append(content, di)
 	}
-	n.queue(comp, id, waBinary.Node{Tag: "message", Attrs: attrs, Content: content})
+	msg := waBinary.Node{Tag: "message", Attrs: attrs, Content: content}
+	if from != acct {
+		n.rememberRelayed(comp, relayedCopy{id: id, from: sender, to: chat.ToNonAD()})
+	}
+	if _, retried := enc.Attrs["count"]; retried {
+		// An answer to a retry receipt takes the place of the copy
+		// still queued, as a phone's does (retryresend.go requeue).
+		n.requeue(comp, id, msg)
+		return
+	}
+	n.queue(comp, id, msg)
 }
 
 // pnOfLID maps a LID device JID to the phone-number JID of the same device.
