@@ -151,6 +151,9 @@ type ManagerOptions struct {
 	// Probe, when set, is asked before a session taken down by a failure
 	// reconnects (storefail.go): the database takes writes again.
 	Probe WriteProbe
+	// Limits keeps what WhatsApp said of each account's limits
+	// (limits.go); nil: kept in memory only.
+	Limits LimitStore
 }
 
 // Observer counts what went wrong in the sessions.
@@ -203,8 +206,9 @@ type Manager struct {
 
 	wg sync.WaitGroup // the QR watchers, closeLater's timers, running Deletes and store recoveries
 
-	obs   Observer
-	probe WriteProbe // nil: the device store's write alone is the probe
+	obs    Observer
+	probe  WriteProbe // nil: the device store's write alone is the probe
+	limits LimitStore // nil: limits kept in memory only
 
 	// storeFault, set by tests before any client starts, fails the device
 	// store's calls while it returns an error (storefail.go).
@@ -312,6 +316,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	m := &Manager{
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer, probe: opts.Probe,
+		limits: opts.Limits,
 	}
 	if m.obs == nil {
 		m.obs = discardObserver{}

@@ -91,6 +91,7 @@ func controls() []op {
 		DropConnection{}.control(),
 		RemoveDevice{}.control(),
 		RequireClientVersion{}.control(),
+		ReachoutTimelock{}.control(),
 	}
 }
 

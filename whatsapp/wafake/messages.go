@@ -74,6 +74,13 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 		_ = c.send(ack)
 		return
 	}
+	if n.reachoutRefuses(c.dev.acct, to) {
+		// The account is under a reach-out timelock and to is new to it
+		// (reachout.go): WhatsApp refuses the message, relays nothing.
+		ack.Attrs["error"] = errReachout
+		_ = c.send(ack)
+		return
+	}
 	sender := c.dev.jid()
 	for _, p := range node.GetChildrenByTag("participants") {
 		for _, t := range p.GetChildrenByTag("to") {
@@ -95,6 +102,23 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 		}
 	}
 	_ = c.send(ack)
+}
+
+// reachoutRefuses tells whether the reach-out timelock of from refuses a
+// direct message to the user to (by number or LID); one it lets through
+// makes the two known to each other.
+func (n *Network) reachoutRefuses(from *account, to types.JID) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	recipient := n.accounts[to.User]
+	if to.Server == types.HiddenUserServer {
+		recipient = n.accountOfLIDLocked(to.User)
+	}
+	if n.reachoutRefusesLocked(from, recipient) {
+		return true
+	}
+	contactedLocked(from, recipient)
+	return false
 }
 
 // isUser reports whether to, a user's JID by number or by LID, names an
@@ -310,6 +334,7 @@ func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets b
 	for _, j := range recipient.deviceJIDs()[1:] {
 		comps = append(comps, recipient.devices[j.Device])
 	}
+	contactedLocked(sender, recipient)
 	notify, identity := n.senderIdentityLocked(sender)
 	n.mu.Unlock()
 	if len(comps) == 0 {

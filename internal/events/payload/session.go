@@ -12,6 +12,21 @@ type Connection struct {
 	// replay of what WhatsApp queued while the device was offline stands;
 	// null on every other.
 	OfflineSync *OfflineSync `json:"offlineSync"`
+	// Limits is set on the connection.update that tells a change of what
+	// WhatsApp said of the account's limits (reason "reach-out
+	// timelock"); absent on every other.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits is what WhatsApp said of an account's limits on reaching new
+// contacts (Session.limits): null fields, it said nothing (or lifted it).
+type Limits struct {
+	// ReachoutTimelockUntil is when the reach-out timelock WhatsApp put
+	// on the account ends.
+	ReachoutTimelockUntil Time `json:"reachoutTimelockUntil"`
+	// NewContactQuota is how many more new contacts the account may
+	// message, when WhatsApp says.
+	NewContactQuota *int `json:"newContactQuota"`
 }
 
 // OfflineSync is the replay of the offline queue at a login: announced
