@@ -14,8 +14,8 @@ type Connection struct {
 	OfflineSync *OfflineSync `json:"offlineSync"`
 	// Limits is set on the connection.update that tells a change of what
 	// WhatsApp said of the account's limits (reason "reach-out
-	// timelock"); absent on every other.
-	Limits *Limits `json:"limits,omitempty"`
+	// timelock"); null on every other.
+	Limits *Limits `json:"limits"`
 }
 
 // Limits is what WhatsApp said of an account's limits on reaching new
