@@ -89,8 +89,14 @@ func TestReachoutTimelock(t *testing.T) {
 	if err != nil || end.Before(time.Now().Add(59*time.Minute)) || end.After(time.Now().Add(61*time.Minute)) {
 		t.Fatalf("reachoutTimelockUntil %q, want about an hour from now (%v)", until, err)
 	}
-	if got := timelockUpdates(t, s, sess.ID); len(got) != 1 || got[0] != until {
-		t.Fatalf("limits connection.updates %q, want one with %s", got, until)
+	// The limits are stored before their event: it follows.
+	var updates []string
+	testclient.Until(t, 10*time.Second, "the limit's connection.update", func() bool {
+		updates = timelockUpdates(t, s, sess.ID)
+		return len(updates) > 0
+	})
+	if len(updates) != 1 || updates[0] != until {
+		t.Fatalf("limits connection.updates %q, want one with %s", updates, until)
 	}
 
 	res := s.REST(t, "POST", "/session/"+sess.ID+"/message/text", apptest.AdminToken, `{"number":"`+stranger+`","text":"hello stranger"}`)
@@ -135,8 +141,12 @@ func TestReachoutTimelock(t *testing.T) {
 
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { sandboxReachoutTimelock(sessionId: $id, seconds: 0) }`, map[string]any{"id": sess.ID}, nil)
 	testclient.Until(t, 10*time.Second, "Session.limits shows none", func() bool { return limitsOf(t, s, sess.ID) == "" })
-	if got := timelockUpdates(t, s, sess.ID); len(got) != 2 || got[1] != "" {
-		t.Fatalf("limits connection.updates %q, want the timelock then its lifting (null)", got)
+	testclient.Until(t, 10*time.Second, "the lifting's connection.update", func() bool {
+		updates = timelockUpdates(t, s, sess.ID)
+		return len(updates) > 1
+	})
+	if len(updates) != 2 || updates[1] != "" {
+		t.Fatalf("limits connection.updates %q, want the timelock then its lifting (null)", updates)
 	}
 	if m := received(t, s, later, scheduled); str(m.Text) != "held until the timelock ends" {
 		t.Errorf("the held send arrived as %q", str(m.Text))
