@@ -7011,40 +7011,41 @@ func (m *SendKeyMutation) ResetEdge(name string) error {
 // SessionMutation represents an operation that mutates the Session nodes in the graph.
 type SessionMutation struct {
 	config
-	op                     Op
-	typ                    string
-	id                     *string
-	name                   *string
-	status                 *session.Status
-	status_reason          *string
-	jid                    *string
-	push_name              *string
-	created_at             *time.Time
-	connected_at           *time.Time
-	clearedFields          map[string]struct{}
-	owner                  *string
-	clearedowner           bool
-	tokens                 map[string]struct{}
-	removedtokens          map[string]struct{}
-	clearedtokens          bool
-	webhooks               map[string]struct{}
-	removedwebhooks        map[string]struct{}
-	clearedwebhooks        bool
-	messages               map[int]struct{}
-	removedmessages        map[int]struct{}
-	clearedmessages        bool
-	scheduled_sends        map[string]struct{}
-	removedscheduled_sends map[string]struct{}
-	clearedscheduled_sends bool
-	send_keys              map[int]struct{}
-	removedsend_keys       map[int]struct{}
-	clearedsend_keys       bool
-	events                 map[string]struct{}
-	removedevents          map[string]struct{}
-	clearedevents          bool
-	done                   bool
-	oldValue               func(context.Context) (*Session, error)
-	predicates             []predicate.Session
+	op                      Op
+	typ                     string
+	id                      *string
+	name                    *string
+	status                  *session.Status
+	status_reason           *string
+	jid                     *string
+	push_name               *string
+	created_at              *time.Time
+	connected_at            *time.Time
+	reachout_timelock_until *time.Time
+	clearedFields           map[string]struct{}
+	owner                   *string
+	clearedowner            bool
+	tokens                  map[string]struct{}
+	removedtokens           map[string]struct{}
+	clearedtokens           bool
+	webhooks                map[string]struct{}
+	removedwebhooks         map[string]struct{}
+	clearedwebhooks         bool
+	messages                map[int]struct{}
+	removedmessages         map[int]struct{}
+	clearedmessages         bool
+	scheduled_sends         map[string]struct{}
+	removedscheduled_sends  map[string]struct{}
+	clearedscheduled_sends  bool
+	send_keys               map[int]struct{}
+	removedsend_keys        map[int]struct{}
+	clearedsend_keys        bool
+	events                  map[string]struct{}
+	removedevents           map[string]struct{}
+	clearedevents           bool
+	done                    bool
+	oldValue                func(context.Context) (*Session, error)
+	predicates              []predicate.Session
 }
 
 var _ ent.Mutation = (*SessionMutation)(nil)
@@ -7491,6 +7492,55 @@ func (m *SessionMutation) ResetConnectedAt() {
 	delete(m.clearedFields, session.FieldConnectedAt)
 }
 
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (m *SessionMutation) SetReachoutTimelockUntil(t time.Time) {
+	m.reachout_timelock_until = &t
+}
+
+// ReachoutTimelockUntil returns the value of the "reachout_timelock_until" field in the mutation.
+func (m *SessionMutation) ReachoutTimelockUntil() (r time.Time, exists bool) {
+	v := m.reachout_timelock_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReachoutTimelockUntil returns the old "reachout_timelock_until" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldReachoutTimelockUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReachoutTimelockUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReachoutTimelockUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReachoutTimelockUntil: %w", err)
+	}
+	return oldValue.ReachoutTimelockUntil, nil
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (m *SessionMutation) ClearReachoutTimelockUntil() {
+	m.reachout_timelock_until = nil
+	m.clearedFields[session.FieldReachoutTimelockUntil] = struct{}{}
+}
+
+// ReachoutTimelockUntilCleared returns if the "reachout_timelock_until" field was cleared in this mutation.
+func (m *SessionMutation) ReachoutTimelockUntilCleared() bool {
+	_, ok := m.clearedFields[session.FieldReachoutTimelockUntil]
+	return ok
+}
+
+// ResetReachoutTimelockUntil resets all changes to the "reachout_timelock_until" field.
+func (m *SessionMutation) ResetReachoutTimelockUntil() {
+	m.reachout_timelock_until = nil
+	delete(m.clearedFields, session.FieldReachoutTimelockUntil)
+}
+
 // ClearOwner clears the "owner" edge to the User entity.
 func (m *SessionMutation) ClearOwner() {
 	m.clearedowner = true
@@ -7876,7 +7926,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.name != nil {
 		fields = append(fields, session.FieldName)
 	}
@@ -7900,6 +7950,9 @@ func (m *SessionMutation) Fields() []string {
 	}
 	if m.connected_at != nil {
 		fields = append(fields, session.FieldConnectedAt)
+	}
+	if m.reachout_timelock_until != nil {
+		fields = append(fields, session.FieldReachoutTimelockUntil)
 	}
 	return fields
 }
@@ -7925,6 +7978,8 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case session.FieldConnectedAt:
 		return m.ConnectedAt()
+	case session.FieldReachoutTimelockUntil:
+		return m.ReachoutTimelockUntil()
 	}
 	return nil, false
 }
@@ -7950,6 +8005,8 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldCreatedAt(ctx)
 	case session.FieldConnectedAt:
 		return m.OldConnectedAt(ctx)
+	case session.FieldReachoutTimelockUntil:
+		return m.OldReachoutTimelockUntil(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -8015,6 +8072,13 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetConnectedAt(v)
 		return nil
+	case session.FieldReachoutTimelockUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReachoutTimelockUntil(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -8057,6 +8121,9 @@ func (m *SessionMutation) ClearedFields() []string {
 	if m.FieldCleared(session.FieldConnectedAt) {
 		fields = append(fields, session.FieldConnectedAt)
 	}
+	if m.FieldCleared(session.FieldReachoutTimelockUntil) {
+		fields = append(fields, session.FieldReachoutTimelockUntil)
+	}
 	return fields
 }
 
@@ -8082,6 +8149,9 @@ func (m *SessionMutation) ClearField(name string) error {
 		return nil
 	case session.FieldConnectedAt:
 		m.ClearConnectedAt()
+		return nil
+	case session.FieldReachoutTimelockUntil:
+		m.ClearReachoutTimelockUntil()
 		return nil
 	}
 	return fmt.Errorf("unknown Session nullable field %s", name)
@@ -8114,6 +8184,9 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldConnectedAt:
 		m.ResetConnectedAt()
+		return nil
+	case session.FieldReachoutTimelockUntil:
+		m.ResetReachoutTimelockUntil()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

@@ -34,6 +34,8 @@ type Session struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// ConnectedAt holds the value of the "connected_at" field.
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
+	// ReachoutTimelockUntil holds the value of the "reachout_timelock_until" field.
+	ReachoutTimelockUntil *time.Time `json:"reachout_timelock_until,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SessionQuery when eager-loading is set.
 	Edges        SessionEdges `json:"edges"`
@@ -133,7 +135,7 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case session.FieldID, session.FieldName, session.FieldOwnerID, session.FieldStatus, session.FieldStatusReason, session.FieldJid, session.FieldPushName:
 			values[i] = new(sql.NullString)
-		case session.FieldCreatedAt, session.FieldConnectedAt:
+		case session.FieldCreatedAt, session.FieldConnectedAt, session.FieldReachoutTimelockUntil:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -207,6 +209,13 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ConnectedAt = new(time.Time)
 				*_m.ConnectedAt = value.Time
+			}
+		case session.FieldReachoutTimelockUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field reachout_timelock_until", values[i])
+			} else if value.Valid {
+				_m.ReachoutTimelockUntil = new(time.Time)
+				*_m.ReachoutTimelockUntil = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -308,6 +317,11 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	if v := _m.ConnectedAt; v != nil {
 		builder.WriteString("connected_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ReachoutTimelockUntil; v != nil {
+		builder.WriteString("reachout_timelock_until=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

@@ -134,6 +134,20 @@ func (_c *SessionCreate) SetNillableConnectedAt(v *time.Time) *SessionCreate {
 	return _c
 }
 
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (_c *SessionCreate) SetReachoutTimelockUntil(v time.Time) *SessionCreate {
+	_c.mutation.SetReachoutTimelockUntil(v)
+	return _c
+}
+
+// SetNillableReachoutTimelockUntil sets the "reachout_timelock_until" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableReachoutTimelockUntil(v *time.Time) *SessionCreate {
+	if v != nil {
+		_c.SetReachoutTimelockUntil(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SessionCreate) SetID(v string) *SessionCreate {
 	_c.mutation.SetID(v)
@@ -374,6 +388,10 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ConnectedAt(); ok {
 		_spec.SetField(session.FieldConnectedAt, field.TypeTime, value)
 		_node.ConnectedAt = &value
+	}
+	if value, ok := _c.mutation.ReachoutTimelockUntil(); ok {
+		_spec.SetField(session.FieldReachoutTimelockUntil, field.TypeTime, value)
+		_node.ReachoutTimelockUntil = &value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -636,6 +654,24 @@ func (u *SessionUpsert) ClearConnectedAt() *SessionUpsert {
 	return u
 }
 
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (u *SessionUpsert) SetReachoutTimelockUntil(v time.Time) *SessionUpsert {
+	u.Set(session.FieldReachoutTimelockUntil, v)
+	return u
+}
+
+// UpdateReachoutTimelockUntil sets the "reachout_timelock_until" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateReachoutTimelockUntil() *SessionUpsert {
+	u.SetExcluded(session.FieldReachoutTimelockUntil)
+	return u
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (u *SessionUpsert) ClearReachoutTimelockUntil() *SessionUpsert {
+	u.SetNull(session.FieldReachoutTimelockUntil)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -799,6 +835,27 @@ func (u *SessionUpsertOne) UpdateConnectedAt() *SessionUpsertOne {
 func (u *SessionUpsertOne) ClearConnectedAt() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearConnectedAt()
+	})
+}
+
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (u *SessionUpsertOne) SetReachoutTimelockUntil(v time.Time) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetReachoutTimelockUntil(v)
+	})
+}
+
+// UpdateReachoutTimelockUntil sets the "reachout_timelock_until" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateReachoutTimelockUntil() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateReachoutTimelockUntil()
+	})
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (u *SessionUpsertOne) ClearReachoutTimelockUntil() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearReachoutTimelockUntil()
 	})
 }
 
@@ -1132,6 +1189,27 @@ func (u *SessionUpsertBulk) UpdateConnectedAt() *SessionUpsertBulk {
 func (u *SessionUpsertBulk) ClearConnectedAt() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearConnectedAt()
+	})
+}
+
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (u *SessionUpsertBulk) SetReachoutTimelockUntil(v time.Time) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetReachoutTimelockUntil(v)
+	})
+}
+
+// UpdateReachoutTimelockUntil sets the "reachout_timelock_until" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateReachoutTimelockUntil() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateReachoutTimelockUntil()
+	})
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (u *SessionUpsertBulk) ClearReachoutTimelockUntil() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearReachoutTimelockUntil()
 	})
 }
 

@@ -142,6 +142,26 @@ func (_u *SessionUpdate) ClearConnectedAt() *SessionUpdate {
 	return _u
 }
 
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (_u *SessionUpdate) SetReachoutTimelockUntil(v time.Time) *SessionUpdate {
+	_u.mutation.SetReachoutTimelockUntil(v)
+	return _u
+}
+
+// SetNillableReachoutTimelockUntil sets the "reachout_timelock_until" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableReachoutTimelockUntil(v *time.Time) *SessionUpdate {
+	if v != nil {
+		_u.SetReachoutTimelockUntil(*v)
+	}
+	return _u
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (_u *SessionUpdate) ClearReachoutTimelockUntil() *SessionUpdate {
+	_u.mutation.ClearReachoutTimelockUntil()
+	return _u
+}
+
 // AddTokenIDs adds the "tokens" edge to the Token entity by IDs.
 func (_u *SessionUpdate) AddTokenIDs(ids ...string) *SessionUpdate {
 	_u.mutation.AddTokenIDs(ids...)
@@ -444,6 +464,12 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ConnectedAtCleared() {
 		_spec.ClearField(session.FieldConnectedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReachoutTimelockUntil(); ok {
+		_spec.SetField(session.FieldReachoutTimelockUntil, field.TypeTime, value)
+	}
+	if _u.mutation.ReachoutTimelockUntilCleared() {
+		_spec.ClearField(session.FieldReachoutTimelockUntil, field.TypeTime)
 	}
 	if _u.mutation.TokensCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -843,6 +869,26 @@ func (_u *SessionUpdateOne) ClearConnectedAt() *SessionUpdateOne {
 	return _u
 }
 
+// SetReachoutTimelockUntil sets the "reachout_timelock_until" field.
+func (_u *SessionUpdateOne) SetReachoutTimelockUntil(v time.Time) *SessionUpdateOne {
+	_u.mutation.SetReachoutTimelockUntil(v)
+	return _u
+}
+
+// SetNillableReachoutTimelockUntil sets the "reachout_timelock_until" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableReachoutTimelockUntil(v *time.Time) *SessionUpdateOne {
+	if v != nil {
+		_u.SetReachoutTimelockUntil(*v)
+	}
+	return _u
+}
+
+// ClearReachoutTimelockUntil clears the value of the "reachout_timelock_until" field.
+func (_u *SessionUpdateOne) ClearReachoutTimelockUntil() *SessionUpdateOne {
+	_u.mutation.ClearReachoutTimelockUntil()
+	return _u
+}
+
 // AddTokenIDs adds the "tokens" edge to the Token entity by IDs.
 func (_u *SessionUpdateOne) AddTokenIDs(ids ...string) *SessionUpdateOne {
 	_u.mutation.AddTokenIDs(ids...)
@@ -1175,6 +1221,12 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if _u.mutation.ConnectedAtCleared() {
 		_spec.ClearField(session.FieldConnectedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReachoutTimelockUntil(); ok {
+		_spec.SetField(session.FieldReachoutTimelockUntil, field.TypeTime, value)
+	}
+	if _u.mutation.ReachoutTimelockUntilCleared() {
+		_spec.ClearField(session.FieldReachoutTimelockUntil, field.TypeTime)
 	}
 	if _u.mutation.TokensCleared() {
 		edge := &sqlgraph.EdgeSpec{

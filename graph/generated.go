@@ -176,6 +176,7 @@ type ComplexityRoot struct {
 		SandboxLogoutDevice         func(childComplexity int, sessionID string) int
 		SandboxPasskeyAssertion     func(childComplexity int, phone string, publicKey model.JSON) int
 		SandboxPresence             func(childComplexity int, sessionID string, from string, state string) int
+		SandboxReachoutTimelock     func(childComplexity int, sessionID string, seconds int) int
 		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
 		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
 		SandboxRequireClientVersion func(childComplexity int, minimum string) int
@@ -401,6 +402,7 @@ type ComplexityRoot struct {
 		ID           func(childComplexity int) int
 		Jid          func(childComplexity int) int
 		Lease        func(childComplexity int) int
+		Limits       func(childComplexity int) int
 		Name         func(childComplexity int) int
 		Owner        func(childComplexity int) int
 		PairingCode  func(childComplexity int) int
@@ -418,6 +420,11 @@ type ComplexityRoot struct {
 		ExpiresAt func(childComplexity int) int
 		Fence     func(childComplexity int) int
 		Node      func(childComplexity int) int
+	}
+
+	SessionLimits struct {
+		NewContactQuota       func(childComplexity int) int
+		ReachoutTimelockUntil func(childComplexity int) int
 	}
 
 	SessionStatusEvent struct {
@@ -490,6 +497,7 @@ type MutationResolver interface {
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string, idempotencyKey *string) (*model.SendResult, error)
 	DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	SandboxReachoutTimelock(ctx context.Context, sessionID string, seconds int) (bool, error)
 	SendText(ctx context.Context, sessionID string, input model.SendTextInput) (*model.SendResult, error)
 	SendImage(ctx context.Context, sessionID string, input model.SendImageInput) (*model.SendResult, error)
 	SendVideo(ctx context.Context, sessionID string, input model.SendVideoInput) (*model.SendResult, error)
@@ -551,6 +559,7 @@ type QueryResolver interface {
 type SessionResolver interface {
 	Owner(ctx context.Context, obj *model.Session) (*string, error)
 	Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error)
+	Limits(ctx context.Context, obj *model.Session) (*model.SessionLimits, error)
 }
 type SubscriptionResolver interface {
 	SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error)
@@ -1271,6 +1280,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxPresence(childComplexity, args["sessionId"].(string), args["from"].(string), args["state"].(string)), true
+	case "Mutation.sandboxReachoutTimelock":
+		if e.ComplexityRoot.Mutation.SandboxReachoutTimelock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxReachoutTimelock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxReachoutTimelock(childComplexity, args["sessionId"].(string), args["seconds"].(int)), true
 	case "Mutation.sandboxReact":
 		if e.ComplexityRoot.Mutation.SandboxReact == nil {
 			break
@@ -2490,6 +2510,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.Lease(childComplexity), true
+	case "Session.limits":
+		if e.ComplexityRoot.Session.Limits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Limits(childComplexity), true
 	case "Session.name":
 		if e.ComplexityRoot.Session.Name == nil {
 			break
@@ -2575,6 +2601,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionLease.Node(childComplexity), true
+
+	case "SessionLimits.newContactQuota":
+		if e.ComplexityRoot.SessionLimits.NewContactQuota == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLimits.NewContactQuota(childComplexity), true
+	case "SessionLimits.reachoutTimelockUntil":
+		if e.ComplexityRoot.SessionLimits.ReachoutTimelockUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionLimits.ReachoutTimelockUntil(childComplexity), true
 
 	case "SessionStatusEvent.session":
 		if e.ComplexityRoot.SessionStatusEvent.Session == nil {
@@ -2849,7 +2888,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2866,6 +2905,7 @@ var sources = []*ast.Source{
 	{Name: "conversation.graphqls", Input: sourceData("conversation.graphqls"), BuiltIn: false},
 	{Name: "event.graphqls", Input: sourceData("event.graphqls"), BuiltIn: false},
 	{Name: "group.graphqls", Input: sourceData("group.graphqls"), BuiltIn: false},
+	{Name: "limits.graphqls", Input: sourceData("limits.graphqls"), BuiltIn: false},
 	{Name: "message.graphqls", Input: sourceData("message.graphqls"), BuiltIn: false},
 	{Name: "passkey.graphqls", Input: sourceData("passkey.graphqls"), BuiltIn: false},
 	{Name: "sandbox.graphqls", Input: sourceData("sandbox.graphqls"), BuiltIn: false},
@@ -3453,6 +3493,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_owner(ctx, field)
 	case "lease":
 		return ec.fieldContext_Session_lease(ctx, field)
+	case "limits":
+		return ec.fieldContext_Session_limits(ctx, field)
 	case "passkey":
 		return ec.fieldContext_Session_passkey(ctx, field)
 	}
@@ -3471,6 +3513,16 @@ func (ec *executionContext) childFields_SessionLease(ctx context.Context, field 
 		return ec.fieldContext_SessionLease_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionLease", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionLimits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reachoutTimelockUntil":
+		return ec.fieldContext_SessionLimits_reachoutTimelockUntil(ctx, field)
+	case "newContactQuota":
+		return ec.fieldContext_SessionLimits_newContactQuota(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionLimits", field.Name)
 }
 
 func (ec *executionContext) childFields_SessionStatusEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4298,6 +4350,28 @@ func (ec *executionContext) field_Mutation_sandboxPresence_args(ctx context.Cont
 		return nil, err
 	}
 	args["state"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxReachoutTimelock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seconds",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seconds"] = arg1
 	return args, nil
 }
 
@@ -8073,6 +8147,50 @@ func (ec *executionContext) fieldContext_Mutation_demoteGroupParticipants(ctx co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_demoteGroupParticipants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxReachoutTimelock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxReachoutTimelock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxReachoutTimelock(ctx, fc.Args["sessionId"].(string), fc.Args["seconds"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxReachoutTimelock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxReachoutTimelock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13423,6 +13541,38 @@ func (ec *executionContext) fieldContext_Session_lease(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_limits(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_limits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Limits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionLimits) graphql.Marshaler {
+			return ec.marshalNSessionLimits2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionLimits(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_limits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionLimits(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Session_passkey(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13545,6 +13695,52 @@ func (ec *executionContext) _SessionLease_expiresAt(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_SessionLease_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionLease", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SessionLimits_reachoutTimelockUntil(ctx context.Context, field graphql.CollectedField, obj *model.SessionLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLimits_reachoutTimelockUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReachoutTimelockUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLimits_reachoutTimelockUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLimits", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SessionLimits_newContactQuota(ctx context.Context, field graphql.CollectedField, obj *model.SessionLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionLimits_newContactQuota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewContactQuota, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionLimits_newContactQuota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionLimits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SessionStatusEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionStatusEvent) (ret graphql.Marshaler) {
@@ -17134,6 +17330,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "sandboxReachoutTimelock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxReachoutTimelock(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "sendText":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sendText(ctx, field)
@@ -19165,6 +19368,44 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "limits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_limits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "passkey":
 			out.Values[i] = ec._Session_passkey(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -19221,6 +19462,49 @@ func (ec *executionContext) _SessionLease(ctx context.Context, sel ast.Selection
 		case "expiresAt":
 			out.Values[i] = ec._SessionLease_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sessionLimitsImplementors = []string{"SessionLimits"}
+
+func (ec *executionContext) _SessionLimits(ctx context.Context, sel ast.SelectionSet, obj *model.SessionLimits) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionLimitsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionLimits")
+		case "reachoutTimelockUntil":
+			out.Values[i] = ec._SessionLimits_reachoutTimelockUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "newContactQuota":
+			out.Values[i] = ec._SessionLimits_newContactQuota(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -20674,6 +20958,16 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋwagraphᚋwagraph�
 		return graphql.Null
 	}
 	return ec._Session(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSessionLimits2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionLimits(ctx context.Context, sel ast.SelectionSet, v *model.SessionLimits) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SessionLimits(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSessionStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionStatus(ctx context.Context, v any) (model.SessionStatus, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // Sessions is the home of the session records (sessions.Service): who
@@ -22,6 +23,7 @@ type Sessions interface {
 	Create(ctx context.Context, p *auth.Principal, name string) (*ent.Session, string, error)
 	Delete(ctx context.Context, s *ent.Session) error
 	Forget(id string)
+	Limits(ctx context.Context, id string) (whatsapp.Limits, error)
 }
 
 // reachSessionID is reachSession for callers that need only to know the

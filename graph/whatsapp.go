@@ -72,3 +72,14 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// toLimits is what WhatsApp said of a session's limits as GraphQL shows
+// it: null fields for what it did not say.
+func toLimits(l whatsapp.Limits) *model.SessionLimits {
+	out := &model.SessionLimits{}
+	if !l.ReachoutTimelockUntil.IsZero() {
+		t := l.ReachoutTimelockUntil.UTC()
+		out.ReachoutTimelockUntil = &t
+	}
+	return out
+}

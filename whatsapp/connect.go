@@ -230,6 +230,7 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 	}
 	cli.BackgroundEventCtx = m.ctx
 	cli.SynchronousAck = true
+	keepSentForRetries(cli) // answered after a restart too (retrystore.go)
 	// A message whose event could not be stored is not acknowledged, so
 	// WhatsApp sends it again; the Signal session has already advanced, so
 	// the second copy only decrypts from whatsmeow's buffer of decrypted

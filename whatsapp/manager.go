@@ -158,6 +158,9 @@ type ManagerOptions struct {
 	// (proxy.go): a session with one gets HTTP clients of its own, over
 	// Transport, whose connections go through it. nil: no proxies.
 	Proxies ProxySource
+	// Limits keeps what WhatsApp said of each account's limits
+	// (limits.go); nil: kept in memory only.
+	Limits LimitStore
 }
 
 // Observer counts what went wrong in the sessions.
@@ -211,8 +214,9 @@ type Manager struct {
 
 	wg sync.WaitGroup // the QR watchers, closeLater's timers, running Deletes and store recoveries
 
-	obs   Observer
-	probe WriteProbe // nil: the device store's write alone is the probe
+	obs    Observer
+	probe  WriteProbe // nil: the device store's write alone is the probe
+	limits LimitStore // nil: limits kept in memory only
 
 	// storeFault, set by tests before any client starts, fails the device
 	// store's calls while it returns an error (storefail.go).
@@ -324,6 +328,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer, probe: opts.Probe,
 		proxies: opts.Proxies,
+		limits:  opts.Limits,
 	}
 	if m.obs == nil {
 		m.obs = discardObserver{}

@@ -153,6 +153,9 @@ func (m *Manager) send(ctx context.Context, s *session, cli *whatsmeow.Client, o
 	}
 	resp, err := cli.SendMessage(ctx, to, msg, whatsmeow.SendRequestExtra{ID: out.ID})
 	if err != nil {
+		if refused := m.limitFault(ctx, s, serverCode(err), err); refused != nil {
+			return Sent{}, refused
+		}
 		return Sent{}, sendFault(s.id, to, "send the message", err)
 	}
 	sent := Sent{ID: resp.ID, Chat: to, Timestamp: resp.Timestamp, Recipient: Identity{JID: to}}
@@ -207,6 +210,17 @@ func SendFailed(out Outgoing, cause error) Event {
 	return Event{Kind: KindMessagesSend, Data: &payload.MessageStatus{
 		ID: out.ID, Chat: out.To.String(), Status: "failed", Error: payload.Text(msg), Timestamp: payload.At(time.Now()),
 	}}
+}
+
+// serverCode is the error code of WhatsApp's answer when err is whatsmeow's
+// ErrServerReturnedError ("server returned error 463"); 0 otherwise.
+func serverCode(err error) int {
+	if !errors.Is(err, whatsmeow.ErrServerReturnedError) {
+		return 0
+	}
+	msg := err.Error()
+	code, _ := strconv.Atoi(msg[strings.LastIndexByte(msg, ' ')+1:])
+	return code
 }
 
 // recipient checks the recipient: a user's number must be on WhatsApp,
@@ -320,11 +334,7 @@ func (m *Manager) Revoke(ctx context.Context, sessionID string, chat types.JID, 
 // (not a participant) and 404 (no such group) say why; to a user, 404 says
 // there is no such user.
 func sendFault(id string, to types.JID, action string, err error) error {
-	code := 0
-	if errors.Is(err, whatsmeow.ErrServerReturnedError) {
-		msg := err.Error()
-		code, _ = strconv.Atoi(msg[strings.LastIndexByte(msg, ' ')+1:])
-	}
+	code := serverCode(err)
 	group := to.Server == types.GroupServer
 	switch {
 	case group && code == 401:

@@ -58,6 +58,10 @@ type session struct {
 	lastRecovery   time.Time
 
 	storeFailures atomic.Int64 // failed writes of events and statuses (storeFailed)
+	// limits is what WhatsApp said of the account's limits (limits.go),
+	// once limitsKnown: heard by this process; the LimitStore has it else.
+	limits      Limits
+	limitsKnown bool
 }
 
 // sessionState is the in-memory state of a session.
@@ -401,6 +405,8 @@ func (r *clientRun) dispatch(raw any) bool {
 		return r.handleGroupInfo(evt)
 	case *events.LabelEdit, *events.LabelAssociationChat, *events.LabelAssociationMessage:
 		return r.handleLabel(evt)
+	case *events.NotifyAccountReachoutTimelock:
+		return r.handleReachoutTimelock(evt)
 	}
 	return true
 }

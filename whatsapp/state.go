@@ -29,6 +29,9 @@ func (st SessionState) Applied(kind string, data []byte, connectedAt func() time
 		if json.Unmarshal(data, &c) != nil || c.Status == "" {
 			return st // not a state (nothing the manager publishes)
 		}
+		if c.Limits != nil {
+			return st // WhatsApp's notice of a limit (limits.go): its reason is the limit's, the state unchanged
+		}
 		was := st.Status
 		st.Status, st.Reason = Status(c.Status), string(c.Reason)
 		if qr := string(c.QR); qr != st.QRCode {

@@ -50,6 +50,20 @@ func TestAppliedFollowsTheManager(t *testing.T) {
 	}
 	e.settle(e.waitStatus(m, id, StatusConnected))
 	check("a reconnect")
+	// WhatsApp's notice of a limit is a connection.update with its own
+	// reason that changes no state.
+	if err := e.net.ReachoutTimelock(phone, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(m, id, "the limit's connection.update", func(SessionState) bool {
+		for _, ev := range e.pub.events(id) {
+			if ev.Kind == KindConnectionUpdate && ev.Data["limits"] != nil {
+				return true
+			}
+		}
+		return false
+	})
+	check("a reach-out timelock")
 	if err := m.Logout(ctx, id); err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,7 @@ func (m *Manager) installStoreGuard(s *session, cli *whatsmeow.Client, dev *stor
 		m.recoverFrom(s, cli, reasonStoreFailed, err)
 	}
 	guardStores(dev, g)
+	limitRetryPrune(dev)
 }
 
 // storeFailed counts a failure of our own store (events, statuses). The

@@ -298,6 +298,7 @@ var (
 		{Name: "push_name", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "connected_at", Type: field.TypeTime, Nullable: true},
+		{Name: "reachout_timelock_until", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_id", Type: field.TypeString},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
@@ -308,7 +309,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sessions_users_sessions",
-				Columns:    []*schema.Column{SessionsColumns[8]},
+				Columns:    []*schema.Column{SessionsColumns[9]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -317,7 +318,7 @@ var (
 			{
 				Name:    "session_owner_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[8], SessionsColumns[6]},
+				Columns: []*schema.Column{SessionsColumns[9], SessionsColumns[6]},
 			},
 		},
 	}

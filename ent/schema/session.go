@@ -29,6 +29,9 @@ func (Session) Fields() []ent.Field {
 		field.String("push_name").Optional().Nillable(),
 		field.Time("created_at").Immutable().Default(time.Now),
 		field.Time("connected_at").Optional().Nillable(),
+		// When the reach-out timelock WhatsApp announced for the account
+		// ends (whatsapp.Limits); null when it said nothing or lifted it.
+		field.Time("reachout_timelock_until").Optional().Nillable(),
 	}
 }
 

@@ -31,6 +31,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldConnectedAt holds the string denoting the connected_at field in the database.
 	FieldConnectedAt = "connected_at"
+	// FieldReachoutTimelockUntil holds the string denoting the reachout_timelock_until field in the database.
+	FieldReachoutTimelockUntil = "reachout_timelock_until"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
 	EdgeOwner = "owner"
 	// EdgeTokens holds the string denoting the tokens edge name in mutations.
@@ -109,6 +111,7 @@ var Columns = []string{
 	FieldPushName,
 	FieldCreatedAt,
 	FieldConnectedAt,
+	FieldReachoutTimelockUntil,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -205,6 +208,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByConnectedAt orders the results by the connected_at field.
 func ByConnectedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConnectedAt, opts...).ToFunc()
+}
+
+// ByReachoutTimelockUntil orders the results by the reachout_timelock_until field.
+func ByReachoutTimelockUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReachoutTimelockUntil, opts...).ToFunc()
 }
 
 // ByOwnerField orders the results by owner field.

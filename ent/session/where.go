@@ -100,6 +100,11 @@ func ConnectedAt(v time.Time) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldConnectedAt, v))
 }
 
+// ReachoutTimelockUntil applies equality check predicate on the "reachout_timelock_until" field. It's identical to ReachoutTimelockUntilEQ.
+func ReachoutTimelockUntil(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldReachoutTimelockUntil, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldName, v))
@@ -563,6 +568,56 @@ func ConnectedAtIsNil() predicate.Session {
 // ConnectedAtNotNil applies the NotNil predicate on the "connected_at" field.
 func ConnectedAtNotNil() predicate.Session {
 	return predicate.Session(sql.FieldNotNull(FieldConnectedAt))
+}
+
+// ReachoutTimelockUntilEQ applies the EQ predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilEQ(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilNEQ applies the NEQ predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilNEQ(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilIn applies the In predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilIn(vs ...time.Time) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldReachoutTimelockUntil, vs...))
+}
+
+// ReachoutTimelockUntilNotIn applies the NotIn predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilNotIn(vs ...time.Time) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldReachoutTimelockUntil, vs...))
+}
+
+// ReachoutTimelockUntilGT applies the GT predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilGT(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilGTE applies the GTE predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilGTE(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilLT applies the LT predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilLT(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilLTE applies the LTE predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilLTE(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldReachoutTimelockUntil, v))
+}
+
+// ReachoutTimelockUntilIsNil applies the IsNil predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilIsNil() predicate.Session {
+	return predicate.Session(sql.FieldIsNull(FieldReachoutTimelockUntil))
+}
+
+// ReachoutTimelockUntilNotNil applies the NotNil predicate on the "reachout_timelock_until" field.
+func ReachoutTimelockUntilNotNil() predicate.Session {
+	return predicate.Session(sql.FieldNotNull(FieldReachoutTimelockUntil))
 }
 
 // HasOwner applies the HasEdge predicate on the "owner" edge.

@@ -525,6 +525,8 @@ type Session struct {
 	// on SQLite, and while no process holds the session (its holder died and the
 	// lease has not expired yet, or nobody has taken it).
 	Lease *SessionLease `json:"lease,omitempty"`
+	// What WhatsApp said of the account's limits (stored: any status).
+	Limits *SessionLimits `json:"limits"`
 	// The passkey step while PAIRING, when WhatsApp asks for the account's passkey; null otherwise.
 	Passkey *PasskeyStep `json:"passkey,omitempty"`
 }
@@ -539,6 +541,18 @@ type SessionLease struct {
 	Fence int `json:"fence"`
 	// When the lease ends unless renewed (every third of --lease-ttl).
 	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// What WhatsApp said of the account's limits on reaching new contacts; a
+// null field: it said nothing (or the limit ended).
+type SessionLimits struct {
+	// When the reach-out timelock WhatsApp put on the account ends: until then
+	// it refuses messages to contacts new to the account (error 463).
+	ReachoutTimelockUntil *time.Time `json:"reachoutTimelockUntil,omitempty"`
+	// How many more new contacts the account may message, when WhatsApp says
+	// so. WhatsApp's notifications as this gateway reads them carry no such
+	// number yet: null.
+	NewContactQuota *int `json:"newContactQuota,omitempty"`
 }
 
 // One session's state in a sessionStatuses stream: the session now, or null

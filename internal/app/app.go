@@ -212,6 +212,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		// A session taken down by a failure to store reconnects once the
 		// database takes writes again (the probe of /readyz).
 		Probe: probe,
+		// What WhatsApp said of each account's limits, kept in its session's row.
+		Limits: sessions.NewStatusStore(db),
 	})
 	parts.manager = manager
 	// ops runs the WhatsApp operations of the API: the manager, or in a
@@ -244,7 +246,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db),
 	})
 
 	// The API.

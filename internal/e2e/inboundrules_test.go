@@ -325,12 +325,18 @@ func TestReceivedPollBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitInStore(t, s, sess.ID, id)
+			// The message store is written before the event log's
+			// transaction commits (ingest.Sink.PublishAll): under load the
+			// event can follow the stored message by a moment.
 			var d map[string]any
-			for _, x := range eventData(t, s, sess.ID, "INBOUND_MESSAGE_UPSERT") {
-				if x["id"] == id {
-					d = x
+			testclient.Until(t, 10*time.Second, "the inbound-message.upsert of "+id, func() bool {
+				for _, x := range eventData(t, s, sess.ID, "INBOUND_MESSAGE_UPSERT") {
+					if x["id"] == id {
+						d = x
+					}
 				}
-			}
+				return d != nil
+			})
 			got, _ := d["pollOptions"].([]any)
 			stored := tally(t, s, sess.ID, id) // null: no stored poll
 			if tt.poll {

@@ -271,7 +271,7 @@ func blocked(phone string, lid any) map[string]any {
 
 // connection is a connection.update's data.
 func connection(status string, offlineSync any) map[string]any {
-	return map[string]any{"status": status, "qr": nil, "reason": nil, "offlineSync": offlineSync}
+	return map[string]any{"status": status, "qr": nil, "reason": nil, "offlineSync": offlineSync, "limits": nil}
 }
 
 // group is a groups.upsert's data of a group owner created with members

@@ -99,6 +99,15 @@ type Options struct {
 	// row expired within the lease TTL) is taken over then rather than
 	// after keyLease. nil: every holder is waited out for keyLease.
 	Nodes Liveness
+	// Limits tells when the limit WhatsApp refused a scheduled send for
+	// ends (the session's stored limits): the send waits until then. nil:
+	// it waits as for a disconnected session.
+	Limits LimitReader
+}
+
+// LimitReader reads what WhatsApp said of a session's limits.
+type LimitReader interface {
+	LoadLimits(ctx context.Context, sessionID string) (whatsapp.Limits, error)
 }
 
 // Liveness reports whether the process named node is in the cluster now.
@@ -134,6 +143,7 @@ type Service struct {
 	sharedKeys bool
 	nodes      Liveness  // nil: a holder is waited out for keyLease
 	pruned     time.Time // when the scheduler last dropped expired keys
+	limits     LimitReader
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -151,7 +161,7 @@ func New(opts Options) *Service {
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer, invites: opts.Invites,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
-		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,
+		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes, limits: opts.Limits,
 	}
 }
 

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -248,21 +249,75 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		s.finish(ctx, log, row, out, fmt.Errorf("stored send cannot be read: %w", err))
 		return
 	}
+	if whatsapp.LimitRefusal(row.LastError) {
+		// Refused for a limit before: not tried again while it lasts.
+		if until := s.limitEnd(ctx, log, row.SessionID); until.After(s.now()) {
+			s.postpone(ctx, log, row, errors.New(row.LastError), s.holdUntil(row, until))
+			return
+		}
+	}
 	_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
 	switch {
 	case err == nil:
 		s.finish(ctx, log, row, out, nil)
 	case ctx.Err() != nil:
 		// Shutting down: the row stays pending and is sent after the next start.
+	case whatsapp.RefusedForLimit(err):
+		s.holdForLimit(ctx, log, row, out, err)
 	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
 		wait := min(retryFirst<<min(row.Attempts, 10), retryMax)
-		if uerr := s.db.ScheduledSend.UpdateOne(row).SetAttempts(row.Attempts + 1).SetLastError(err.Error()).
-			SetDueAt(s.now().UTC().Add(wait)).Exec(ctx); uerr != nil {
-			log.Error("scheduler: postpone send", "err", uerr)
-		}
+		s.postpone(ctx, log, row, err, s.now().UTC().Add(wait))
 		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
 	default:
 		s.finish(ctx, log, row, out, err)
+	}
+}
+
+// holdForLimit postpones a send WhatsApp refused for one of its limits
+// (the reach-out timelock) until the limit ends, as the session's stored
+// limits tell; when they tell no end, it waits as for a disconnected
+// session, and fails once that wait is over.
+func (s *Service) holdForLimit(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, out whatsapp.Outgoing, err error) {
+	until := s.limitEnd(ctx, log, row.SessionID)
+	if !until.After(s.now()) && s.now().Sub(row.DueAt) >= giveUpAfter {
+		s.finish(ctx, log, row, out, err)
+		return
+	}
+	s.postpone(ctx, log, row, err, s.holdUntil(row, until))
+	log.Info("scheduled send waits for a limit of WhatsApp's to end", "until", until, "reason", err.Error())
+}
+
+// limitEnd is when the limit WhatsApp put on the session's account ends:
+// zero when none is known (or it has ended).
+func (s *Service) limitEnd(ctx context.Context, log *slog.Logger, sessionID string) time.Time {
+	if s.limits == nil {
+		return time.Time{}
+	}
+	l, err := s.limits.LoadLimits(ctx, sessionID)
+	if err != nil {
+		log.Warn("scheduler: read the session's limits", "err", err)
+	}
+	return l.ReachoutTimelockUntil
+}
+
+// holdUntil is when a send held for a limit that ends at until (zero: not
+// known) is looked at again: at the end, or sooner with the growing pause
+// of a disconnected session's sends, so that a limit WhatsApp lifts early
+// holds it no longer than that pause; it is not tried before the limit
+// ends (perform).
+func (s *Service) holdUntil(row *ent.ScheduledSend, until time.Time) time.Time {
+	next := s.now().UTC().Add(min(retryFirst<<min(row.Attempts, 10), retryMax))
+	if until.After(s.now()) && until.Before(next) {
+		return until.UTC()
+	}
+	return next
+}
+
+// postpone makes row due again at at, counting the attempt and its error.
+func (s *Service) postpone(ctx context.Context, log *slog.Logger, row *ent.ScheduledSend, cause error, at time.Time) {
+	if err := s.db.ScheduledSend.UpdateOne(row).SetAttempts(row.Attempts + 1).SetLastError(cause.Error()).
+		SetDueAt(at.UTC()).Exec(ctx); err != nil {
+		log.Error("scheduler: postpone send", "err", err)
 	}
 }
 

@@ -140,3 +140,101 @@ func TestScheduledSendFailureLogged(t *testing.T) {
 		})
 	}
 }
+
+// limitsAt is a LimitReader whose one session's timelock ends at until.
+type limitsAt struct {
+	mu    *sync.Mutex
+	until *time.Time
+}
+
+func (l limitsAt) LoadLimits(context.Context, string) (whatsapp.Limits, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return whatsapp.Limits{ReachoutTimelockUntil: *l.until}, nil
+}
+
+// TestScheduledSendHeldForLimit: a scheduled send WhatsApp refuses for
+// the reach-out timelock is neither failed nor tried again while the
+// limit lasts: it is looked at again with the growing pause (or at the
+// limit's end when sooner, never later) and sent once the limit has ended
+// — lifted early, or at its end. One refused when WhatsApp gave no end
+// waits as for a disconnected session and fails a day after it was due.
+func TestScheduledSendHeldForLimit(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	refusal := fault.New(fault.WhatsAppRefused, "%s: WhatsApp refuses messages from this account to contacts new to it until …", whatsapp.LimitReachoutTimelock)
+	tests := []struct {
+		name  string
+		until time.Duration // from start; 0: no end known
+		lift  bool          // the limit is lifted after the first refusal
+		// steps: the clock's moves (the send is due 5 s after start), and
+		// whether a send is tried at each or the row merely looked at.
+		steps []time.Duration
+		tries []bool
+		final scheduledsend.State
+	}{
+		{"lifted early", time.Hour, true, []time.Duration{5 * time.Second, 5 * time.Second}, []bool{true, true}, scheduledsend.StateSent},
+		{"held until its end", time.Minute, false,
+			[]time.Duration{5 * time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second, 20 * time.Second},
+			[]bool{true, false, false, false, true}, scheduledsend.StateSent},
+		{"no end known, given up", 0, false, []time.Duration{5 * time.Second, 25 * time.Hour}, []bool{true, true}, scheduledsend.StateFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := sessionDB(t)
+			var mu sync.Mutex
+			now := start
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			until := time.Time{}
+			if tt.until > 0 {
+				until = start.Add(tt.until)
+			}
+			limitsMu := &sync.Mutex{}
+			lifted := false
+			var tries int
+			send := sendsWith(failingSender{errors.New("unused")}, func(out whatsapp.Outgoing) (whatsapp.Sent, error) {
+				tries++
+				limitsMu.Lock()
+				refused := !lifted && (until.IsZero() || clock().Before(until))
+				limitsMu.Unlock()
+				if refused {
+					return whatsapp.Sent{}, refusal
+				}
+				return whatsapp.Sent{ID: out.ID, Chat: out.To, Timestamp: clock()}, nil
+			})
+			log, _ := logtest.New(nil)
+			s := New(Options{DB: db, Sender: send, Publisher: &events{}, Now: clock, Logger: log,
+				Limits: limitsAt{mu: limitsMu, until: &until}})
+			to, _ := whatsapp.ParseJID("491701234567@s.whatsapp.net")
+			res, err := s.schedule(ctx, "s1", whatsapp.Outgoing{Type: "text", To: to, Text: "later"}, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := until
+			for i, step := range tt.steps {
+				mu.Lock()
+				now = now.Add(step)
+				mu.Unlock()
+				before := tries
+				if _, err := s.runDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if tried := tries > before; tried != tt.tries[i] {
+					t.Fatalf("step %d (%s): tried %v, want %v", i, clock().Sub(start), tried, tt.tries[i])
+				}
+				row := db.ScheduledSend.GetX(ctx, res.MessageID)
+				if row.State == scheduledsend.StatePending && !end.IsZero() && !tt.lift && row.DueAt.After(end) {
+					t.Fatalf("step %d: held until %v, past the limit's end %v", i, row.DueAt, end)
+				}
+				if i == 0 && tt.lift {
+					limitsMu.Lock()
+					until, lifted = time.Time{}, true
+					limitsMu.Unlock()
+				}
+			}
+			if row := db.ScheduledSend.GetX(ctx, res.MessageID); row.State != tt.final {
+				t.Errorf("finally %s (%q), want %s", row.State, row.LastError, tt.final)
+			}
+		})
+	}
+}

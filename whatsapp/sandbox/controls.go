@@ -93,6 +93,7 @@ func controls() []op {
 		DropConnection{}.control(),
 		RemoveDevice{}.control(),
 		RequireClientVersion{}.control(),
+		ReachoutTimelock{}.control(),
 	}
 }
 

@@ -40,6 +40,11 @@ type accountState struct {
 	// linked device of the callee rejected it.
 	lastCall         string
 	lastCallRejected bool
+	// reachoutUntil is when the reach-out timelock on the account ends
+	// (reachout.go); contacted are the accounts it exchanged a message
+	// with, by phone: no new contacts of its.
+	reachoutUntil time.Time
+	contacted     map[string]bool
 }
 
 type presenceState struct {

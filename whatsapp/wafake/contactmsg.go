@@ -69,6 +69,7 @@ func (n *Network) sendDirect(from, to string, msg *waE2E.Message, attrs func(*ac
 		var recipient *account
 		if recipient, err = n.accountLocked(to); err == nil {
 			comps = linkedLocked(recipient, nil)
+			contactedLocked(sender, recipient)
 		}
 	}
 	n.mu.Unlock()

@@ -74,6 +74,13 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 		_ = c.send(ack)
 		return
 	}
+	if n.reachoutRefuses(c.dev.acct, to) {
+		// The account is under a reach-out timelock and to is new to it
+		// (reachout.go): WhatsApp refuses the message, relays nothing.
+		ack.Attrs["error"] = errReachout
+		_ = c.send(ack)
+		return
+	}
 	sender := c.dev.jid()
 	for _, p := range node.GetChildrenByTag("participants") {
 		for _, t := range p.GetChildrenByTag("to") {
@@ -86,7 +93,32 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 			}
 		}
 	}
+	if to.Device != 0 {
+		// One device's copy, as a sender answers a retry receipt
+		// (whatsmeow retry.go handleRetryReceipt): <message to=<device>>
+		// with its <enc> inside.
+		for _, enc := range node.GetChildrenByTag("enc") {
+			n.deliverCopy(sender, to.ToNonAD(), to, id, enc, node)
+		}
+	}
 	_ = c.send(ack)
+}
+
+// reachoutRefuses tells whether the reach-out timelock of from refuses a
+// direct message to the user to (by number or LID); one it lets through
+// makes the two known to each other.
+func (n *Network) reachoutRefuses(from *account, to types.JID) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	recipient := n.accounts[to.User]
+	if to.Server == types.HiddenUserServer {
+		recipient = n.accountOfLIDLocked(to.User)
+	}
+	if n.reachoutRefusesLocked(from, recipient) {
+		return true
+	}
+	contactedLocked(from, recipient)
+	return false
 }
 
 // isUser reports whether to, a user's JID by number or by LID, names an
@@ -165,11 +197,24 @@ func (n *Network) relayCopy(sender, chat types.JID, acct *account, device uint16
 	if from == acct {
 		attrs["recipient"] = chat
 	}
+	n.mu.Lock()
+	enc = spoilLocked(comp, enc)
+	n.mu.Unlock()
 	content := []waBinary.Node{enc}
 	if di, ok := orig.GetOptionalChildByTag("device-identity"); ok {
 		content = append(content, di)
 	}
-	n.queue(comp, id, waBinary.Node{Tag: "message", Attrs: attrs, Content: content})
+	msg := waBinary.Node{Tag: "message", Attrs: attrs, Content: content}
+	if from != acct {
+		n.rememberRelayed(comp, relayedCopy{id: id, from: sender, to: chat.ToNonAD()})
+	}
+	if _, retried := enc.Attrs["count"]; retried {
+		// An answer to a retry receipt takes the place of the copy
+		// still queued, as a phone's does (retryresend.go requeue).
+		n.requeue(comp, id, msg)
+		return
+	}
+	n.queue(comp, id, msg)
 }
 
 // pnOfLID maps a LID device JID to the phone-number JID of the same device.
@@ -289,6 +334,7 @@ func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets b
 	for _, j := range recipient.deviceJIDs()[1:] {
 		comps = append(comps, recipient.devices[j.Device])
 	}
+	contactedLocked(sender, recipient)
 	notify, identity := n.senderIdentityLocked(sender)
 	n.mu.Unlock()
 	if len(comps) == 0 {

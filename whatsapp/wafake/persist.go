@@ -110,6 +110,8 @@ type (
 		Available    *bool                `json:"available,omitempty"`
 		LastSeen     time.Time            `json:"lastSeen,omitzero"`
 		Trusted      map[string]time.Time `json:"trusted,omitempty"`
+		Reachout     time.Time            `json:"reachoutTimelockUntil,omitzero"`
+		Contacted    []string             `json:"contacted,omitempty"`
 	}
 	receiptFile struct {
 		From       string    `json:"from"`
@@ -311,6 +313,7 @@ func saveAccountState(s *accountState) accountStateFile {
 	sf := accountStateFile{
 		PushName: s.pushName, Disappearing: s.disappearing, About: s.about, Picture: s.picture,
 		PictureID: s.pictureID, BusinessName: s.businessName, Trusted: maps.Clone(s.trusted),
+		Reachout: s.reachoutUntil, Contacted: slices.Sorted(maps.Keys(s.contacted)),
 	}
 	for name, v := range s.privacy {
 		if sf.Privacy == nil {

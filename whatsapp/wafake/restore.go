@@ -167,6 +167,13 @@ func restoreAccountState(sf accountStateFile) accountState {
 	s := accountState{
 		pushName: sf.PushName, disappearing: sf.Disappearing, about: sf.About, picture: sf.Picture,
 		pictureID: sf.PictureID, businessName: sf.BusinessName, trusted: sf.Trusted,
+		reachoutUntil: sf.Reachout,
+	}
+	for _, phone := range sf.Contacted {
+		if s.contacted == nil {
+			s.contacted = map[string]bool{}
+		}
+		s.contacted[phone] = true
 	}
 	for name, v := range sf.Privacy {
 		if s.privacy == nil {

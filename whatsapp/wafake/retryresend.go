@@ -61,6 +61,12 @@ type sentLog struct {
 	// recreated is when each phone (by number) last built a new session
 	// with the device for a retry receipt without keys.
 	recreated map[string]time.Time
+	// relayed is what other clients sent the device, oldest first, at
+	// most sentLimit copies: whom to hand its retry receipts (retryrelay.go).
+	relayed []relayedCopy
+	// corrupt counts the next copies from clients to spoil
+	// (CorruptNextCopies).
+	corrupt int
 }
 
 // rememberSent keeps m for a retry of it by comp; it must be called
@@ -86,6 +92,7 @@ func (n *Network) forgetSent(c *conn, ids []string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	c.dev.sent.msgs = slices.DeleteFunc(c.dev.sent.msgs, func(s sentMessage) bool { return slices.Contains(ids, s.id) })
+	c.dev.sent.relayed = slices.DeleteFunc(c.dev.sent.relayed, func(r relayedCopy) bool { return slices.Contains(ids, r.id) })
 }
 
 // acknowledgeCopy takes a client's <ack> of a message: it removes the
@@ -205,9 +212,10 @@ func fixedBytes(parent *waBinary.Node, tag string, size int) ([]byte, error) {
 
 // answerRetry has the phone that sent the message a retry receipt of c's
 // device names send it again, encrypted anew for that device, with the
-// receipt's count. Messages no phone of the network sent (or that the
-// device has already received, or that fell out of sentLimit) are not
-// answered, nor counts from retryLimit on.
+// receipt's count. A receipt for a message another client sent is handed
+// to that client (relayRetry). Messages the device has already received,
+// or that fell out of sentLimit, are not answered, nor counts from
+// retryLimit on.
 func (n *Network) answerRetry(c *conn, node *waBinary.Node) {
 	comp := c.dev
 	if comp == nil {
@@ -220,11 +228,14 @@ func (n *Network) answerRetry(c *conn, node *waBinary.Node) {
 	}
 	n.mu.Lock()
 	i := slices.IndexFunc(comp.sent.msgs, func(s sentMessage) bool { return s.id == r.id })
-	if i < 0 || r.count >= retryLimit || comp.sent.msgs[i].resends >= retryLimit-1 {
+	if i < 0 {
 		n.mu.Unlock()
-		if i >= 0 {
-			n.log.Debug("wafake: retries exhausted", "device", comp.jid().String(), "id", r.id, "count", r.count)
-		}
+		n.relayRetry(c, node, r)
+		return
+	}
+	if r.count >= retryLimit || comp.sent.msgs[i].resends >= retryLimit-1 {
+		n.mu.Unlock()
+		n.log.Debug("wafake: retries exhausted", "device", comp.jid().String(), "id", r.id, "count", r.count)
 		return
 	}
 	comp.sent.msgs[i].resends++

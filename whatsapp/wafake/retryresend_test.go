@@ -11,8 +11,10 @@ import (
 	"go.mau.fi/whatsmeow"
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
+	waLog "go.mau.fi/whatsmeow/util/log"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/internal/testclient"
@@ -278,4 +280,81 @@ func TestRetryResendGroup(t *testing.T) {
 		t.Fatalf("group re-send: %s in %s %q retry count %d", m.Info.ID, m.Info.Chat, m.Message.GetConversation(), m.RetryCount)
 	}
 	testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
+}
+
+// TestRetryRelayBetweenClients: a retry receipt for a message another
+// client sent goes to that client's device, as WhatsApp's server passes
+// it on, and the client's answer (one <enc count> for the asking device)
+// reaches the device, which reads the message with whatsmeow's RetryCount.
+// Also when the sender's process restarted in between: the new client of
+// the same device answers from whatsmeow's retry store. Before, the
+// network answered only for its own phones and the message stayed lost.
+func TestRetryRelayBetweenClients(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		restart  bool
+		from, to string
+		text     string
+	}{
+		{"SameProcess", false, "491702220061", "491702220062", "spoilt once"},
+		{"AfterRestart", true, "491702220063", "491702220064", "asked after the restart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := startNetwork(t)
+			sender := newRetryClient(t, n, tc.from, true)
+			sender.cli.UseRetryMessageStore = true
+			rc := newRetryClient(t, n, tc.to, true)
+			ctx := context.Background()
+			if tc.restart {
+				settled(t, n, rc.dev)
+				rc.cli.Disconnect()
+			}
+			n.CorruptNextCopies(rc.dev, 1)
+			resp, err := sender.cli.SendMessage(ctx, types.NewJID(tc.to, types.DefaultUserServer), &waE2E.Message{Conversation: proto.String(tc.text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.restart {
+				// A new process: a new client of the same device, read
+				// from the store; nothing of the first one's memory.
+				settled(t, n, sender.dev)
+				sender.cli.Disconnect()
+				dev, err := sender.cli.Store.Container.(*sqlstore.Container).GetDevice(ctx, sender.dev)
+				if err != nil || dev == nil {
+					t.Fatalf("read the device from the store: %v", err)
+				}
+				again := whatsmeow.NewClient(dev, waLog.Noop)
+				again.UseRetryMessageStore = true
+				n.Point(again)
+				connected := make(chan struct{}, 1)
+				again.AddEventHandler(func(evt any) {
+					if _, ok := evt.(*events.Connected); ok {
+						connected <- struct{}{}
+					}
+				})
+				if err := again.Connect(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					settled(t, n, sender.dev)
+					again.Disconnect()
+				})
+				nextEvent(t, connected)
+				if err := rc.cli.Connect(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if u := nextEvent(t, rc.lost); u.Info.ID != resp.ID {
+				t.Fatalf("undecryptable %s, want %s", u.Info.ID, resp.ID)
+			}
+			m := nextEvent(t, rc.got)
+			if m.Info.ID != resp.ID || m.Message.GetConversation() != tc.text || m.RetryCount != 1 {
+				t.Fatalf("after the retry receipt got %s %q retry count %d, want %s %q retry count 1",
+					m.Info.ID, m.Message.GetConversation(), m.RetryCount, resp.ID, tc.text)
+			}
+			testclient.Until(t, 10*time.Second, `n.Unacked(rc.dev) == 0`, func() bool { return n.Unacked(rc.dev) == 0 })
+		})
+	}
 }

@@ -17,6 +17,21 @@ type Connection struct {
 	// replay of what WhatsApp queued while the device was offline stands;
 	// null on every other.
 	OfflineSync *OfflineSync `json:"offlineSync"`
+	// Limits is set on the connection.update that tells a change of what
+	// WhatsApp said of the account's limits (reason "reach-out
+	// timelock"); null on every other.
+	Limits *Limits `json:"limits"`
+}
+
+// Limits is what WhatsApp said of an account's limits on reaching new
+// contacts (Session.limits): null fields, it said nothing (or lifted it).
+type Limits struct {
+	// ReachoutTimelockUntil is when the reach-out timelock WhatsApp put
+	// on the account ends.
+	ReachoutTimelockUntil Time `json:"reachoutTimelockUntil"`
+	// NewContactQuota is how many more new contacts the account may
+	// message, when WhatsApp says.
+	NewContactQuota *int `json:"newContactQuota"`
 }
 
 // Passkey is the passkey step of a pairing: WhatsApp asked for the
