@@ -77,40 +77,52 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 	if id == "" {
 		id = whatsapp.NewMessageID()
 	}
-	now := s.now().UTC()
-	due := now.Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
+	due := s.now().UTC().Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
 	payload, data, err := encodeScheduled(out)
 	if err != nil {
 		return Result{}, err
 	}
 	err = ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
-		if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
-			return err
-		}
-		c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).SetCreatedAt(now)
-		if data != nil {
-			c.SetMedia(data)
-		}
-		if err := c.Exec(ctx); err != nil {
-			return fmt.Errorf("store scheduled send: %w", err)
-		}
-		err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
-			SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
-			SetStatus(entmessage.StatusScheduled).SetTimestamp(due).SetViewOnce(out.ViewOnce).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("store scheduled message: %w", err)
-		}
-		return nil
+		return s.storeScheduled(ctx, tx, sessionID, id, out, due, payload, data, false)
 	})
 	if err != nil {
 		return Result{}, err
 	}
+	s.scheduled(ctx, sessionID, id, due)
+	return Result{MessageID: id, ScheduledAt: &due}, nil
+}
+
+// storeScheduled stores the send out (encoded as payload and data) under
+// id, due at due, within the session's quota; paced: queued by the send
+// rate.
+func (s *Service) storeScheduled(ctx context.Context, tx *ent.Tx, sessionID, id string, out whatsapp.Outgoing, due time.Time, payload, data []byte, paced bool) error {
+	if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
+		return err
+	}
+	c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).
+		SetCreatedAt(s.now().UTC()).SetPaced(paced)
+	if data != nil {
+		c.SetMedia(data)
+	}
+	if err := c.Exec(ctx); err != nil {
+		return fmt.Errorf("store scheduled send: %w", err)
+	}
+	err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
+		SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
+		SetStatus(entmessage.StatusScheduled).SetTimestamp(due).SetViewOnce(out.ViewOnce).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store scheduled message: %w", err)
+	}
+	return nil
+}
+
+// scheduled logs a stored send and wakes the scheduler for it.
+func (s *Service) scheduled(ctx context.Context, sessionID, id string, due time.Time) {
 	s.log.InfoContext(ctx, "send scheduled", "session_id", sessionID, "message_id", id, "due_at", due)
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return Result{MessageID: id, ScheduledAt: &due}, nil
 }
 
 // checkScheduleQuota refuses a scheduled send of size bytes that would
@@ -213,11 +225,17 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("due sends: %w", err)
 		}
+		waiting := map[string]bool{} // sessions found not connected in this batch: their later rows wait too
 		for _, row := range rows {
 			if ctx.Err() != nil {
 				return 0, nil
 			}
-			s.perform(ctx, row)
+			if waiting[row.SessionID] {
+				continue
+			}
+			if s.perform(ctx, row) {
+				waiting[row.SessionID] = true
+			}
 		}
 		if len(rows) < schedulerBatch {
 			break
@@ -236,8 +254,9 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 }
 
 // perform makes one scheduled send. A session that is not connected is
-// waited for; any other failure is final and reported.
-func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
+// waited for (perform reports true); any other failure is final and
+// reported.
+func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) (waits bool) {
 	log := s.log.With("session_id", row.SessionID, "message_id", row.ID)
 	var data []byte
 	if row.Media != nil {
@@ -246,9 +265,12 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 	out, err := decodeScheduled(row.ID, row.Payload, data)
 	if err != nil {
 		s.finish(ctx, log, row, out, fmt.Errorf("stored send cannot be read: %w", err))
-		return
+		return false
 	}
-	_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
+	err = s.typeFirst(ctx, row.SessionID, out)
+	if err == nil {
+		_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
+	}
 	switch {
 	case err == nil:
 		s.finish(ctx, log, row, out, nil)
@@ -256,14 +278,22 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		// Shutting down: the row stays pending and is sent after the next start.
 	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
 		wait := min(retryFirst<<min(row.Attempts, 10), retryMax)
-		if uerr := s.db.ScheduledSend.UpdateOne(row).SetAttempts(row.Attempts + 1).SetLastError(err.Error()).
-			SetDueAt(s.now().UTC().Add(wait)).Exec(ctx); uerr != nil {
+		var uerr error
+		if row.Paced {
+			uerr = s.postponePaced(ctx, row, wait, err)
+		} else {
+			uerr = s.db.ScheduledSend.UpdateOne(row).SetAttempts(row.Attempts + 1).SetLastError(err.Error()).
+				SetDueAt(s.now().UTC().Add(wait)).Exec(ctx)
+		}
+		if uerr != nil {
 			log.Error("scheduler: postpone send", "err", uerr)
 		}
 		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
+		return true
 	default:
 		s.finish(ctx, log, row, out, err)
 	}
+	return false
 }
 
 // finish records a scheduled send's outcome and publishes it as
