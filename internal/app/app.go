@@ -37,6 +37,7 @@ import (
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/revocation"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/sessionsettings"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -162,8 +163,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore := messaging.NewStore(db, cfg.Clustered())
+	// The sessions' settings, and the queue through which the sink hands
+	// the messaging service what they act on (auto mark read, auto reject
+	// calls). The settings' cache runs on the wall clock, as the scheduler.
+	settings := sessionsettings.New(db, nil)
+	automations := messaging.NewAutomations(log)
 	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Logger: log,
+		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher,
+		Follower: automations, Logger: log,
 	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -242,7 +249,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Settings: settings, Automations: automations,
 	})
 
 	// The API.
@@ -267,6 +274,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Events:     stream.Bus,
 		Leases:     leases,
 		NodeID:     cfg.NodeID,
+		Settings:   settings,
 	}
 	if cfg.Clustered() { // the other processes' revocations end what this one holds open too
 		parts.revocations = revocation.Listen(cfg.DatabaseURL, log, revocation.Receiver{

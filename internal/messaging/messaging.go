@@ -98,6 +98,10 @@ type Options struct {
 	// (pace.go) and whether texts are typed first. nil: every send goes at
 	// once, untyped.
 	Settings Settings
+	// Automations, when set, is the queue the sink hands inbound events
+	// to, which Run acts on as the sessions' settings say
+	// (automations.go).
+	Automations *Automations
 	// Nodes, with SharedKeys, tells whether the process holding a pending
 	// key is still in the cluster: a key of a process gone (killed, its
 	// row expired within the lease TTL) is taken over then rather than
@@ -115,21 +119,22 @@ type Service struct {
 	maxScheduled      int
 	maxScheduledBytes int64
 
-	db       *ent.Client
-	wa       whatsapp.Runner
-	loader   Loader
-	prep     Preparer
-	geo      Geocoder
-	previews Previewer
-	invites  InviteTexts
-	pub      Publisher
-	now      func() time.Time
-	log      *slog.Logger
-	obs      Observer        // nil: nobody is told
-	wake     chan struct{}   // a new scheduled send: the scheduler looks again
-	held     func() []string // Options.Held
-	store    *Store
-	settings Settings // nil: no session has settings
+	db          *ent.Client
+	wa          whatsapp.Runner
+	loader      Loader
+	prep        Preparer
+	geo         Geocoder
+	previews    Previewer
+	invites     InviteTexts
+	pub         Publisher
+	now         func() time.Time
+	log         *slog.Logger
+	obs         Observer        // nil: nobody is told
+	wake        chan struct{}   // a new scheduled send: the scheduler looks again
+	held        func() []string // Options.Held
+	store       *Store
+	settings    Settings     // nil: no session has settings
+	automations *Automations // nil: none
 
 	// The sends with an idempotency key (sendkey.go): this process's
 	// name in the keys it holds, the keys whose send runs here now, and
@@ -155,7 +160,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer, invites: opts.Invites,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
-		store: opts.Store, held: opts.Held, settings: opts.Settings, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
+		store: opts.Store, held: opts.Held, settings: opts.Settings, automations: opts.Automations, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes,
 	}
 }

@@ -16,7 +16,9 @@ import (
 // fixedSettings are the settings of every session.
 type fixedSettings struct{ set sessionsettings.Settings }
 
-func (f fixedSettings) Get(context.Context, string) (sessionsettings.Settings, error) { return f.set, nil }
+func (f fixedSettings) Get(context.Context, string) (sessionsettings.Settings, error) {
+	return f.set, nil
+}
 
 func rate(t *testing.T, text string) *sessionsettings.Rate {
 	t.Helper()

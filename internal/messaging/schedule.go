@@ -180,10 +180,16 @@ func (s *Service) cancel(ctx context.Context, sessionID, id string) error {
 	})
 }
 
-// Run performs due sends until ctx is done. The app owns it: it starts it
-// after the session manager restored the sessions and cancels it before
-// closing the manager.
+// Run performs due sends, and the automations of the sessions' settings,
+// until ctx is done. The app owns it: it starts it after the session
+// manager restored the sessions and cancels it before closing the manager.
 func (s *Service) Run(ctx context.Context) {
+	automating := make(chan struct{})
+	go func() {
+		defer close(automating)
+		s.automate(ctx)
+	}()
+	defer func() { <-automating }()
 	for {
 		if now := s.now(); now.Sub(s.pruned) > time.Minute {
 			s.pruned = now
