@@ -163,14 +163,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore := messaging.NewStore(db, cfg.Clustered())
-	// The sessions' settings, and the queue through which the sink hands
-	// the messaging service what they act on (auto mark read, auto reject
-	// calls). The settings' cache runs on the wall clock, as the scheduler.
-	settings := sessionsettings.New(db, nil)
-	automations := messaging.NewAutomations(log)
+	settings, automations := sessionsettings.New(db, nil), messaging.NewAutomations(log) // what the settings act on, from the sink
 	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher,
-		Follower: automations, Logger: log,
+		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
 	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
