@@ -1,0 +1,109 @@
+//go:build unix
+
+package crashtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wagraph/wagraph/internal/dbtest"
+)
+
+// TestSendRateQueueAcrossKill (issue 32, must show 2): the server and the
+// network as separate processes. With sendRate "2/s", ten texts accepted at
+// once are queued; the server is SIGKILLed while the queue is half sent and
+// started again on its data: the rest still reach the contact's phone, in
+// the order they were accepted, none lost and none twice.
+func TestSendRateQueueAcrossKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crash test: child processes (make test runs it)")
+	}
+	cs := newChildren(t)
+	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
+	network := cs.startNetwork(netDir)
+	control := network.controlAddr(t, netDir)
+	hook := httptest.NewServer(newReceiver(prefix))
+	t.Cleanup(hook.Close)
+	serve := func(name string) *server {
+		s := startServer(t, cs.start(name, serveArgs(loc.DataDir, control, loc.URL)...))
+		s.ready(t)
+		return s
+	}
+	first := serve("server-1")
+	sessionID := linkSession(t, first, "paced", hook.URL+"/hook")
+	if status, body := restCall(t, first, "PUT", "/session/"+sessionID+"/settings", `{"sendRate":"2/s"}`); status != http.StatusOK {
+		t.Fatalf("PUT settings: %d %s", status, body)
+	}
+	var want []string
+	for i := range 10 {
+		text := fmt.Sprintf("Lieferung %d", i+1)
+		want = append(want, text)
+		raw, _ := json.Marshal(map[string]string{"number": contact, "text": text})
+		if status, body := restCall(t, first, "POST", "/session/"+sessionID+"/message/text", string(raw)); status != http.StatusOK {
+			t.Fatalf("send %d: %d %s", i+1, status, body)
+		}
+	}
+	var atKill int // texts on the phone just before the kill: no more come from that process
+	first.waitFor(t, "three texts on the phone", 10*time.Second, func() (bool, error) {
+		atKill = len(phoneInbox(t, first))
+		return atKill >= 3, nil
+	})
+	first.kill(t)
+	if atKill >= 10 {
+		t.Fatalf("all %d texts were out before the kill: nothing was queued across it", atKill)
+	}
+	t.Logf("%d of 10 texts on the phone at the kill", atKill)
+
+	second := serve("server-2")
+	second.status(t, sessionID, "CONNECTED", time.Minute)
+	second.waitFor(t, "ten texts on the phone", time.Minute, func() (bool, error) {
+		return len(phoneInbox(t, second)) >= 10, nil
+	})
+	time.Sleep(time.Second) // a late duplicate would be in by now
+	if got := phoneInbox(t, second); !slices.Equal(got, want) {
+		t.Errorf("the phone got %q, want %q: each once, in order", got, want)
+	}
+}
+
+// restCall makes one REST request as the admin; a request cut off answers
+// status 0.
+func restCall(t *testing.T, s *server, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+"/api/v1"+path, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	res, err := s.http.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(raw)
+}
+
+// phoneInbox is the texts the contact's phone received, in the order they
+// arrived (the network is a process of its own: it outlives the server).
+func phoneInbox(t *testing.T, s *server) []string {
+	t.Helper()
+	var out struct {
+		SandboxInbox []struct{ Text *string }
+	}
+	s.must(t, `query($p: String!) { sandboxInbox(phone: $p) { text } }`, map[string]any{"p": contact}, &out)
+	var texts []string
+	for _, m := range out.SandboxInbox {
+		if m.Text != nil {
+			texts = append(texts, *m.Text)
+		}
+	}
+	return texts
+}
