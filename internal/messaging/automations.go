@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -81,19 +82,35 @@ var readable = map[string]bool{
 	"sticker": true, "location": true, "contact": true, "poll": true, "unknown": true,
 }
 
-// automate acts on the queued events until ctx is done.
+// automationsAtOnce bounds the actions running at once: a reject
+// message typed first takes seconds, and must not hold up the others.
+const automationsAtOnce = 8
+
+// automate acts on the queued events until ctx is done, and returns once
+// the actions under way ended.
 func (s *Service) automate(ctx context.Context) {
 	if s.automations == nil {
 		return
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, automationsAtOnce)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case f := <-s.automations.queue:
-			actx, cancel := context.WithTimeout(ctx, automationTimeout)
-			s.act(actx, f.sessionID, f.ev)
-			cancel()
+			select {
+			case <-ctx.Done():
+				return
+			case slots <- struct{}{}:
+			}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				actx, cancel := context.WithTimeout(ctx, automationTimeout)
+				defer cancel()
+				s.act(actx, f.sessionID, f.ev)
+			})
 		}
 	}
 }

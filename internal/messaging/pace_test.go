@@ -196,3 +196,79 @@ func TestSimulateTyping(t *testing.T) {
 		t.Errorf("ops %s, want typing, pause, then the text", got)
 	}
 }
+
+// perSession answers a CONNECTED session; s1's presences wait for
+// release, every send is recorded with its session.
+type perSession struct {
+	release chan struct{}
+	mu      sync.Mutex
+	sent    []string
+}
+
+func (p *perSession) Run(_ context.Context, sessionID string, c whatsapp.Call) error {
+	if answerConnected(c) {
+		return nil
+	}
+	switch c.Op {
+	case whatsapp.OpSendPresence().Name():
+		if sessionID == "s1" {
+			<-p.release
+		}
+	case whatsapp.OpSend().Name():
+		out := c.Request.(whatsapp.Outgoing)
+		p.mu.Lock()
+		p.sent = append(p.sent, sessionID+":"+out.Text)
+		p.mu.Unlock()
+		*c.Result.(*whatsapp.Sent) = whatsapp.Sent{ID: out.ID, Timestamp: time.Now()}
+	}
+	return nil
+}
+
+// TestScheduledSessionsSideBySide: a session's due send that takes long
+// (typed first) does not hold up another session's.
+func TestScheduledSessionsSideBySide(t *testing.T) {
+	ctx := context.Background()
+	db := sessionDB(t)
+	db.Session.Create().SetID("s2").SetOwnerID("u1").ExecX(ctx)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	wa := &perSession{release: make(chan struct{})}
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := New(Options{DB: db, Sender: wa, Now: clock,
+		Settings: fixedSettings{sessionsettings.Settings{SimulateTyping: true}}})
+	to, err := whatsapp.ParseJID(peerJID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"s1", "s2"} { // s1's due first
+		if _, err := s.schedule(ctx, id, whatsapp.Outgoing{Type: TypeText, To: to, Text: "later"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		now = now.Add(time.Second)
+		mu.Unlock()
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.runDue(ctx); done <- err }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		wa.mu.Lock()
+		got := fmt.Sprint(wa.sent)
+		wa.mu.Unlock()
+		if got == "[s2:later]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(wa.release)
+			t.Fatalf("s2's send waits for s1's typing: sent %s", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(wa.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(wa.sent) != "[s2:later s1:later]" {
+		t.Errorf("sent %v", wa.sent)
+	}
+}

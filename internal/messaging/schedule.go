@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -231,17 +232,9 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("due sends: %w", err)
 		}
-		waiting := map[string]bool{} // sessions found not connected in this batch: their later rows wait too
-		for _, row := range rows {
-			if ctx.Err() != nil {
-				return 0, nil
-			}
-			if waiting[row.SessionID] {
-				continue
-			}
-			if s.perform(ctx, row) {
-				waiting[row.SessionID] = true
-			}
+		s.performAll(ctx, rows)
+		if ctx.Err() != nil {
+			return 0, nil
 		}
 		if len(rows) < schedulerBatch {
 			break
@@ -257,6 +250,32 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 		return 0, fmt.Errorf("next send: %w", err)
 	}
 	return max(next.DueAt.Sub(s.now()), 0), nil
+}
+
+// performAll makes the due sends rows, each session's in order and the
+// sessions side by side: one session's send that takes long (typed first,
+// a slow upload) does not hold up another's. A session found not
+// connected keeps its later rows for the next pass.
+func (s *Service) performAll(ctx context.Context, rows []*ent.ScheduledSend) {
+	var order []string
+	bySession := map[string][]*ent.ScheduledSend{}
+	for _, row := range rows {
+		if bySession[row.SessionID] == nil {
+			order = append(order, row.SessionID)
+		}
+		bySession[row.SessionID] = append(bySession[row.SessionID], row)
+	}
+	var wg sync.WaitGroup
+	for _, id := range order {
+		wg.Go(func() {
+			for _, row := range bySession[id] {
+				if ctx.Err() != nil || s.perform(ctx, row) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // perform makes one scheduled send. A session that is not connected is
