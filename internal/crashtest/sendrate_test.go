@@ -31,8 +31,12 @@ func TestSendRateQueueAcrossKill(t *testing.T) {
 	control := network.controlAddr(t, netDir)
 	hook := httptest.NewServer(newReceiver(prefix))
 	t.Cleanup(hook.Close)
+	args := serveArgs(loc.DataDir, control, loc.URL)
+	if loc.URL != "" { // a cluster of one: the killed process's lease ends soon
+		args = append(args, "--lease-ttl", "3s")
+	}
 	serve := func(name string) *server {
-		s := startServer(t, cs.start(name, serveArgs(loc.DataDir, control, loc.URL)...))
+		s := startServer(t, cs.start(name, args...))
 		s.ready(t)
 		return s
 	}
@@ -68,6 +72,75 @@ func TestSendRateQueueAcrossKill(t *testing.T) {
 	})
 	time.Sleep(time.Second) // a late duplicate would be in by now
 	if got := phoneInbox(t, second); !slices.Equal(got, want) {
+		t.Errorf("the phone got %q, want %q: each once, in order", got, want)
+	}
+}
+
+// TestSendRateQueueFailover (issue 32, must show 2, in a cluster): two
+// processes on one PostgreSQL database. With sendRate "2/s" set through
+// one, ten texts accepted through both in turn are one queue; the process
+// running the session is SIGKILLed half way, the other takes the session
+// over and sends the rest: in the order they were accepted, none lost and
+// none twice.
+func TestSendRateQueueFailover(t *testing.T) {
+	if !dbtest.Postgres(t) {
+		t.Skip("a cluster shares one PostgreSQL database: the PostgreSQL pass of make test runs this test")
+	}
+	cs := newChildren(t)
+	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
+	network := cs.startNetwork(netDir)
+	control := network.controlAddr(t, netDir)
+	hook := httptest.NewServer(newReceiver(prefix))
+	t.Cleanup(hook.Close)
+	servers := map[string]*server{}
+	for _, name := range []string{"node-1", "node-2"} {
+		c := cs.start(name, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--database-url", loc.URL,
+			"--node-id", name, "--lease-ttl", "3s", "--sandbox-network", control, "--admin-token", adminToken, "--allow-private-urls",
+			"--rate", "1000/s,1000", "--log-format", "json")
+		servers[name] = &server{child: c, base: "http://" + c.listenAddr(t), token: adminToken, http: &http.Client{Timeout: time.Minute}}
+	}
+	for _, s := range servers {
+		s.ready(t)
+	}
+	sessionID := linkSession(t, servers["node-1"], "paced", hook.URL+"/hook")
+	var owner struct{ Session struct{ Owner *string } }
+	servers["node-2"].waitFor(t, "the session's holder", 30*time.Second, func() (bool, error) {
+		servers["node-2"].must(t, `query($id: ID!) { session(id: $id) { owner } }`, map[string]any{"id": sessionID}, &owner)
+		return owner.Session.Owner != nil, nil
+	})
+	holder := servers[*owner.Session.Owner]
+	other := servers["node-1"]
+	if holder == other {
+		other = servers["node-2"]
+	}
+	if status, body := restCall(t, other, "PUT", "/session/"+sessionID+"/settings", `{"sendRate":"2/s"}`); status != http.StatusOK {
+		t.Fatalf("PUT settings: %d %s", status, body)
+	}
+	var want []string
+	for i := range 10 {
+		via := []*server{holder, other}[i%2]
+		text := fmt.Sprintf("Paket %d", i+1)
+		want = append(want, text)
+		raw, _ := json.Marshal(map[string]string{"number": contact, "text": text})
+		if status, body := restCall(t, via, "POST", "/session/"+sessionID+"/message/text", string(raw)); status != http.StatusOK {
+			t.Fatalf("send %d through %s: %d %s", i+1, via.name, status, body)
+		}
+	}
+	var atKill int
+	other.waitFor(t, "three texts on the phone", 10*time.Second, func() (bool, error) {
+		atKill = len(phoneInbox(t, other))
+		return atKill >= 3, nil
+	})
+	holder.kill(t)
+	if atKill >= 10 {
+		t.Fatalf("all %d texts were out before the kill: nothing was queued across it", atKill)
+	}
+	t.Logf("%d of 10 texts on the phone when %s was killed", atKill, holder.name)
+	other.waitFor(t, "ten texts on the phone", time.Minute, func() (bool, error) {
+		return len(phoneInbox(t, other)) >= 10, nil
+	})
+	time.Sleep(time.Second) // a late duplicate would be in by now
+	if got := phoneInbox(t, other); !slices.Equal(got, want) {
 		t.Errorf("the phone got %q, want %q: each once, in order", got, want)
 	}
 }
