@@ -71,6 +71,9 @@ func automatable(ev whatsapp.Event) bool {
 	case whatsapp.KindCall:
 		c, ok := ev.Data.(*payload.Call)
 		return ok && c.Status == "offer"
+	case whatsapp.KindConnectionUpdate: // the send rate's queue goes on (resumePaced)
+		c, ok := ev.Data.(*payload.Connection)
+		return ok && c.Status == string(whatsapp.StatusConnected)
 	}
 	return false
 }
@@ -117,6 +120,12 @@ func (s *Service) automate(ctx context.Context) {
 
 // act does what the session's settings say of ev; a failure is logged.
 func (s *Service) act(ctx context.Context, sessionID string, ev whatsapp.Event) {
+	if ev.Kind == whatsapp.KindConnectionUpdate {
+		if err := s.resumePaced(ctx, sessionID); err != nil {
+			s.log.WarnContext(ctx, "the send queue could not go on", "session_id", sessionID, "err", err)
+		}
+		return
+	}
 	set, err := s.settingsOf(ctx, sessionID)
 	if err != nil {
 		s.log.WarnContext(ctx, "automation", "session_id", sessionID, "err", err)

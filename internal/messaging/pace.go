@@ -126,6 +126,43 @@ func (s *Service) postponePaced(ctx context.Context, row *ent.ScheduledSend, wai
 	})
 }
 
+// resumePaced goes on with the queue of a session that connected again:
+// when its first queued send was moved on while the session was away
+// (postponePaced), the queue moves back together so that the first is due
+// now, rather than at the end of its wait.
+func (s *Service) resumePaced(ctx context.Context, sessionID string) error {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	resumed := false
+	err := ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		sess, err := tx.Session.Query().Where(entsession.ID(sessionID), storage.ForUpdate).Only(ctx)
+		if err != nil {
+			return fmt.Errorf("lock session %s: %w", sessionID, err)
+		}
+		queued, err := tx.ScheduledSend.Query().Where(scheduledsend.SessionID(sessionID),
+			scheduledsend.StateEQ(scheduledsend.StatePending), scheduledsend.Paced(true)).
+			Order(scheduledsend.ByDueAt()).All(ctx)
+		if err != nil || len(queued) == 0 || queued[0].Attempts == 0 || !queued[0].DueAt.After(now) {
+			return err
+		}
+		back := queued[0].DueAt.Sub(now)
+		for _, q := range queued {
+			if err := tx.ScheduledSend.UpdateOne(q).SetDueAt(q.DueAt.Add(-back)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		resumed = true
+		if sess.NextSendAt != nil {
+			return tx.Session.UpdateOne(sess).SetNextSendAt(sess.NextSendAt.Add(-back)).Exec(ctx)
+		}
+		return nil
+	})
+	if err == nil && resumed {
+		s.log.InfoContext(ctx, "the send queue goes on", "session_id", sessionID)
+		s.wakeScheduler()
+	}
+	return err
+}
+
 // typeFirst shows the account typing in out's chat before a text when the
 // session simulates typing: COMPOSING for a time that grows with the
 // text, then PAUSED. A presence WhatsApp does not take fails the send.

@@ -132,6 +132,17 @@ func TestSendRateQueue(t *testing.T) {
 		t.Errorf("the first queued send is due at %s, not after now %s", rows[0].DueAt, clock())
 	}
 
+	// Connected again: the queue goes on from now, still spaced.
+	if err := s.resumePaced(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	rows = db.ScheduledSend.Query().Where(scheduledsend.StateEQ(scheduledsend.StatePending)).
+		Order(scheduledsend.ByDueAt()).AllX(ctx)
+	if !rows[0].DueAt.Equal(clock()) || rows[2].DueAt.Sub(rows[0].DueAt) != time.Second {
+		t.Errorf("after the session came back the queue is due at %s, %s, %s; want from now %s, 500ms apart",
+			rows[0].DueAt, rows[1].DueAt, rows[2].DueAt, clock())
+	}
+
 	wa.mu.Lock()
 	wa.down = false
 	wa.mu.Unlock()

@@ -120,6 +120,11 @@ func (s *Service) storeScheduled(ctx context.Context, tx *ent.Tx, sessionID, id 
 // scheduled logs a stored send and wakes the scheduler for it.
 func (s *Service) scheduled(ctx context.Context, sessionID, id string, due time.Time) {
 	s.log.InfoContext(ctx, "send scheduled", "session_id", sessionID, "message_id", id, "due_at", due)
+	s.wakeScheduler()
+}
+
+// wakeScheduler has the scheduler look for due sends again.
+func (s *Service) wakeScheduler() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
