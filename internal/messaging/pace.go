@@ -99,21 +99,44 @@ func (s *Service) postponePaced(ctx context.Context, row *ent.ScheduledSend, wai
 	if shift <= 0 {
 		return nil
 	}
-	return ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
-		sess, err := tx.Session.Query().Where(entsession.ID(row.SessionID), storage.ForUpdate).Only(ctx)
-		if err != nil {
-			return fmt.Errorf("lock session %s: %w", row.SessionID, err)
+	return s.shiftPaced(ctx, row.SessionID, row.DueAt, shift, func(u *ent.ScheduledSendUpdateOne, id string) {
+		if id == row.ID {
+			u.SetAttempts(row.Attempts + 1).SetLastError(cause.Error())
 		}
-		later, err := tx.ScheduledSend.Query().Where(scheduledsend.SessionID(row.SessionID),
+	})
+}
+
+// respace keeps the rate after a send of the queue when the next one,
+// next, is overdue (its time passed while the process was down or the
+// session away): next goes gap after now, the gap it had after the one
+// sent, and the queue after it moves with it, rather than all at once.
+func (s *Service) respace(ctx context.Context, next *ent.ScheduledSend, gap time.Duration) error {
+	shift := s.now().UTC().Add(gap).Sub(next.DueAt)
+	if shift <= 0 {
+		return nil
+	}
+	return s.shiftPaced(ctx, next.SessionID, next.DueAt, shift, nil)
+}
+
+// shiftPaced moves the session's queued sends due from from on, and the
+// slot of its next send, by shift, under the session row's lock; mark,
+// when set, adds to each row's update.
+func (s *Service) shiftPaced(ctx context.Context, sessionID string, from time.Time, shift time.Duration, mark func(*ent.ScheduledSendUpdateOne, string)) error {
+	return ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
+		sess, err := tx.Session.Query().Where(entsession.ID(sessionID), storage.ForUpdate).Only(ctx)
+		if err != nil {
+			return fmt.Errorf("lock session %s: %w", sessionID, err)
+		}
+		later, err := tx.ScheduledSend.Query().Where(scheduledsend.SessionID(sessionID),
 			scheduledsend.StateEQ(scheduledsend.StatePending), scheduledsend.Paced(true),
-			scheduledsend.DueAtGTE(row.DueAt)).All(ctx)
+			scheduledsend.DueAtGTE(from)).All(ctx)
 		if err != nil {
 			return err
 		}
 		for _, l := range later {
 			u := tx.ScheduledSend.UpdateOne(l).SetDueAt(l.DueAt.Add(shift))
-			if l.ID == row.ID {
-				u.SetAttempts(row.Attempts + 1).SetLastError(cause.Error())
+			if mark != nil {
+				mark(u, l.ID)
 			}
 			if err := u.Exec(ctx); err != nil {
 				return err
@@ -126,7 +149,8 @@ func (s *Service) postponePaced(ctx context.Context, row *ent.ScheduledSend, wai
 	})
 }
 
-// resumePaced goes on with the queue of a session that connected again:
+// resumePaced goes on with the sends of a session that connected again:
+// the scheduler looks at once.
 // when its first queued send was moved on while the session was away
 // (postponePaced), the queue moves back together so that the first is due
 // now, rather than at the end of its wait.
@@ -158,8 +182,10 @@ func (s *Service) resumePaced(ctx context.Context, sessionID string) error {
 	})
 	if err == nil && resumed {
 		s.log.InfoContext(ctx, "the send queue goes on", "session_id", sessionID)
-		s.wakeScheduler()
 	}
+	// Whether or not it waited: the session may have just come to this
+	// process (a restart, a failover), whose scheduler did not run it.
+	s.wakeScheduler()
 	return err
 }
 

@@ -99,9 +99,11 @@ func TestSendRateQueue(t *testing.T) {
 			t.Errorf("send %d: %+v, want scheduled at +%s", i, res, time.Duration(i-1)*500*time.Millisecond)
 		}
 	}
-	advance(time.Second)
-	if _, err := s.runDue(ctx); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		advance(500 * time.Millisecond)
+		if _, err := s.runDue(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := fmt.Sprint(wa.sent()); got != "[1 2 3]" {
 		t.Errorf("after 1 s: %s, want [1 2 3]", got)
@@ -146,14 +148,31 @@ func TestSendRateQueue(t *testing.T) {
 	wa.mu.Lock()
 	wa.down = false
 	wa.mu.Unlock()
+	// A minute later (the process was down, say) all three are overdue:
+	// one goes, the next ones are spaced again rather than sent at once.
 	advance(time.Minute)
 	if _, err := s.runDue(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if got := fmt.Sprint(wa.sent()); got != "[1 2 3 4]" {
+		t.Errorf("after a minute away: %s, want only 4 sent at once", got)
+	}
+	rows = db.ScheduledSend.Query().Where(scheduledsend.StateEQ(scheduledsend.StatePending)).
+		Order(scheduledsend.ByDueAt()).AllX(ctx)
+	if len(rows) != 2 || !rows[0].DueAt.Equal(clock().Add(500*time.Millisecond)) {
+		t.Errorf("after a minute away the queue is %v, want 5 due 500ms after 4 went", rows)
+	}
+	for range 4 {
+		advance(500 * time.Millisecond)
+		if _, err := s.runDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got := fmt.Sprint(wa.sent()); got != "[1 2 3 4 5 6]" {
 		t.Errorf("sent %s, want [1 2 3 4 5 6]: each once, in order", got)
 	}
-	// A minute later the rate allows a send at once again.
+	// Later the rate allows a send at once again.
+	advance(time.Minute)
 	if res := send("7"); res.Timestamp == nil {
 		t.Errorf("send 7 after the queue emptied: %+v, want sent now", res)
 	}

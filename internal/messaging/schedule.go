@@ -273,8 +273,16 @@ func (s *Service) performAll(ctx context.Context, rows []*ent.ScheduledSend) {
 	var wg sync.WaitGroup
 	for _, id := range order {
 		wg.Go(func() {
-			for _, row := range bySession[id] {
+			rows := bySession[id]
+			for i, row := range rows {
 				if ctx.Err() != nil || s.perform(ctx, row) {
+					return
+				}
+				if next := rows[min(i+1, len(rows)-1)]; i+1 < len(rows) && row.Paced && next.Paced {
+					// Due already, as the queue fell behind: spaced again.
+					if err := s.respace(ctx, next, next.DueAt.Sub(row.DueAt)); err != nil {
+						s.log.Error("scheduler: space the queue", "session_id", id, "err", err)
+					}
 					return
 				}
 			}
