@@ -24,6 +24,9 @@ import (
 // scheduler makes queued sends like any scheduled one, so they survive a
 // restart, and in a cluster the process that runs the session makes them;
 // their due times only grow, so they go in the order they were accepted.
+// The queue moves as one: on when the session is away (postponePaced),
+// back when it connects again (resumePaced), and on again when a send
+// fell behind (respace), so neither the order nor the rate is lost.
 
 // Settings reads a session's settings (sessionsettings.Service).
 type Settings interface {
