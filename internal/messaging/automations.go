@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -29,8 +30,9 @@ const automationTimeout = 30 * time.Second
 // (the sink is built before the sessions, and the service after them),
 // handed to both.
 type Automations struct {
-	queue chan followed
-	log   *slog.Logger
+	queue   chan followed
+	log     *slog.Logger
+	dropped atomic.Int64 // let go since the last report: one warning per run of them
 }
 
 type followed struct {
@@ -57,7 +59,9 @@ func (a *Automations) Follow(sessionID string, evs []whatsapp.Event) {
 		select {
 		case a.queue <- followed{sessionID, ev}:
 		default:
-			a.log.Warn("an automation was let go: too many waiting", "session_id", sessionID, "kind", ev.Kind)
+			if a.dropped.Add(1) == 1 {
+				a.log.Warn("automations are let go: too many waiting", "session_id", sessionID, "kind", ev.Kind)
+			}
 		}
 	}
 }
@@ -103,6 +107,9 @@ func (s *Service) automate(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case f := <-s.automations.queue:
+			if n := s.automations.dropped.Swap(0); n > 0 {
+				s.log.Warn("automations were let go: too many waiting", "count", n)
+			}
 			select {
 			case <-ctx.Done():
 				return
