@@ -68,7 +68,7 @@ func TestSessionSettings(t *testing.T) {
 		UpdateSessionSettings struct {
 			Settings struct {
 				SendRate, SendJitter, Proxy, CallRejectMessage string
-				AutoRejectCalls                                 bool
+				AutoRejectCalls                                bool
 			}
 		}
 	}
@@ -122,7 +122,9 @@ func TestSendRateQueue(t *testing.T) {
 		want = append(want, text)
 		raw, _ := json.Marshal(map[string]string{"number": contact, "text": text})
 		res := s.REST(t, "POST", "/session/"+sess.ID+"/message/text", apptest.AdminToken, string(raw))
-		var env struct{ Data struct{ Timestamp, ScheduledAt *string } }
+		var env struct {
+			Data struct{ Timestamp, ScheduledAt *string }
+		}
 		res.JSON(t, &env)
 		if res.Status != http.StatusOK || (i == 0) != (env.Data.Timestamp != nil) || (i > 0) != (env.Data.ScheduledAt != nil) {
 			t.Fatalf("send %d: %d %s, want the first sent now and the rest scheduled", i+1, res.Status, res.Body)
