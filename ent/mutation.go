@@ -5148,6 +5148,7 @@ type ScheduledSendMutation struct {
 	last_error     *string
 	created_at     *time.Time
 	done_at        *time.Time
+	paced          *bool
 	clearedFields  map[string]struct{}
 	session        *string
 	clearedsession bool
@@ -5630,6 +5631,42 @@ func (m *ScheduledSendMutation) ResetDoneAt() {
 	delete(m.clearedFields, scheduledsend.FieldDoneAt)
 }
 
+// SetPaced sets the "paced" field.
+func (m *ScheduledSendMutation) SetPaced(b bool) {
+	m.paced = &b
+}
+
+// Paced returns the value of the "paced" field in the mutation.
+func (m *ScheduledSendMutation) Paced() (r bool, exists bool) {
+	v := m.paced
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaced returns the old "paced" field's value of the ScheduledSend entity.
+// If the ScheduledSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ScheduledSendMutation) OldPaced(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaced is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaced requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaced: %w", err)
+	}
+	return oldValue.Paced, nil
+}
+
+// ResetPaced resets all changes to the "paced" field.
+func (m *ScheduledSendMutation) ResetPaced() {
+	m.paced = nil
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *ScheduledSendMutation) ClearSession() {
 	m.clearedsession = true
@@ -5691,7 +5728,7 @@ func (m *ScheduledSendMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ScheduledSendMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.session != nil {
 		fields = append(fields, scheduledsend.FieldSessionID)
 	}
@@ -5719,6 +5756,9 @@ func (m *ScheduledSendMutation) Fields() []string {
 	if m.done_at != nil {
 		fields = append(fields, scheduledsend.FieldDoneAt)
 	}
+	if m.paced != nil {
+		fields = append(fields, scheduledsend.FieldPaced)
+	}
 	return fields
 }
 
@@ -5745,6 +5785,8 @@ func (m *ScheduledSendMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case scheduledsend.FieldDoneAt:
 		return m.DoneAt()
+	case scheduledsend.FieldPaced:
+		return m.Paced()
 	}
 	return nil, false
 }
@@ -5772,6 +5814,8 @@ func (m *ScheduledSendMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldCreatedAt(ctx)
 	case scheduledsend.FieldDoneAt:
 		return m.OldDoneAt(ctx)
+	case scheduledsend.FieldPaced:
+		return m.OldPaced(ctx)
 	}
 	return nil, fmt.Errorf("unknown ScheduledSend field %s", name)
 }
@@ -5843,6 +5887,13 @@ func (m *ScheduledSendMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDoneAt(v)
+		return nil
+	case scheduledsend.FieldPaced:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaced(v)
 		return nil
 	}
 	return fmt.Errorf("unknown ScheduledSend field %s", name)
@@ -5949,6 +6000,9 @@ func (m *ScheduledSendMutation) ResetField(name string) error {
 		return nil
 	case scheduledsend.FieldDoneAt:
 		m.ResetDoneAt()
+		return nil
+	case scheduledsend.FieldPaced:
+		m.ResetPaced()
 		return nil
 	}
 	return fmt.Errorf("unknown ScheduledSend field %s", name)
@@ -7022,6 +7076,15 @@ type SessionMutation struct {
 	created_at              *time.Time
 	connected_at            *time.Time
 	reachout_timelock_until *time.Time
+	send_rate               *string
+	send_jitter_ms          *int64
+	addsend_jitter_ms       *int64
+	simulate_typing         *bool
+	auto_mark_read          *bool
+	auto_reject_calls       *bool
+	call_reject_message     *string
+	proxy                   *string
+	next_send_at            *time.Time
 	clearedFields           map[string]struct{}
 	owner                   *string
 	clearedowner            bool
@@ -7541,6 +7604,353 @@ func (m *SessionMutation) ResetReachoutTimelockUntil() {
 	delete(m.clearedFields, session.FieldReachoutTimelockUntil)
 }
 
+// SetSendRate sets the "send_rate" field.
+func (m *SessionMutation) SetSendRate(s string) {
+	m.send_rate = &s
+}
+
+// SendRate returns the value of the "send_rate" field in the mutation.
+func (m *SessionMutation) SendRate() (r string, exists bool) {
+	v := m.send_rate
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSendRate returns the old "send_rate" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldSendRate(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSendRate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSendRate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSendRate: %w", err)
+	}
+	return oldValue.SendRate, nil
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (m *SessionMutation) ClearSendRate() {
+	m.send_rate = nil
+	m.clearedFields[session.FieldSendRate] = struct{}{}
+}
+
+// SendRateCleared returns if the "send_rate" field was cleared in this mutation.
+func (m *SessionMutation) SendRateCleared() bool {
+	_, ok := m.clearedFields[session.FieldSendRate]
+	return ok
+}
+
+// ResetSendRate resets all changes to the "send_rate" field.
+func (m *SessionMutation) ResetSendRate() {
+	m.send_rate = nil
+	delete(m.clearedFields, session.FieldSendRate)
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (m *SessionMutation) SetSendJitterMs(i int64) {
+	m.send_jitter_ms = &i
+	m.addsend_jitter_ms = nil
+}
+
+// SendJitterMs returns the value of the "send_jitter_ms" field in the mutation.
+func (m *SessionMutation) SendJitterMs() (r int64, exists bool) {
+	v := m.send_jitter_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSendJitterMs returns the old "send_jitter_ms" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldSendJitterMs(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSendJitterMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSendJitterMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSendJitterMs: %w", err)
+	}
+	return oldValue.SendJitterMs, nil
+}
+
+// AddSendJitterMs adds i to the "send_jitter_ms" field.
+func (m *SessionMutation) AddSendJitterMs(i int64) {
+	if m.addsend_jitter_ms != nil {
+		*m.addsend_jitter_ms += i
+	} else {
+		m.addsend_jitter_ms = &i
+	}
+}
+
+// AddedSendJitterMs returns the value that was added to the "send_jitter_ms" field in this mutation.
+func (m *SessionMutation) AddedSendJitterMs() (r int64, exists bool) {
+	v := m.addsend_jitter_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSendJitterMs resets all changes to the "send_jitter_ms" field.
+func (m *SessionMutation) ResetSendJitterMs() {
+	m.send_jitter_ms = nil
+	m.addsend_jitter_ms = nil
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (m *SessionMutation) SetSimulateTyping(b bool) {
+	m.simulate_typing = &b
+}
+
+// SimulateTyping returns the value of the "simulate_typing" field in the mutation.
+func (m *SessionMutation) SimulateTyping() (r bool, exists bool) {
+	v := m.simulate_typing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSimulateTyping returns the old "simulate_typing" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldSimulateTyping(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSimulateTyping is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSimulateTyping requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSimulateTyping: %w", err)
+	}
+	return oldValue.SimulateTyping, nil
+}
+
+// ResetSimulateTyping resets all changes to the "simulate_typing" field.
+func (m *SessionMutation) ResetSimulateTyping() {
+	m.simulate_typing = nil
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (m *SessionMutation) SetAutoMarkRead(b bool) {
+	m.auto_mark_read = &b
+}
+
+// AutoMarkRead returns the value of the "auto_mark_read" field in the mutation.
+func (m *SessionMutation) AutoMarkRead() (r bool, exists bool) {
+	v := m.auto_mark_read
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAutoMarkRead returns the old "auto_mark_read" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldAutoMarkRead(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAutoMarkRead is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAutoMarkRead requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAutoMarkRead: %w", err)
+	}
+	return oldValue.AutoMarkRead, nil
+}
+
+// ResetAutoMarkRead resets all changes to the "auto_mark_read" field.
+func (m *SessionMutation) ResetAutoMarkRead() {
+	m.auto_mark_read = nil
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (m *SessionMutation) SetAutoRejectCalls(b bool) {
+	m.auto_reject_calls = &b
+}
+
+// AutoRejectCalls returns the value of the "auto_reject_calls" field in the mutation.
+func (m *SessionMutation) AutoRejectCalls() (r bool, exists bool) {
+	v := m.auto_reject_calls
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAutoRejectCalls returns the old "auto_reject_calls" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldAutoRejectCalls(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAutoRejectCalls is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAutoRejectCalls requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAutoRejectCalls: %w", err)
+	}
+	return oldValue.AutoRejectCalls, nil
+}
+
+// ResetAutoRejectCalls resets all changes to the "auto_reject_calls" field.
+func (m *SessionMutation) ResetAutoRejectCalls() {
+	m.auto_reject_calls = nil
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (m *SessionMutation) SetCallRejectMessage(s string) {
+	m.call_reject_message = &s
+}
+
+// CallRejectMessage returns the value of the "call_reject_message" field in the mutation.
+func (m *SessionMutation) CallRejectMessage() (r string, exists bool) {
+	v := m.call_reject_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCallRejectMessage returns the old "call_reject_message" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldCallRejectMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCallRejectMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCallRejectMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCallRejectMessage: %w", err)
+	}
+	return oldValue.CallRejectMessage, nil
+}
+
+// ResetCallRejectMessage resets all changes to the "call_reject_message" field.
+func (m *SessionMutation) ResetCallRejectMessage() {
+	m.call_reject_message = nil
+}
+
+// SetProxy sets the "proxy" field.
+func (m *SessionMutation) SetProxy(s string) {
+	m.proxy = &s
+}
+
+// Proxy returns the value of the "proxy" field in the mutation.
+func (m *SessionMutation) Proxy() (r string, exists bool) {
+	v := m.proxy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProxy returns the old "proxy" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldProxy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProxy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProxy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProxy: %w", err)
+	}
+	return oldValue.Proxy, nil
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (m *SessionMutation) ClearProxy() {
+	m.proxy = nil
+	m.clearedFields[session.FieldProxy] = struct{}{}
+}
+
+// ProxyCleared returns if the "proxy" field was cleared in this mutation.
+func (m *SessionMutation) ProxyCleared() bool {
+	_, ok := m.clearedFields[session.FieldProxy]
+	return ok
+}
+
+// ResetProxy resets all changes to the "proxy" field.
+func (m *SessionMutation) ResetProxy() {
+	m.proxy = nil
+	delete(m.clearedFields, session.FieldProxy)
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (m *SessionMutation) SetNextSendAt(t time.Time) {
+	m.next_send_at = &t
+}
+
+// NextSendAt returns the value of the "next_send_at" field in the mutation.
+func (m *SessionMutation) NextSendAt() (r time.Time, exists bool) {
+	v := m.next_send_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextSendAt returns the old "next_send_at" field's value of the Session entity.
+// If the Session object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SessionMutation) OldNextSendAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextSendAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextSendAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextSendAt: %w", err)
+	}
+	return oldValue.NextSendAt, nil
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (m *SessionMutation) ClearNextSendAt() {
+	m.next_send_at = nil
+	m.clearedFields[session.FieldNextSendAt] = struct{}{}
+}
+
+// NextSendAtCleared returns if the "next_send_at" field was cleared in this mutation.
+func (m *SessionMutation) NextSendAtCleared() bool {
+	_, ok := m.clearedFields[session.FieldNextSendAt]
+	return ok
+}
+
+// ResetNextSendAt resets all changes to the "next_send_at" field.
+func (m *SessionMutation) ResetNextSendAt() {
+	m.next_send_at = nil
+	delete(m.clearedFields, session.FieldNextSendAt)
+}
+
 // ClearOwner clears the "owner" edge to the User entity.
 func (m *SessionMutation) ClearOwner() {
 	m.clearedowner = true
@@ -7926,7 +8336,7 @@ func (m *SessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SessionMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 17)
 	if m.name != nil {
 		fields = append(fields, session.FieldName)
 	}
@@ -7954,6 +8364,30 @@ func (m *SessionMutation) Fields() []string {
 	if m.reachout_timelock_until != nil {
 		fields = append(fields, session.FieldReachoutTimelockUntil)
 	}
+	if m.send_rate != nil {
+		fields = append(fields, session.FieldSendRate)
+	}
+	if m.send_jitter_ms != nil {
+		fields = append(fields, session.FieldSendJitterMs)
+	}
+	if m.simulate_typing != nil {
+		fields = append(fields, session.FieldSimulateTyping)
+	}
+	if m.auto_mark_read != nil {
+		fields = append(fields, session.FieldAutoMarkRead)
+	}
+	if m.auto_reject_calls != nil {
+		fields = append(fields, session.FieldAutoRejectCalls)
+	}
+	if m.call_reject_message != nil {
+		fields = append(fields, session.FieldCallRejectMessage)
+	}
+	if m.proxy != nil {
+		fields = append(fields, session.FieldProxy)
+	}
+	if m.next_send_at != nil {
+		fields = append(fields, session.FieldNextSendAt)
+	}
 	return fields
 }
 
@@ -7980,6 +8414,22 @@ func (m *SessionMutation) Field(name string) (ent.Value, bool) {
 		return m.ConnectedAt()
 	case session.FieldReachoutTimelockUntil:
 		return m.ReachoutTimelockUntil()
+	case session.FieldSendRate:
+		return m.SendRate()
+	case session.FieldSendJitterMs:
+		return m.SendJitterMs()
+	case session.FieldSimulateTyping:
+		return m.SimulateTyping()
+	case session.FieldAutoMarkRead:
+		return m.AutoMarkRead()
+	case session.FieldAutoRejectCalls:
+		return m.AutoRejectCalls()
+	case session.FieldCallRejectMessage:
+		return m.CallRejectMessage()
+	case session.FieldProxy:
+		return m.Proxy()
+	case session.FieldNextSendAt:
+		return m.NextSendAt()
 	}
 	return nil, false
 }
@@ -8007,6 +8457,22 @@ func (m *SessionMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldConnectedAt(ctx)
 	case session.FieldReachoutTimelockUntil:
 		return m.OldReachoutTimelockUntil(ctx)
+	case session.FieldSendRate:
+		return m.OldSendRate(ctx)
+	case session.FieldSendJitterMs:
+		return m.OldSendJitterMs(ctx)
+	case session.FieldSimulateTyping:
+		return m.OldSimulateTyping(ctx)
+	case session.FieldAutoMarkRead:
+		return m.OldAutoMarkRead(ctx)
+	case session.FieldAutoRejectCalls:
+		return m.OldAutoRejectCalls(ctx)
+	case session.FieldCallRejectMessage:
+		return m.OldCallRejectMessage(ctx)
+	case session.FieldProxy:
+		return m.OldProxy(ctx)
+	case session.FieldNextSendAt:
+		return m.OldNextSendAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Session field %s", name)
 }
@@ -8079,6 +8545,62 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReachoutTimelockUntil(v)
 		return nil
+	case session.FieldSendRate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSendRate(v)
+		return nil
+	case session.FieldSendJitterMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSendJitterMs(v)
+		return nil
+	case session.FieldSimulateTyping:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSimulateTyping(v)
+		return nil
+	case session.FieldAutoMarkRead:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAutoMarkRead(v)
+		return nil
+	case session.FieldAutoRejectCalls:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAutoRejectCalls(v)
+		return nil
+	case session.FieldCallRejectMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCallRejectMessage(v)
+		return nil
+	case session.FieldProxy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProxy(v)
+		return nil
+	case session.FieldNextSendAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextSendAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)
 }
@@ -8086,13 +8608,21 @@ func (m *SessionMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *SessionMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addsend_jitter_ms != nil {
+		fields = append(fields, session.FieldSendJitterMs)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *SessionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case session.FieldSendJitterMs:
+		return m.AddedSendJitterMs()
+	}
 	return nil, false
 }
 
@@ -8101,6 +8631,13 @@ func (m *SessionMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *SessionMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case session.FieldSendJitterMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSendJitterMs(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Session numeric field %s", name)
 }
@@ -8123,6 +8660,15 @@ func (m *SessionMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(session.FieldReachoutTimelockUntil) {
 		fields = append(fields, session.FieldReachoutTimelockUntil)
+	}
+	if m.FieldCleared(session.FieldSendRate) {
+		fields = append(fields, session.FieldSendRate)
+	}
+	if m.FieldCleared(session.FieldProxy) {
+		fields = append(fields, session.FieldProxy)
+	}
+	if m.FieldCleared(session.FieldNextSendAt) {
+		fields = append(fields, session.FieldNextSendAt)
 	}
 	return fields
 }
@@ -8152,6 +8698,15 @@ func (m *SessionMutation) ClearField(name string) error {
 		return nil
 	case session.FieldReachoutTimelockUntil:
 		m.ClearReachoutTimelockUntil()
+		return nil
+	case session.FieldSendRate:
+		m.ClearSendRate()
+		return nil
+	case session.FieldProxy:
+		m.ClearProxy()
+		return nil
+	case session.FieldNextSendAt:
+		m.ClearNextSendAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Session nullable field %s", name)
@@ -8187,6 +8742,30 @@ func (m *SessionMutation) ResetField(name string) error {
 		return nil
 	case session.FieldReachoutTimelockUntil:
 		m.ResetReachoutTimelockUntil()
+		return nil
+	case session.FieldSendRate:
+		m.ResetSendRate()
+		return nil
+	case session.FieldSendJitterMs:
+		m.ResetSendJitterMs()
+		return nil
+	case session.FieldSimulateTyping:
+		m.ResetSimulateTyping()
+		return nil
+	case session.FieldAutoMarkRead:
+		m.ResetAutoMarkRead()
+		return nil
+	case session.FieldAutoRejectCalls:
+		m.ResetAutoRejectCalls()
+		return nil
+	case session.FieldCallRejectMessage:
+		m.ResetCallRejectMessage()
+		return nil
+	case session.FieldProxy:
+		m.ResetProxy()
+		return nil
+	case session.FieldNextSendAt:
+		m.ResetNextSendAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Session field %s", name)

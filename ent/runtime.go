@@ -114,6 +114,10 @@ func init() {
 	scheduledsendDescCreatedAt := scheduledsendFields[8].Descriptor()
 	// scheduledsend.DefaultCreatedAt holds the default value on creation for the created_at field.
 	scheduledsend.DefaultCreatedAt = scheduledsendDescCreatedAt.Default.(func() time.Time)
+	// scheduledsendDescPaced is the schema descriptor for paced field.
+	scheduledsendDescPaced := scheduledsendFields[10].Descriptor()
+	// scheduledsend.DefaultPaced holds the default value on creation for the paced field.
+	scheduledsend.DefaultPaced = scheduledsendDescPaced.Default.(bool)
 	// scheduledsendDescID is the schema descriptor for id field.
 	scheduledsendDescID := scheduledsendFields[0].Descriptor()
 	// scheduledsend.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -134,6 +138,26 @@ func init() {
 	sessionDescCreatedAt := sessionFields[7].Descriptor()
 	// session.DefaultCreatedAt holds the default value on creation for the created_at field.
 	session.DefaultCreatedAt = sessionDescCreatedAt.Default.(func() time.Time)
+	// sessionDescSendJitterMs is the schema descriptor for send_jitter_ms field.
+	sessionDescSendJitterMs := sessionFields[11].Descriptor()
+	// session.DefaultSendJitterMs holds the default value on creation for the send_jitter_ms field.
+	session.DefaultSendJitterMs = sessionDescSendJitterMs.Default.(int64)
+	// sessionDescSimulateTyping is the schema descriptor for simulate_typing field.
+	sessionDescSimulateTyping := sessionFields[12].Descriptor()
+	// session.DefaultSimulateTyping holds the default value on creation for the simulate_typing field.
+	session.DefaultSimulateTyping = sessionDescSimulateTyping.Default.(bool)
+	// sessionDescAutoMarkRead is the schema descriptor for auto_mark_read field.
+	sessionDescAutoMarkRead := sessionFields[13].Descriptor()
+	// session.DefaultAutoMarkRead holds the default value on creation for the auto_mark_read field.
+	session.DefaultAutoMarkRead = sessionDescAutoMarkRead.Default.(bool)
+	// sessionDescAutoRejectCalls is the schema descriptor for auto_reject_calls field.
+	sessionDescAutoRejectCalls := sessionFields[14].Descriptor()
+	// session.DefaultAutoRejectCalls holds the default value on creation for the auto_reject_calls field.
+	session.DefaultAutoRejectCalls = sessionDescAutoRejectCalls.Default.(bool)
+	// sessionDescCallRejectMessage is the schema descriptor for call_reject_message field.
+	sessionDescCallRejectMessage := sessionFields[15].Descriptor()
+	// session.DefaultCallRejectMessage holds the default value on creation for the call_reject_message field.
+	session.DefaultCallRejectMessage = sessionDescCallRejectMessage.Default.(string)
 	// sessionDescID is the schema descriptor for id field.
 	sessionDescID := sessionFields[0].Descriptor()
 	// session.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -36,6 +36,8 @@ type ScheduledSend struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// DoneAt holds the value of the "done_at" field.
 	DoneAt *time.Time `json:"done_at,omitempty"`
+	// Paced holds the value of the "paced" field.
+	Paced bool `json:"paced,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ScheduledSendQuery when eager-loading is set.
 	Edges        ScheduledSendEdges `json:"edges"`
@@ -69,6 +71,8 @@ func (*ScheduledSend) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case scheduledsend.FieldPayload, scheduledsend.FieldMedia:
 			values[i] = new([]byte)
+		case scheduledsend.FieldPaced:
+			values[i] = new(sql.NullBool)
 		case scheduledsend.FieldAttempts:
 			values[i] = new(sql.NullInt64)
 		case scheduledsend.FieldID, scheduledsend.FieldSessionID, scheduledsend.FieldState, scheduledsend.FieldLastError:
@@ -151,6 +155,12 @@ func (_m *ScheduledSend) assignValues(columns []string, values []any) error {
 				_m.DoneAt = new(time.Time)
 				*_m.DoneAt = value.Time
 			}
+		case scheduledsend.FieldPaced:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field paced", values[i])
+			} else if value.Valid {
+				_m.Paced = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -222,6 +232,9 @@ func (_m *ScheduledSend) String() string {
 		builder.WriteString("done_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("paced=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Paced))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -118,6 +118,20 @@ func (_c *ScheduledSendCreate) SetNillableDoneAt(v *time.Time) *ScheduledSendCre
 	return _c
 }
 
+// SetPaced sets the "paced" field.
+func (_c *ScheduledSendCreate) SetPaced(v bool) *ScheduledSendCreate {
+	_c.mutation.SetPaced(v)
+	return _c
+}
+
+// SetNillablePaced sets the "paced" field if the given value is not nil.
+func (_c *ScheduledSendCreate) SetNillablePaced(v *bool) *ScheduledSendCreate {
+	if v != nil {
+		_c.SetPaced(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ScheduledSendCreate) SetID(v string) *ScheduledSendCreate {
 	_c.mutation.SetID(v)
@@ -180,6 +194,10 @@ func (_c *ScheduledSendCreate) defaults() {
 		v := scheduledsend.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.Paced(); !ok {
+		v := scheduledsend.DefaultPaced
+		_c.mutation.SetPaced(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -209,6 +227,9 @@ func (_c *ScheduledSendCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "ScheduledSend.created_at"`)}
+	}
+	if _, ok := _c.mutation.Paced(); !ok {
+		return &ValidationError{Name: "paced", err: errors.New(`ent: missing required field "ScheduledSend.paced"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := scheduledsend.IDValidator(v); err != nil {
@@ -285,6 +306,10 @@ func (_c *ScheduledSendCreate) createSpec() (*ScheduledSend, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.DoneAt(); ok {
 		_spec.SetField(scheduledsend.FieldDoneAt, field.TypeTime, value)
 		_node.DoneAt = &value
+	}
+	if value, ok := _c.mutation.Paced(); ok {
+		_spec.SetField(scheduledsend.FieldPaced, field.TypeBool, value)
+		_node.Paced = value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -454,6 +479,18 @@ func (u *ScheduledSendUpsert) UpdateDoneAt() *ScheduledSendUpsert {
 // ClearDoneAt clears the value of the "done_at" field.
 func (u *ScheduledSendUpsert) ClearDoneAt() *ScheduledSendUpsert {
 	u.SetNull(scheduledsend.FieldDoneAt)
+	return u
+}
+
+// SetPaced sets the "paced" field.
+func (u *ScheduledSendUpsert) SetPaced(v bool) *ScheduledSendUpsert {
+	u.Set(scheduledsend.FieldPaced, v)
+	return u
+}
+
+// UpdatePaced sets the "paced" field to the value that was provided on create.
+func (u *ScheduledSendUpsert) UpdatePaced() *ScheduledSendUpsert {
+	u.SetExcluded(scheduledsend.FieldPaced)
 	return u
 }
 
@@ -627,6 +664,20 @@ func (u *ScheduledSendUpsertOne) UpdateDoneAt() *ScheduledSendUpsertOne {
 func (u *ScheduledSendUpsertOne) ClearDoneAt() *ScheduledSendUpsertOne {
 	return u.Update(func(s *ScheduledSendUpsert) {
 		s.ClearDoneAt()
+	})
+}
+
+// SetPaced sets the "paced" field.
+func (u *ScheduledSendUpsertOne) SetPaced(v bool) *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetPaced(v)
+	})
+}
+
+// UpdatePaced sets the "paced" field to the value that was provided on create.
+func (u *ScheduledSendUpsertOne) UpdatePaced() *ScheduledSendUpsertOne {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdatePaced()
 	})
 }
 
@@ -967,6 +1018,20 @@ func (u *ScheduledSendUpsertBulk) UpdateDoneAt() *ScheduledSendUpsertBulk {
 func (u *ScheduledSendUpsertBulk) ClearDoneAt() *ScheduledSendUpsertBulk {
 	return u.Update(func(s *ScheduledSendUpsert) {
 		s.ClearDoneAt()
+	})
+}
+
+// SetPaced sets the "paced" field.
+func (u *ScheduledSendUpsertBulk) SetPaced(v bool) *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.SetPaced(v)
+	})
+}
+
+// UpdatePaced sets the "paced" field to the value that was provided on create.
+func (u *ScheduledSendUpsertBulk) UpdatePaced() *ScheduledSendUpsertBulk {
+	return u.Update(func(s *ScheduledSendUpsert) {
+		s.UpdatePaced()
 	})
 }
 

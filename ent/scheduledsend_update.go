@@ -129,6 +129,20 @@ func (_u *ScheduledSendUpdate) ClearDoneAt() *ScheduledSendUpdate {
 	return _u
 }
 
+// SetPaced sets the "paced" field.
+func (_u *ScheduledSendUpdate) SetPaced(v bool) *ScheduledSendUpdate {
+	_u.mutation.SetPaced(v)
+	return _u
+}
+
+// SetNillablePaced sets the "paced" field if the given value is not nil.
+func (_u *ScheduledSendUpdate) SetNillablePaced(v *bool) *ScheduledSendUpdate {
+	if v != nil {
+		_u.SetPaced(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ScheduledSendMutation object of the builder.
 func (_u *ScheduledSendUpdate) Mutation() *ScheduledSendMutation {
 	return _u.mutation
@@ -215,6 +229,9 @@ func (_u *ScheduledSendUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if _u.mutation.DoneAtCleared() {
 		_spec.ClearField(scheduledsend.FieldDoneAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Paced(); ok {
+		_spec.SetField(scheduledsend.FieldPaced, field.TypeBool, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -337,6 +354,20 @@ func (_u *ScheduledSendUpdateOne) ClearDoneAt() *ScheduledSendUpdateOne {
 	return _u
 }
 
+// SetPaced sets the "paced" field.
+func (_u *ScheduledSendUpdateOne) SetPaced(v bool) *ScheduledSendUpdateOne {
+	_u.mutation.SetPaced(v)
+	return _u
+}
+
+// SetNillablePaced sets the "paced" field if the given value is not nil.
+func (_u *ScheduledSendUpdateOne) SetNillablePaced(v *bool) *ScheduledSendUpdateOne {
+	if v != nil {
+		_u.SetPaced(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ScheduledSendMutation object of the builder.
 func (_u *ScheduledSendUpdateOne) Mutation() *ScheduledSendMutation {
 	return _u.mutation
@@ -453,6 +484,9 @@ func (_u *ScheduledSendUpdateOne) sqlSave(ctx context.Context) (_node *Scheduled
 	}
 	if _u.mutation.DoneAtCleared() {
 		_spec.ClearField(scheduledsend.FieldDoneAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Paced(); ok {
+		_spec.SetField(scheduledsend.FieldPaced, field.TypeBool, value)
 	}
 	_node = &ScheduledSend{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -36,6 +36,22 @@ type Session struct {
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
 	// ReachoutTimelockUntil holds the value of the "reachout_timelock_until" field.
 	ReachoutTimelockUntil *time.Time `json:"reachout_timelock_until,omitempty"`
+	// SendRate holds the value of the "send_rate" field.
+	SendRate *string `json:"send_rate,omitempty"`
+	// SendJitterMs holds the value of the "send_jitter_ms" field.
+	SendJitterMs int64 `json:"send_jitter_ms,omitempty"`
+	// SimulateTyping holds the value of the "simulate_typing" field.
+	SimulateTyping bool `json:"simulate_typing,omitempty"`
+	// AutoMarkRead holds the value of the "auto_mark_read" field.
+	AutoMarkRead bool `json:"auto_mark_read,omitempty"`
+	// AutoRejectCalls holds the value of the "auto_reject_calls" field.
+	AutoRejectCalls bool `json:"auto_reject_calls,omitempty"`
+	// CallRejectMessage holds the value of the "call_reject_message" field.
+	CallRejectMessage string `json:"call_reject_message,omitempty"`
+	// Proxy holds the value of the "proxy" field.
+	Proxy *string `json:"-"`
+	// NextSendAt holds the value of the "next_send_at" field.
+	NextSendAt *time.Time `json:"next_send_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SessionQuery when eager-loading is set.
 	Edges        SessionEdges `json:"edges"`
@@ -133,9 +149,13 @@ func (*Session) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case session.FieldID, session.FieldName, session.FieldOwnerID, session.FieldStatus, session.FieldStatusReason, session.FieldJid, session.FieldPushName:
+		case session.FieldSimulateTyping, session.FieldAutoMarkRead, session.FieldAutoRejectCalls:
+			values[i] = new(sql.NullBool)
+		case session.FieldSendJitterMs:
+			values[i] = new(sql.NullInt64)
+		case session.FieldID, session.FieldName, session.FieldOwnerID, session.FieldStatus, session.FieldStatusReason, session.FieldJid, session.FieldPushName, session.FieldSendRate, session.FieldCallRejectMessage, session.FieldProxy:
 			values[i] = new(sql.NullString)
-		case session.FieldCreatedAt, session.FieldConnectedAt, session.FieldReachoutTimelockUntil:
+		case session.FieldCreatedAt, session.FieldConnectedAt, session.FieldReachoutTimelockUntil, session.FieldNextSendAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -216,6 +236,57 @@ func (_m *Session) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ReachoutTimelockUntil = new(time.Time)
 				*_m.ReachoutTimelockUntil = value.Time
+			}
+		case session.FieldSendRate:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field send_rate", values[i])
+			} else if value.Valid {
+				_m.SendRate = new(string)
+				*_m.SendRate = value.String
+			}
+		case session.FieldSendJitterMs:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field send_jitter_ms", values[i])
+			} else if value.Valid {
+				_m.SendJitterMs = value.Int64
+			}
+		case session.FieldSimulateTyping:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field simulate_typing", values[i])
+			} else if value.Valid {
+				_m.SimulateTyping = value.Bool
+			}
+		case session.FieldAutoMarkRead:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field auto_mark_read", values[i])
+			} else if value.Valid {
+				_m.AutoMarkRead = value.Bool
+			}
+		case session.FieldAutoRejectCalls:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field auto_reject_calls", values[i])
+			} else if value.Valid {
+				_m.AutoRejectCalls = value.Bool
+			}
+		case session.FieldCallRejectMessage:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field call_reject_message", values[i])
+			} else if value.Valid {
+				_m.CallRejectMessage = value.String
+			}
+		case session.FieldProxy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field proxy", values[i])
+			} else if value.Valid {
+				_m.Proxy = new(string)
+				*_m.Proxy = value.String
+			}
+		case session.FieldNextSendAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field next_send_at", values[i])
+			} else if value.Valid {
+				_m.NextSendAt = new(time.Time)
+				*_m.NextSendAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -322,6 +393,33 @@ func (_m *Session) String() string {
 	builder.WriteString(", ")
 	if v := _m.ReachoutTimelockUntil; v != nil {
 		builder.WriteString("reachout_timelock_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.SendRate; v != nil {
+		builder.WriteString("send_rate=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("send_jitter_ms=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SendJitterMs))
+	builder.WriteString(", ")
+	builder.WriteString("simulate_typing=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SimulateTyping))
+	builder.WriteString(", ")
+	builder.WriteString("auto_mark_read=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AutoMarkRead))
+	builder.WriteString(", ")
+	builder.WriteString("auto_reject_calls=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AutoRejectCalls))
+	builder.WriteString(", ")
+	builder.WriteString("call_reject_message=")
+	builder.WriteString(_m.CallRejectMessage)
+	builder.WriteString(", ")
+	builder.WriteString("proxy=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.NextSendAt; v != nil {
+		builder.WriteString("next_send_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

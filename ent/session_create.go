@@ -148,6 +148,118 @@ func (_c *SessionCreate) SetNillableReachoutTimelockUntil(v *time.Time) *Session
 	return _c
 }
 
+// SetSendRate sets the "send_rate" field.
+func (_c *SessionCreate) SetSendRate(v string) *SessionCreate {
+	_c.mutation.SetSendRate(v)
+	return _c
+}
+
+// SetNillableSendRate sets the "send_rate" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableSendRate(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetSendRate(*v)
+	}
+	return _c
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (_c *SessionCreate) SetSendJitterMs(v int64) *SessionCreate {
+	_c.mutation.SetSendJitterMs(v)
+	return _c
+}
+
+// SetNillableSendJitterMs sets the "send_jitter_ms" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableSendJitterMs(v *int64) *SessionCreate {
+	if v != nil {
+		_c.SetSendJitterMs(*v)
+	}
+	return _c
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (_c *SessionCreate) SetSimulateTyping(v bool) *SessionCreate {
+	_c.mutation.SetSimulateTyping(v)
+	return _c
+}
+
+// SetNillableSimulateTyping sets the "simulate_typing" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableSimulateTyping(v *bool) *SessionCreate {
+	if v != nil {
+		_c.SetSimulateTyping(*v)
+	}
+	return _c
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (_c *SessionCreate) SetAutoMarkRead(v bool) *SessionCreate {
+	_c.mutation.SetAutoMarkRead(v)
+	return _c
+}
+
+// SetNillableAutoMarkRead sets the "auto_mark_read" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableAutoMarkRead(v *bool) *SessionCreate {
+	if v != nil {
+		_c.SetAutoMarkRead(*v)
+	}
+	return _c
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (_c *SessionCreate) SetAutoRejectCalls(v bool) *SessionCreate {
+	_c.mutation.SetAutoRejectCalls(v)
+	return _c
+}
+
+// SetNillableAutoRejectCalls sets the "auto_reject_calls" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableAutoRejectCalls(v *bool) *SessionCreate {
+	if v != nil {
+		_c.SetAutoRejectCalls(*v)
+	}
+	return _c
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (_c *SessionCreate) SetCallRejectMessage(v string) *SessionCreate {
+	_c.mutation.SetCallRejectMessage(v)
+	return _c
+}
+
+// SetNillableCallRejectMessage sets the "call_reject_message" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableCallRejectMessage(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetCallRejectMessage(*v)
+	}
+	return _c
+}
+
+// SetProxy sets the "proxy" field.
+func (_c *SessionCreate) SetProxy(v string) *SessionCreate {
+	_c.mutation.SetProxy(v)
+	return _c
+}
+
+// SetNillableProxy sets the "proxy" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableProxy(v *string) *SessionCreate {
+	if v != nil {
+		_c.SetProxy(*v)
+	}
+	return _c
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (_c *SessionCreate) SetNextSendAt(v time.Time) *SessionCreate {
+	_c.mutation.SetNextSendAt(v)
+	return _c
+}
+
+// SetNillableNextSendAt sets the "next_send_at" field if the given value is not nil.
+func (_c *SessionCreate) SetNillableNextSendAt(v *time.Time) *SessionCreate {
+	if v != nil {
+		_c.SetNextSendAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SessionCreate) SetID(v string) *SessionCreate {
 	_c.mutation.SetID(v)
@@ -296,6 +408,26 @@ func (_c *SessionCreate) defaults() {
 		v := session.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.SendJitterMs(); !ok {
+		v := session.DefaultSendJitterMs
+		_c.mutation.SetSendJitterMs(v)
+	}
+	if _, ok := _c.mutation.SimulateTyping(); !ok {
+		v := session.DefaultSimulateTyping
+		_c.mutation.SetSimulateTyping(v)
+	}
+	if _, ok := _c.mutation.AutoMarkRead(); !ok {
+		v := session.DefaultAutoMarkRead
+		_c.mutation.SetAutoMarkRead(v)
+	}
+	if _, ok := _c.mutation.AutoRejectCalls(); !ok {
+		v := session.DefaultAutoRejectCalls
+		_c.mutation.SetAutoRejectCalls(v)
+	}
+	if _, ok := _c.mutation.CallRejectMessage(); !ok {
+		v := session.DefaultCallRejectMessage
+		_c.mutation.SetCallRejectMessage(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -316,6 +448,21 @@ func (_c *SessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Session.created_at"`)}
+	}
+	if _, ok := _c.mutation.SendJitterMs(); !ok {
+		return &ValidationError{Name: "send_jitter_ms", err: errors.New(`ent: missing required field "Session.send_jitter_ms"`)}
+	}
+	if _, ok := _c.mutation.SimulateTyping(); !ok {
+		return &ValidationError{Name: "simulate_typing", err: errors.New(`ent: missing required field "Session.simulate_typing"`)}
+	}
+	if _, ok := _c.mutation.AutoMarkRead(); !ok {
+		return &ValidationError{Name: "auto_mark_read", err: errors.New(`ent: missing required field "Session.auto_mark_read"`)}
+	}
+	if _, ok := _c.mutation.AutoRejectCalls(); !ok {
+		return &ValidationError{Name: "auto_reject_calls", err: errors.New(`ent: missing required field "Session.auto_reject_calls"`)}
+	}
+	if _, ok := _c.mutation.CallRejectMessage(); !ok {
+		return &ValidationError{Name: "call_reject_message", err: errors.New(`ent: missing required field "Session.call_reject_message"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := session.IDValidator(v); err != nil {
@@ -392,6 +539,38 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ReachoutTimelockUntil(); ok {
 		_spec.SetField(session.FieldReachoutTimelockUntil, field.TypeTime, value)
 		_node.ReachoutTimelockUntil = &value
+	}
+	if value, ok := _c.mutation.SendRate(); ok {
+		_spec.SetField(session.FieldSendRate, field.TypeString, value)
+		_node.SendRate = &value
+	}
+	if value, ok := _c.mutation.SendJitterMs(); ok {
+		_spec.SetField(session.FieldSendJitterMs, field.TypeInt64, value)
+		_node.SendJitterMs = value
+	}
+	if value, ok := _c.mutation.SimulateTyping(); ok {
+		_spec.SetField(session.FieldSimulateTyping, field.TypeBool, value)
+		_node.SimulateTyping = value
+	}
+	if value, ok := _c.mutation.AutoMarkRead(); ok {
+		_spec.SetField(session.FieldAutoMarkRead, field.TypeBool, value)
+		_node.AutoMarkRead = value
+	}
+	if value, ok := _c.mutation.AutoRejectCalls(); ok {
+		_spec.SetField(session.FieldAutoRejectCalls, field.TypeBool, value)
+		_node.AutoRejectCalls = value
+	}
+	if value, ok := _c.mutation.CallRejectMessage(); ok {
+		_spec.SetField(session.FieldCallRejectMessage, field.TypeString, value)
+		_node.CallRejectMessage = value
+	}
+	if value, ok := _c.mutation.Proxy(); ok {
+		_spec.SetField(session.FieldProxy, field.TypeString, value)
+		_node.Proxy = &value
+	}
+	if value, ok := _c.mutation.NextSendAt(); ok {
+		_spec.SetField(session.FieldNextSendAt, field.TypeTime, value)
+		_node.NextSendAt = &value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -672,6 +851,126 @@ func (u *SessionUpsert) ClearReachoutTimelockUntil() *SessionUpsert {
 	return u
 }
 
+// SetSendRate sets the "send_rate" field.
+func (u *SessionUpsert) SetSendRate(v string) *SessionUpsert {
+	u.Set(session.FieldSendRate, v)
+	return u
+}
+
+// UpdateSendRate sets the "send_rate" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateSendRate() *SessionUpsert {
+	u.SetExcluded(session.FieldSendRate)
+	return u
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (u *SessionUpsert) ClearSendRate() *SessionUpsert {
+	u.SetNull(session.FieldSendRate)
+	return u
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (u *SessionUpsert) SetSendJitterMs(v int64) *SessionUpsert {
+	u.Set(session.FieldSendJitterMs, v)
+	return u
+}
+
+// UpdateSendJitterMs sets the "send_jitter_ms" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateSendJitterMs() *SessionUpsert {
+	u.SetExcluded(session.FieldSendJitterMs)
+	return u
+}
+
+// AddSendJitterMs adds v to the "send_jitter_ms" field.
+func (u *SessionUpsert) AddSendJitterMs(v int64) *SessionUpsert {
+	u.Add(session.FieldSendJitterMs, v)
+	return u
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (u *SessionUpsert) SetSimulateTyping(v bool) *SessionUpsert {
+	u.Set(session.FieldSimulateTyping, v)
+	return u
+}
+
+// UpdateSimulateTyping sets the "simulate_typing" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateSimulateTyping() *SessionUpsert {
+	u.SetExcluded(session.FieldSimulateTyping)
+	return u
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (u *SessionUpsert) SetAutoMarkRead(v bool) *SessionUpsert {
+	u.Set(session.FieldAutoMarkRead, v)
+	return u
+}
+
+// UpdateAutoMarkRead sets the "auto_mark_read" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateAutoMarkRead() *SessionUpsert {
+	u.SetExcluded(session.FieldAutoMarkRead)
+	return u
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (u *SessionUpsert) SetAutoRejectCalls(v bool) *SessionUpsert {
+	u.Set(session.FieldAutoRejectCalls, v)
+	return u
+}
+
+// UpdateAutoRejectCalls sets the "auto_reject_calls" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateAutoRejectCalls() *SessionUpsert {
+	u.SetExcluded(session.FieldAutoRejectCalls)
+	return u
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (u *SessionUpsert) SetCallRejectMessage(v string) *SessionUpsert {
+	u.Set(session.FieldCallRejectMessage, v)
+	return u
+}
+
+// UpdateCallRejectMessage sets the "call_reject_message" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateCallRejectMessage() *SessionUpsert {
+	u.SetExcluded(session.FieldCallRejectMessage)
+	return u
+}
+
+// SetProxy sets the "proxy" field.
+func (u *SessionUpsert) SetProxy(v string) *SessionUpsert {
+	u.Set(session.FieldProxy, v)
+	return u
+}
+
+// UpdateProxy sets the "proxy" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateProxy() *SessionUpsert {
+	u.SetExcluded(session.FieldProxy)
+	return u
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (u *SessionUpsert) ClearProxy() *SessionUpsert {
+	u.SetNull(session.FieldProxy)
+	return u
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (u *SessionUpsert) SetNextSendAt(v time.Time) *SessionUpsert {
+	u.Set(session.FieldNextSendAt, v)
+	return u
+}
+
+// UpdateNextSendAt sets the "next_send_at" field to the value that was provided on create.
+func (u *SessionUpsert) UpdateNextSendAt() *SessionUpsert {
+	u.SetExcluded(session.FieldNextSendAt)
+	return u
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (u *SessionUpsert) ClearNextSendAt() *SessionUpsert {
+	u.SetNull(session.FieldNextSendAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -856,6 +1155,146 @@ func (u *SessionUpsertOne) UpdateReachoutTimelockUntil() *SessionUpsertOne {
 func (u *SessionUpsertOne) ClearReachoutTimelockUntil() *SessionUpsertOne {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearReachoutTimelockUntil()
+	})
+}
+
+// SetSendRate sets the "send_rate" field.
+func (u *SessionUpsertOne) SetSendRate(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSendRate(v)
+	})
+}
+
+// UpdateSendRate sets the "send_rate" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateSendRate() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSendRate()
+	})
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (u *SessionUpsertOne) ClearSendRate() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearSendRate()
+	})
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (u *SessionUpsertOne) SetSendJitterMs(v int64) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSendJitterMs(v)
+	})
+}
+
+// AddSendJitterMs adds v to the "send_jitter_ms" field.
+func (u *SessionUpsertOne) AddSendJitterMs(v int64) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddSendJitterMs(v)
+	})
+}
+
+// UpdateSendJitterMs sets the "send_jitter_ms" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateSendJitterMs() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSendJitterMs()
+	})
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (u *SessionUpsertOne) SetSimulateTyping(v bool) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSimulateTyping(v)
+	})
+}
+
+// UpdateSimulateTyping sets the "simulate_typing" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateSimulateTyping() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSimulateTyping()
+	})
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (u *SessionUpsertOne) SetAutoMarkRead(v bool) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAutoMarkRead(v)
+	})
+}
+
+// UpdateAutoMarkRead sets the "auto_mark_read" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateAutoMarkRead() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAutoMarkRead()
+	})
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (u *SessionUpsertOne) SetAutoRejectCalls(v bool) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAutoRejectCalls(v)
+	})
+}
+
+// UpdateAutoRejectCalls sets the "auto_reject_calls" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateAutoRejectCalls() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAutoRejectCalls()
+	})
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (u *SessionUpsertOne) SetCallRejectMessage(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetCallRejectMessage(v)
+	})
+}
+
+// UpdateCallRejectMessage sets the "call_reject_message" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateCallRejectMessage() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateCallRejectMessage()
+	})
+}
+
+// SetProxy sets the "proxy" field.
+func (u *SessionUpsertOne) SetProxy(v string) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetProxy(v)
+	})
+}
+
+// UpdateProxy sets the "proxy" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateProxy() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateProxy()
+	})
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (u *SessionUpsertOne) ClearProxy() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearProxy()
+	})
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (u *SessionUpsertOne) SetNextSendAt(v time.Time) *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetNextSendAt(v)
+	})
+}
+
+// UpdateNextSendAt sets the "next_send_at" field to the value that was provided on create.
+func (u *SessionUpsertOne) UpdateNextSendAt() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateNextSendAt()
+	})
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (u *SessionUpsertOne) ClearNextSendAt() *SessionUpsertOne {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearNextSendAt()
 	})
 }
 
@@ -1210,6 +1649,146 @@ func (u *SessionUpsertBulk) UpdateReachoutTimelockUntil() *SessionUpsertBulk {
 func (u *SessionUpsertBulk) ClearReachoutTimelockUntil() *SessionUpsertBulk {
 	return u.Update(func(s *SessionUpsert) {
 		s.ClearReachoutTimelockUntil()
+	})
+}
+
+// SetSendRate sets the "send_rate" field.
+func (u *SessionUpsertBulk) SetSendRate(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSendRate(v)
+	})
+}
+
+// UpdateSendRate sets the "send_rate" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateSendRate() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSendRate()
+	})
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (u *SessionUpsertBulk) ClearSendRate() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearSendRate()
+	})
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (u *SessionUpsertBulk) SetSendJitterMs(v int64) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSendJitterMs(v)
+	})
+}
+
+// AddSendJitterMs adds v to the "send_jitter_ms" field.
+func (u *SessionUpsertBulk) AddSendJitterMs(v int64) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.AddSendJitterMs(v)
+	})
+}
+
+// UpdateSendJitterMs sets the "send_jitter_ms" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateSendJitterMs() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSendJitterMs()
+	})
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (u *SessionUpsertBulk) SetSimulateTyping(v bool) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetSimulateTyping(v)
+	})
+}
+
+// UpdateSimulateTyping sets the "simulate_typing" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateSimulateTyping() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateSimulateTyping()
+	})
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (u *SessionUpsertBulk) SetAutoMarkRead(v bool) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAutoMarkRead(v)
+	})
+}
+
+// UpdateAutoMarkRead sets the "auto_mark_read" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateAutoMarkRead() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAutoMarkRead()
+	})
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (u *SessionUpsertBulk) SetAutoRejectCalls(v bool) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetAutoRejectCalls(v)
+	})
+}
+
+// UpdateAutoRejectCalls sets the "auto_reject_calls" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateAutoRejectCalls() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateAutoRejectCalls()
+	})
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (u *SessionUpsertBulk) SetCallRejectMessage(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetCallRejectMessage(v)
+	})
+}
+
+// UpdateCallRejectMessage sets the "call_reject_message" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateCallRejectMessage() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateCallRejectMessage()
+	})
+}
+
+// SetProxy sets the "proxy" field.
+func (u *SessionUpsertBulk) SetProxy(v string) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetProxy(v)
+	})
+}
+
+// UpdateProxy sets the "proxy" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateProxy() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateProxy()
+	})
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (u *SessionUpsertBulk) ClearProxy() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearProxy()
+	})
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (u *SessionUpsertBulk) SetNextSendAt(v time.Time) *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.SetNextSendAt(v)
+	})
+}
+
+// UpdateNextSendAt sets the "next_send_at" field to the value that was provided on create.
+func (u *SessionUpsertBulk) UpdateNextSendAt() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.UpdateNextSendAt()
+	})
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (u *SessionUpsertBulk) ClearNextSendAt() *SessionUpsertBulk {
+	return u.Update(func(s *SessionUpsert) {
+		s.ClearNextSendAt()
 	})
 }
 

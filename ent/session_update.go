@@ -162,6 +162,143 @@ func (_u *SessionUpdate) ClearReachoutTimelockUntil() *SessionUpdate {
 	return _u
 }
 
+// SetSendRate sets the "send_rate" field.
+func (_u *SessionUpdate) SetSendRate(v string) *SessionUpdate {
+	_u.mutation.SetSendRate(v)
+	return _u
+}
+
+// SetNillableSendRate sets the "send_rate" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableSendRate(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetSendRate(*v)
+	}
+	return _u
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (_u *SessionUpdate) ClearSendRate() *SessionUpdate {
+	_u.mutation.ClearSendRate()
+	return _u
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (_u *SessionUpdate) SetSendJitterMs(v int64) *SessionUpdate {
+	_u.mutation.ResetSendJitterMs()
+	_u.mutation.SetSendJitterMs(v)
+	return _u
+}
+
+// SetNillableSendJitterMs sets the "send_jitter_ms" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableSendJitterMs(v *int64) *SessionUpdate {
+	if v != nil {
+		_u.SetSendJitterMs(*v)
+	}
+	return _u
+}
+
+// AddSendJitterMs adds value to the "send_jitter_ms" field.
+func (_u *SessionUpdate) AddSendJitterMs(v int64) *SessionUpdate {
+	_u.mutation.AddSendJitterMs(v)
+	return _u
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (_u *SessionUpdate) SetSimulateTyping(v bool) *SessionUpdate {
+	_u.mutation.SetSimulateTyping(v)
+	return _u
+}
+
+// SetNillableSimulateTyping sets the "simulate_typing" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableSimulateTyping(v *bool) *SessionUpdate {
+	if v != nil {
+		_u.SetSimulateTyping(*v)
+	}
+	return _u
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (_u *SessionUpdate) SetAutoMarkRead(v bool) *SessionUpdate {
+	_u.mutation.SetAutoMarkRead(v)
+	return _u
+}
+
+// SetNillableAutoMarkRead sets the "auto_mark_read" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableAutoMarkRead(v *bool) *SessionUpdate {
+	if v != nil {
+		_u.SetAutoMarkRead(*v)
+	}
+	return _u
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (_u *SessionUpdate) SetAutoRejectCalls(v bool) *SessionUpdate {
+	_u.mutation.SetAutoRejectCalls(v)
+	return _u
+}
+
+// SetNillableAutoRejectCalls sets the "auto_reject_calls" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableAutoRejectCalls(v *bool) *SessionUpdate {
+	if v != nil {
+		_u.SetAutoRejectCalls(*v)
+	}
+	return _u
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (_u *SessionUpdate) SetCallRejectMessage(v string) *SessionUpdate {
+	_u.mutation.SetCallRejectMessage(v)
+	return _u
+}
+
+// SetNillableCallRejectMessage sets the "call_reject_message" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableCallRejectMessage(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetCallRejectMessage(*v)
+	}
+	return _u
+}
+
+// SetProxy sets the "proxy" field.
+func (_u *SessionUpdate) SetProxy(v string) *SessionUpdate {
+	_u.mutation.SetProxy(v)
+	return _u
+}
+
+// SetNillableProxy sets the "proxy" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableProxy(v *string) *SessionUpdate {
+	if v != nil {
+		_u.SetProxy(*v)
+	}
+	return _u
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (_u *SessionUpdate) ClearProxy() *SessionUpdate {
+	_u.mutation.ClearProxy()
+	return _u
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (_u *SessionUpdate) SetNextSendAt(v time.Time) *SessionUpdate {
+	_u.mutation.SetNextSendAt(v)
+	return _u
+}
+
+// SetNillableNextSendAt sets the "next_send_at" field if the given value is not nil.
+func (_u *SessionUpdate) SetNillableNextSendAt(v *time.Time) *SessionUpdate {
+	if v != nil {
+		_u.SetNextSendAt(*v)
+	}
+	return _u
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (_u *SessionUpdate) ClearNextSendAt() *SessionUpdate {
+	_u.mutation.ClearNextSendAt()
+	return _u
+}
+
 // AddTokenIDs adds the "tokens" edge to the Token entity by IDs.
 func (_u *SessionUpdate) AddTokenIDs(ids ...string) *SessionUpdate {
 	_u.mutation.AddTokenIDs(ids...)
@@ -470,6 +607,42 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReachoutTimelockUntilCleared() {
 		_spec.ClearField(session.FieldReachoutTimelockUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SendRate(); ok {
+		_spec.SetField(session.FieldSendRate, field.TypeString, value)
+	}
+	if _u.mutation.SendRateCleared() {
+		_spec.ClearField(session.FieldSendRate, field.TypeString)
+	}
+	if value, ok := _u.mutation.SendJitterMs(); ok {
+		_spec.SetField(session.FieldSendJitterMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSendJitterMs(); ok {
+		_spec.AddField(session.FieldSendJitterMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SimulateTyping(); ok {
+		_spec.SetField(session.FieldSimulateTyping, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.AutoMarkRead(); ok {
+		_spec.SetField(session.FieldAutoMarkRead, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.AutoRejectCalls(); ok {
+		_spec.SetField(session.FieldAutoRejectCalls, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.CallRejectMessage(); ok {
+		_spec.SetField(session.FieldCallRejectMessage, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Proxy(); ok {
+		_spec.SetField(session.FieldProxy, field.TypeString, value)
+	}
+	if _u.mutation.ProxyCleared() {
+		_spec.ClearField(session.FieldProxy, field.TypeString)
+	}
+	if value, ok := _u.mutation.NextSendAt(); ok {
+		_spec.SetField(session.FieldNextSendAt, field.TypeTime, value)
+	}
+	if _u.mutation.NextSendAtCleared() {
+		_spec.ClearField(session.FieldNextSendAt, field.TypeTime)
 	}
 	if _u.mutation.TokensCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -889,6 +1062,143 @@ func (_u *SessionUpdateOne) ClearReachoutTimelockUntil() *SessionUpdateOne {
 	return _u
 }
 
+// SetSendRate sets the "send_rate" field.
+func (_u *SessionUpdateOne) SetSendRate(v string) *SessionUpdateOne {
+	_u.mutation.SetSendRate(v)
+	return _u
+}
+
+// SetNillableSendRate sets the "send_rate" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableSendRate(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetSendRate(*v)
+	}
+	return _u
+}
+
+// ClearSendRate clears the value of the "send_rate" field.
+func (_u *SessionUpdateOne) ClearSendRate() *SessionUpdateOne {
+	_u.mutation.ClearSendRate()
+	return _u
+}
+
+// SetSendJitterMs sets the "send_jitter_ms" field.
+func (_u *SessionUpdateOne) SetSendJitterMs(v int64) *SessionUpdateOne {
+	_u.mutation.ResetSendJitterMs()
+	_u.mutation.SetSendJitterMs(v)
+	return _u
+}
+
+// SetNillableSendJitterMs sets the "send_jitter_ms" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableSendJitterMs(v *int64) *SessionUpdateOne {
+	if v != nil {
+		_u.SetSendJitterMs(*v)
+	}
+	return _u
+}
+
+// AddSendJitterMs adds value to the "send_jitter_ms" field.
+func (_u *SessionUpdateOne) AddSendJitterMs(v int64) *SessionUpdateOne {
+	_u.mutation.AddSendJitterMs(v)
+	return _u
+}
+
+// SetSimulateTyping sets the "simulate_typing" field.
+func (_u *SessionUpdateOne) SetSimulateTyping(v bool) *SessionUpdateOne {
+	_u.mutation.SetSimulateTyping(v)
+	return _u
+}
+
+// SetNillableSimulateTyping sets the "simulate_typing" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableSimulateTyping(v *bool) *SessionUpdateOne {
+	if v != nil {
+		_u.SetSimulateTyping(*v)
+	}
+	return _u
+}
+
+// SetAutoMarkRead sets the "auto_mark_read" field.
+func (_u *SessionUpdateOne) SetAutoMarkRead(v bool) *SessionUpdateOne {
+	_u.mutation.SetAutoMarkRead(v)
+	return _u
+}
+
+// SetNillableAutoMarkRead sets the "auto_mark_read" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableAutoMarkRead(v *bool) *SessionUpdateOne {
+	if v != nil {
+		_u.SetAutoMarkRead(*v)
+	}
+	return _u
+}
+
+// SetAutoRejectCalls sets the "auto_reject_calls" field.
+func (_u *SessionUpdateOne) SetAutoRejectCalls(v bool) *SessionUpdateOne {
+	_u.mutation.SetAutoRejectCalls(v)
+	return _u
+}
+
+// SetNillableAutoRejectCalls sets the "auto_reject_calls" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableAutoRejectCalls(v *bool) *SessionUpdateOne {
+	if v != nil {
+		_u.SetAutoRejectCalls(*v)
+	}
+	return _u
+}
+
+// SetCallRejectMessage sets the "call_reject_message" field.
+func (_u *SessionUpdateOne) SetCallRejectMessage(v string) *SessionUpdateOne {
+	_u.mutation.SetCallRejectMessage(v)
+	return _u
+}
+
+// SetNillableCallRejectMessage sets the "call_reject_message" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableCallRejectMessage(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetCallRejectMessage(*v)
+	}
+	return _u
+}
+
+// SetProxy sets the "proxy" field.
+func (_u *SessionUpdateOne) SetProxy(v string) *SessionUpdateOne {
+	_u.mutation.SetProxy(v)
+	return _u
+}
+
+// SetNillableProxy sets the "proxy" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableProxy(v *string) *SessionUpdateOne {
+	if v != nil {
+		_u.SetProxy(*v)
+	}
+	return _u
+}
+
+// ClearProxy clears the value of the "proxy" field.
+func (_u *SessionUpdateOne) ClearProxy() *SessionUpdateOne {
+	_u.mutation.ClearProxy()
+	return _u
+}
+
+// SetNextSendAt sets the "next_send_at" field.
+func (_u *SessionUpdateOne) SetNextSendAt(v time.Time) *SessionUpdateOne {
+	_u.mutation.SetNextSendAt(v)
+	return _u
+}
+
+// SetNillableNextSendAt sets the "next_send_at" field if the given value is not nil.
+func (_u *SessionUpdateOne) SetNillableNextSendAt(v *time.Time) *SessionUpdateOne {
+	if v != nil {
+		_u.SetNextSendAt(*v)
+	}
+	return _u
+}
+
+// ClearNextSendAt clears the value of the "next_send_at" field.
+func (_u *SessionUpdateOne) ClearNextSendAt() *SessionUpdateOne {
+	_u.mutation.ClearNextSendAt()
+	return _u
+}
+
 // AddTokenIDs adds the "tokens" edge to the Token entity by IDs.
 func (_u *SessionUpdateOne) AddTokenIDs(ids ...string) *SessionUpdateOne {
 	_u.mutation.AddTokenIDs(ids...)
@@ -1227,6 +1537,42 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 	}
 	if _u.mutation.ReachoutTimelockUntilCleared() {
 		_spec.ClearField(session.FieldReachoutTimelockUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SendRate(); ok {
+		_spec.SetField(session.FieldSendRate, field.TypeString, value)
+	}
+	if _u.mutation.SendRateCleared() {
+		_spec.ClearField(session.FieldSendRate, field.TypeString)
+	}
+	if value, ok := _u.mutation.SendJitterMs(); ok {
+		_spec.SetField(session.FieldSendJitterMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSendJitterMs(); ok {
+		_spec.AddField(session.FieldSendJitterMs, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.SimulateTyping(); ok {
+		_spec.SetField(session.FieldSimulateTyping, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.AutoMarkRead(); ok {
+		_spec.SetField(session.FieldAutoMarkRead, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.AutoRejectCalls(); ok {
+		_spec.SetField(session.FieldAutoRejectCalls, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.CallRejectMessage(); ok {
+		_spec.SetField(session.FieldCallRejectMessage, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Proxy(); ok {
+		_spec.SetField(session.FieldProxy, field.TypeString, value)
+	}
+	if _u.mutation.ProxyCleared() {
+		_spec.ClearField(session.FieldProxy, field.TypeString)
+	}
+	if value, ok := _u.mutation.NextSendAt(); ok {
+		_spec.SetField(session.FieldNextSendAt, field.TypeTime, value)
+	}
+	if _u.mutation.NextSendAtCleared() {
+		_spec.ClearField(session.FieldNextSendAt, field.TypeTime)
 	}
 	if _u.mutation.TokensCleared() {
 		edge := &sqlgraph.EdgeSpec{

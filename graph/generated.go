@@ -208,6 +208,7 @@ type ComplexityRoot struct {
 		UpdateDisplayPicture        func(childComplexity int, sessionID string, identifier string, source string) int
 		UpdateGroup                 func(childComplexity int, sessionID string, jid string, input model.UpdateGroupInput) int
 		UpdateProfileName           func(childComplexity int, sessionID string, name string) int
+		UpdateSessionSettings       func(childComplexity int, sessionID string, input model.SessionSettingsInput) int
 		UpdateWebhook               func(childComplexity int, sessionID string, id string, input model.WebhookInput) int
 	}
 
@@ -411,6 +412,7 @@ type ComplexityRoot struct {
 		PushName     func(childComplexity int) int
 		QRCode       func(childComplexity int) int
 		QRImage      func(childComplexity int) int
+		Settings     func(childComplexity int) int
 		Status       func(childComplexity int) int
 		StatusReason func(childComplexity int) int
 	}
@@ -425,6 +427,16 @@ type ComplexityRoot struct {
 	SessionLimits struct {
 		NewContactQuota       func(childComplexity int) int
 		ReachoutTimelockUntil func(childComplexity int) int
+	}
+
+	SessionSettings struct {
+		AutoMarkRead      func(childComplexity int) int
+		AutoRejectCalls   func(childComplexity int) int
+		CallRejectMessage func(childComplexity int) int
+		Proxy             func(childComplexity int) int
+		SendJitter        func(childComplexity int) int
+		SendRate          func(childComplexity int) int
+		SimulateTyping    func(childComplexity int) int
 	}
 
 	SessionStatusEvent struct {
@@ -531,6 +543,7 @@ type MutationResolver interface {
 	DisconnectSession(ctx context.Context, id string) (*model.Session, error)
 	PairPhone(ctx context.Context, sessionID string, number string) (string, error)
 	Logout(ctx context.Context, sessionID string) (*model.Session, error)
+	UpdateSessionSettings(ctx context.Context, sessionID string, input model.SessionSettingsInput) (*model.Session, error)
 	CreateWebhook(ctx context.Context, sessionID string, input model.WebhookInput) (*model.CreateWebhookPayload, error)
 	UpdateWebhook(ctx context.Context, sessionID string, id string, input model.WebhookInput) (*model.Webhook, error)
 	DeleteWebhook(ctx context.Context, sessionID string, id string) (bool, error)
@@ -560,6 +573,8 @@ type SessionResolver interface {
 	Owner(ctx context.Context, obj *model.Session) (*string, error)
 	Lease(ctx context.Context, obj *model.Session) (*model.SessionLease, error)
 	Limits(ctx context.Context, obj *model.Session) (*model.SessionLimits, error)
+
+	Settings(ctx context.Context, obj *model.Session) (*model.SessionSettings, error)
 }
 type SubscriptionResolver interface {
 	SessionStatus(ctx context.Context, sessionID string) (<-chan *model.Session, error)
@@ -1632,6 +1647,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfileName(childComplexity, args["sessionId"].(string), args["name"].(string)), true
+	case "Mutation.updateSessionSettings":
+		if e.ComplexityRoot.Mutation.UpdateSessionSettings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSessionSettings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSessionSettings(childComplexity, args["sessionId"].(string), args["input"].(model.SessionSettingsInput)), true
 	case "Mutation.updateWebhook":
 		if e.ComplexityRoot.Mutation.UpdateWebhook == nil {
 			break
@@ -2564,6 +2590,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Session.QRImage(childComplexity), true
+	case "Session.settings":
+		if e.ComplexityRoot.Session.Settings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Settings(childComplexity), true
 	case "Session.status":
 		if e.ComplexityRoot.Session.Status == nil {
 			break
@@ -2614,6 +2646,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionLimits.ReachoutTimelockUntil(childComplexity), true
+
+	case "SessionSettings.autoMarkRead":
+		if e.ComplexityRoot.SessionSettings.AutoMarkRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.AutoMarkRead(childComplexity), true
+	case "SessionSettings.autoRejectCalls":
+		if e.ComplexityRoot.SessionSettings.AutoRejectCalls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.AutoRejectCalls(childComplexity), true
+	case "SessionSettings.callRejectMessage":
+		if e.ComplexityRoot.SessionSettings.CallRejectMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.CallRejectMessage(childComplexity), true
+	case "SessionSettings.proxy":
+		if e.ComplexityRoot.SessionSettings.Proxy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.Proxy(childComplexity), true
+	case "SessionSettings.sendJitter":
+		if e.ComplexityRoot.SessionSettings.SendJitter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.SendJitter(childComplexity), true
+	case "SessionSettings.sendRate":
+		if e.ComplexityRoot.SessionSettings.SendRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.SendRate(childComplexity), true
+	case "SessionSettings.simulateTyping":
+		if e.ComplexityRoot.SessionSettings.SimulateTyping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionSettings.SimulateTyping(childComplexity), true
 
 	case "SessionStatusEvent.session":
 		if e.ComplexityRoot.SessionStatusEvent.Session == nil {
@@ -2795,6 +2870,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSendStickerInput,
 		ec.unmarshalInputSendTextInput,
 		ec.unmarshalInputSendVideoInput,
+		ec.unmarshalInputSessionSettingsInput,
 		ec.unmarshalInputUpdateGroupInput,
 		ec.unmarshalInputWebhookInput,
 	)
@@ -2888,7 +2964,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "settings.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2911,6 +2987,7 @@ var sources = []*ast.Source{
 	{Name: "sandbox.graphqls", Input: sourceData("sandbox.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 	{Name: "session.graphqls", Input: sourceData("session.graphqls"), BuiltIn: false},
+	{Name: "settings.graphqls", Input: sourceData("settings.graphqls"), BuiltIn: false},
 	{Name: "webhook.graphqls", Input: sourceData("webhook.graphqls"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3497,6 +3574,8 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 		return ec.fieldContext_Session_limits(ctx, field)
 	case "passkey":
 		return ec.fieldContext_Session_passkey(ctx, field)
+	case "settings":
+		return ec.fieldContext_Session_settings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
@@ -3523,6 +3602,26 @@ func (ec *executionContext) childFields_SessionLimits(ctx context.Context, field
 		return ec.fieldContext_SessionLimits_newContactQuota(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SessionLimits", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sendRate":
+		return ec.fieldContext_SessionSettings_sendRate(ctx, field)
+	case "sendJitter":
+		return ec.fieldContext_SessionSettings_sendJitter(ctx, field)
+	case "simulateTyping":
+		return ec.fieldContext_SessionSettings_simulateTyping(ctx, field)
+	case "autoMarkRead":
+		return ec.fieldContext_SessionSettings_autoMarkRead(ctx, field)
+	case "autoRejectCalls":
+		return ec.fieldContext_SessionSettings_autoRejectCalls(ctx, field)
+	case "callRejectMessage":
+		return ec.fieldContext_SessionSettings_callRejectMessage(ctx, field)
+	case "proxy":
+		return ec.fieldContext_SessionSettings_proxy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionSettings", field.Name)
 }
 
 func (ec *executionContext) childFields_SessionStatusEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5214,6 +5313,28 @@ func (ec *executionContext) field_Mutation_updateProfileName_args(ctx context.Co
 		return nil, err
 	}
 	args["name"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSessionSettings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SessionSettingsInput, error) {
+			return ec.unmarshalNSessionSettingsInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionSettingsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -9649,6 +9770,50 @@ func (ec *executionContext) fieldContext_Mutation_logout(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSessionSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSessionSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSessionSettings(ctx, fc.Args["sessionId"].(string), fc.Args["input"].(model.SessionSettingsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSessionSettings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSessionSettings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13605,6 +13770,38 @@ func (ec *executionContext) fieldContext_Session_passkey(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_settings(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_settings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Settings(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SessionSettings) graphql.Marshaler {
+			return ec.marshalNSessionSettings2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SessionLease_node(ctx context.Context, field graphql.CollectedField, obj *model.SessionLease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13741,6 +13938,167 @@ func (ec *executionContext) _SessionLimits_newContactQuota(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_SessionLimits_newContactQuota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionLimits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_sendRate(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_sendRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SendRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_sendRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_sendJitter(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_sendJitter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SendJitter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_sendJitter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_simulateTyping(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_simulateTyping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SimulateTyping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_simulateTyping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_autoMarkRead(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_autoMarkRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AutoMarkRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_autoMarkRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_autoRejectCalls(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_autoRejectCalls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AutoRejectCalls, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_autoRejectCalls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_callRejectMessage(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_callRejectMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CallRejectMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_callRejectMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SessionSettings_proxy(ctx context.Context, field graphql.CollectedField, obj *model.SessionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionSettings_proxy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Proxy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionSettings_proxy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionSettings", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SessionStatusEvent_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SessionStatusEvent) (ret graphql.Marshaler) {
@@ -16234,6 +16592,78 @@ func (ec *executionContext) unmarshalInputSendVideoInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSessionSettingsInput(ctx context.Context, obj any) (model.SessionSettingsInput, error) {
+	var it model.SessionSettingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sendRate", "sendJitter", "simulateTyping", "autoMarkRead", "autoRejectCalls", "callRejectMessage", "proxy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sendRate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendRate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SendRate = data
+		case "sendJitter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendJitter"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SendJitter = data
+		case "simulateTyping":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("simulateTyping"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SimulateTyping = data
+		case "autoMarkRead":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("autoMarkRead"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AutoMarkRead = data
+		case "autoRejectCalls":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("autoRejectCalls"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AutoRejectCalls = data
+		case "callRejectMessage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("callRejectMessage"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CallRejectMessage = data
+		case "proxy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("proxy"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Proxy = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateGroupInput(ctx context.Context, obj any) (model.UpdateGroupInput, error) {
 	var it model.UpdateGroupInput
 	if obj == nil {
@@ -17564,6 +17994,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "logout":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_logout(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSessionSettings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSessionSettings(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -19411,6 +19848,44 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "settings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Session_settings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19504,6 +19979,74 @@ func (ec *executionContext) _SessionLimits(ctx context.Context, sel ast.Selectio
 			}
 		case "newContactQuota":
 			out.Values[i] = ec._SessionLimits_newContactQuota(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sessionSettingsImplementors = []string{"SessionSettings"}
+
+func (ec *executionContext) _SessionSettings(ctx context.Context, sel ast.SelectionSet, obj *model.SessionSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionSettings")
+		case "sendRate":
+			out.Values[i] = ec._SessionSettings_sendRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sendJitter":
+			out.Values[i] = ec._SessionSettings_sendJitter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulateTyping":
+			out.Values[i] = ec._SessionSettings_simulateTyping(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "autoMarkRead":
+			out.Values[i] = ec._SessionSettings_autoMarkRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "autoRejectCalls":
+			out.Values[i] = ec._SessionSettings_autoRejectCalls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "callRejectMessage":
+			out.Values[i] = ec._SessionSettings_callRejectMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "proxy":
+			out.Values[i] = ec._SessionSettings_proxy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -20968,6 +21511,21 @@ func (ec *executionContext) marshalNSessionLimits2ᚖgithubᚗcomᚋwagraphᚋwa
 		return graphql.Null
 	}
 	return ec._SessionLimits(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSessionSettings2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionSettings(ctx context.Context, sel ast.SelectionSet, v *model.SessionSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SessionSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSessionSettingsInput2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionSettingsInput(ctx context.Context, v any) (model.SessionSettingsInput, error) {
+	res, err := ec.unmarshalInputSessionSettingsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSessionStatus2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSessionStatus(ctx context.Context, v any) (model.SessionStatus, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/sessionsettings"
 	"github.com/wagraph/wagraph/internal/textrule"
 	"github.com/wagraph/wagraph/internal/webhook"
 )
@@ -51,6 +52,8 @@ type Resolver struct {
 	// Sessions is the home of the session records: who reaches which,
 	// their creation and deletion (sessions.Service).
 	Sessions Sessions
+	// Settings reads and changes the sessions' settings.
+	Settings *sessionsettings.Service
 	// Leases tells which process of a cluster runs a session; nil on
 	// SQLite (one process).
 	Leases Leases

@@ -224,6 +224,7 @@ var (
 		{Name: "last_error", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "done_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paced", Type: field.TypeBool, Default: false},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// ScheduledSendsTable holds the schema information for the "scheduled_sends" table.
@@ -234,7 +235,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "scheduled_sends_sessions_scheduled_sends",
-				Columns:    []*schema.Column{ScheduledSendsColumns[9]},
+				Columns:    []*schema.Column{ScheduledSendsColumns[10]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -299,6 +300,14 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "connected_at", Type: field.TypeTime, Nullable: true},
 		{Name: "reachout_timelock_until", Type: field.TypeTime, Nullable: true},
+		{Name: "send_rate", Type: field.TypeString, Nullable: true},
+		{Name: "send_jitter_ms", Type: field.TypeInt64, Default: 0},
+		{Name: "simulate_typing", Type: field.TypeBool, Default: false},
+		{Name: "auto_mark_read", Type: field.TypeBool, Default: false},
+		{Name: "auto_reject_calls", Type: field.TypeBool, Default: false},
+		{Name: "call_reject_message", Type: field.TypeString, Default: ""},
+		{Name: "proxy", Type: field.TypeString, Nullable: true},
+		{Name: "next_send_at", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_id", Type: field.TypeString},
 	}
 	// SessionsTable holds the schema information for the "sessions" table.
@@ -309,7 +318,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sessions_users_sessions",
-				Columns:    []*schema.Column{SessionsColumns[9]},
+				Columns:    []*schema.Column{SessionsColumns[17]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -318,7 +327,7 @@ var (
 			{
 				Name:    "session_owner_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{SessionsColumns[9], SessionsColumns[6]},
+				Columns: []*schema.Column{SessionsColumns[17], SessionsColumns[6]},
 			},
 		},
 	}

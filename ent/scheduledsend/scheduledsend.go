@@ -33,6 +33,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldDoneAt holds the string denoting the done_at field in the database.
 	FieldDoneAt = "done_at"
+	// FieldPaced holds the string denoting the paced field in the database.
+	FieldPaced = "paced"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the scheduledsend in the database.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldLastError,
 	FieldCreatedAt,
 	FieldDoneAt,
+	FieldPaced,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -77,6 +80,8 @@ var (
 	DefaultLastError string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultPaced holds the default value on creation for the "paced" field.
+	DefaultPaced bool
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -149,6 +154,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByDoneAt orders the results by the done_at field.
 func ByDoneAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDoneAt, opts...).ToFunc()
+}
+
+// ByPaced orders the results by the paced field.
+func ByPaced(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPaced, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

@@ -105,6 +105,11 @@ func DoneAt(v time.Time) predicate.ScheduledSend {
 	return predicate.ScheduledSend(sql.FieldEQ(FieldDoneAt, v))
 }
 
+// Paced applies equality check predicate on the "paced" field. It's identical to PacedEQ.
+func Paced(v bool) predicate.ScheduledSend {
+	return predicate.ScheduledSend(sql.FieldEQ(FieldPaced, v))
+}
+
 // SessionIDEQ applies the EQ predicate on the "session_id" field.
 func SessionIDEQ(v string) predicate.ScheduledSend {
 	return predicate.ScheduledSend(sql.FieldEQ(FieldSessionID, v))
@@ -513,6 +518,16 @@ func DoneAtIsNil() predicate.ScheduledSend {
 // DoneAtNotNil applies the NotNil predicate on the "done_at" field.
 func DoneAtNotNil() predicate.ScheduledSend {
 	return predicate.ScheduledSend(sql.FieldNotNull(FieldDoneAt))
+}
+
+// PacedEQ applies the EQ predicate on the "paced" field.
+func PacedEQ(v bool) predicate.ScheduledSend {
+	return predicate.ScheduledSend(sql.FieldEQ(FieldPaced, v))
+}
+
+// PacedNEQ applies the NEQ predicate on the "paced" field.
+func PacedNEQ(v bool) predicate.ScheduledSend {
+	return predicate.ScheduledSend(sql.FieldNEQ(FieldPaced, v))
 }
 
 // HasSession applies the HasEdge predicate on the "session" edge.

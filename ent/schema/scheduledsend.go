@@ -30,6 +30,10 @@ func (ScheduledSend) Fields() []ent.Field {
 		field.String("last_error").Default(""),
 		field.Time("created_at").Immutable().Default(time.Now),
 		field.Time("done_at").Optional().Nillable(),
+		// paced: queued by the session's send rate rather than asked for
+		// with a delay. The paced sends of a session go out in order: a
+		// wait for the session moves them all together.
+		field.Bool("paced").Default(false),
 	}
 }
 

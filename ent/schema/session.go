@@ -32,6 +32,22 @@ func (Session) Fields() []ent.Field {
 		// When the reach-out timelock WhatsApp announced for the account
 		// ends (whatsapp.Limits); null when it said nothing or lifted it.
 		field.Time("reachout_timelock_until").Optional().Nillable(),
+		// The session's settings (internal/sessionsettings holds their
+		// rules and is the only writer): send_rate as given ("30/m");
+		// send_jitter in milliseconds; proxy whole, its password too, for
+		// the session's connection to use, hence Sensitive (never in
+		// String()).
+		field.String("send_rate").Optional().Nillable(),
+		field.Int64("send_jitter_ms").Default(0),
+		field.Bool("simulate_typing").Default(false),
+		field.Bool("auto_mark_read").Default(false),
+		field.Bool("auto_reject_calls").Default(false),
+		field.String("call_reject_message").Default(""),
+		field.String("proxy").Optional().Nillable().Sensitive(),
+		// next_send_at is the send rate's next free slot: a send before it
+		// is queued at it (internal/messaging, pace.go), read and moved
+		// under the session row's lock.
+		field.Time("next_send_at").Optional().Nillable(),
 	}
 }
 

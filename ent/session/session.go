@@ -33,6 +33,22 @@ const (
 	FieldConnectedAt = "connected_at"
 	// FieldReachoutTimelockUntil holds the string denoting the reachout_timelock_until field in the database.
 	FieldReachoutTimelockUntil = "reachout_timelock_until"
+	// FieldSendRate holds the string denoting the send_rate field in the database.
+	FieldSendRate = "send_rate"
+	// FieldSendJitterMs holds the string denoting the send_jitter_ms field in the database.
+	FieldSendJitterMs = "send_jitter_ms"
+	// FieldSimulateTyping holds the string denoting the simulate_typing field in the database.
+	FieldSimulateTyping = "simulate_typing"
+	// FieldAutoMarkRead holds the string denoting the auto_mark_read field in the database.
+	FieldAutoMarkRead = "auto_mark_read"
+	// FieldAutoRejectCalls holds the string denoting the auto_reject_calls field in the database.
+	FieldAutoRejectCalls = "auto_reject_calls"
+	// FieldCallRejectMessage holds the string denoting the call_reject_message field in the database.
+	FieldCallRejectMessage = "call_reject_message"
+	// FieldProxy holds the string denoting the proxy field in the database.
+	FieldProxy = "proxy"
+	// FieldNextSendAt holds the string denoting the next_send_at field in the database.
+	FieldNextSendAt = "next_send_at"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
 	EdgeOwner = "owner"
 	// EdgeTokens holds the string denoting the tokens edge name in mutations.
@@ -112,6 +128,14 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldConnectedAt,
 	FieldReachoutTimelockUntil,
+	FieldSendRate,
+	FieldSendJitterMs,
+	FieldSimulateTyping,
+	FieldAutoMarkRead,
+	FieldAutoRejectCalls,
+	FieldCallRejectMessage,
+	FieldProxy,
+	FieldNextSendAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -129,6 +153,16 @@ var (
 	DefaultName string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultSendJitterMs holds the default value on creation for the "send_jitter_ms" field.
+	DefaultSendJitterMs int64
+	// DefaultSimulateTyping holds the default value on creation for the "simulate_typing" field.
+	DefaultSimulateTyping bool
+	// DefaultAutoMarkRead holds the default value on creation for the "auto_mark_read" field.
+	DefaultAutoMarkRead bool
+	// DefaultAutoRejectCalls holds the default value on creation for the "auto_reject_calls" field.
+	DefaultAutoRejectCalls bool
+	// DefaultCallRejectMessage holds the default value on creation for the "call_reject_message" field.
+	DefaultCallRejectMessage string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -213,6 +247,46 @@ func ByConnectedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByReachoutTimelockUntil orders the results by the reachout_timelock_until field.
 func ByReachoutTimelockUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReachoutTimelockUntil, opts...).ToFunc()
+}
+
+// BySendRate orders the results by the send_rate field.
+func BySendRate(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSendRate, opts...).ToFunc()
+}
+
+// BySendJitterMs orders the results by the send_jitter_ms field.
+func BySendJitterMs(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSendJitterMs, opts...).ToFunc()
+}
+
+// BySimulateTyping orders the results by the simulate_typing field.
+func BySimulateTyping(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSimulateTyping, opts...).ToFunc()
+}
+
+// ByAutoMarkRead orders the results by the auto_mark_read field.
+func ByAutoMarkRead(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAutoMarkRead, opts...).ToFunc()
+}
+
+// ByAutoRejectCalls orders the results by the auto_reject_calls field.
+func ByAutoRejectCalls(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAutoRejectCalls, opts...).ToFunc()
+}
+
+// ByCallRejectMessage orders the results by the call_reject_message field.
+func ByCallRejectMessage(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCallRejectMessage, opts...).ToFunc()
+}
+
+// ByProxy orders the results by the proxy field.
+func ByProxy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProxy, opts...).ToFunc()
+}
+
+// ByNextSendAt orders the results by the next_send_at field.
+func ByNextSendAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNextSendAt, opts...).ToFunc()
 }
 
 // ByOwnerField orders the results by owner field.

@@ -105,6 +105,46 @@ func ReachoutTimelockUntil(v time.Time) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldReachoutTimelockUntil, v))
 }
 
+// SendRate applies equality check predicate on the "send_rate" field. It's identical to SendRateEQ.
+func SendRate(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSendRate, v))
+}
+
+// SendJitterMs applies equality check predicate on the "send_jitter_ms" field. It's identical to SendJitterMsEQ.
+func SendJitterMs(v int64) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSendJitterMs, v))
+}
+
+// SimulateTyping applies equality check predicate on the "simulate_typing" field. It's identical to SimulateTypingEQ.
+func SimulateTyping(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSimulateTyping, v))
+}
+
+// AutoMarkRead applies equality check predicate on the "auto_mark_read" field. It's identical to AutoMarkReadEQ.
+func AutoMarkRead(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldAutoMarkRead, v))
+}
+
+// AutoRejectCalls applies equality check predicate on the "auto_reject_calls" field. It's identical to AutoRejectCallsEQ.
+func AutoRejectCalls(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldAutoRejectCalls, v))
+}
+
+// CallRejectMessage applies equality check predicate on the "call_reject_message" field. It's identical to CallRejectMessageEQ.
+func CallRejectMessage(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldCallRejectMessage, v))
+}
+
+// Proxy applies equality check predicate on the "proxy" field. It's identical to ProxyEQ.
+func Proxy(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldProxy, v))
+}
+
+// NextSendAt applies equality check predicate on the "next_send_at" field. It's identical to NextSendAtEQ.
+func NextSendAt(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldNextSendAt, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Session {
 	return predicate.Session(sql.FieldEQ(FieldName, v))
@@ -618,6 +658,341 @@ func ReachoutTimelockUntilIsNil() predicate.Session {
 // ReachoutTimelockUntilNotNil applies the NotNil predicate on the "reachout_timelock_until" field.
 func ReachoutTimelockUntilNotNil() predicate.Session {
 	return predicate.Session(sql.FieldNotNull(FieldReachoutTimelockUntil))
+}
+
+// SendRateEQ applies the EQ predicate on the "send_rate" field.
+func SendRateEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSendRate, v))
+}
+
+// SendRateNEQ applies the NEQ predicate on the "send_rate" field.
+func SendRateNEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldSendRate, v))
+}
+
+// SendRateIn applies the In predicate on the "send_rate" field.
+func SendRateIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldSendRate, vs...))
+}
+
+// SendRateNotIn applies the NotIn predicate on the "send_rate" field.
+func SendRateNotIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldSendRate, vs...))
+}
+
+// SendRateGT applies the GT predicate on the "send_rate" field.
+func SendRateGT(v string) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldSendRate, v))
+}
+
+// SendRateGTE applies the GTE predicate on the "send_rate" field.
+func SendRateGTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldSendRate, v))
+}
+
+// SendRateLT applies the LT predicate on the "send_rate" field.
+func SendRateLT(v string) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldSendRate, v))
+}
+
+// SendRateLTE applies the LTE predicate on the "send_rate" field.
+func SendRateLTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldSendRate, v))
+}
+
+// SendRateContains applies the Contains predicate on the "send_rate" field.
+func SendRateContains(v string) predicate.Session {
+	return predicate.Session(sql.FieldContains(FieldSendRate, v))
+}
+
+// SendRateHasPrefix applies the HasPrefix predicate on the "send_rate" field.
+func SendRateHasPrefix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasPrefix(FieldSendRate, v))
+}
+
+// SendRateHasSuffix applies the HasSuffix predicate on the "send_rate" field.
+func SendRateHasSuffix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasSuffix(FieldSendRate, v))
+}
+
+// SendRateIsNil applies the IsNil predicate on the "send_rate" field.
+func SendRateIsNil() predicate.Session {
+	return predicate.Session(sql.FieldIsNull(FieldSendRate))
+}
+
+// SendRateNotNil applies the NotNil predicate on the "send_rate" field.
+func SendRateNotNil() predicate.Session {
+	return predicate.Session(sql.FieldNotNull(FieldSendRate))
+}
+
+// SendRateEqualFold applies the EqualFold predicate on the "send_rate" field.
+func SendRateEqualFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldEqualFold(FieldSendRate, v))
+}
+
+// SendRateContainsFold applies the ContainsFold predicate on the "send_rate" field.
+func SendRateContainsFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldContainsFold(FieldSendRate, v))
+}
+
+// SendJitterMsEQ applies the EQ predicate on the "send_jitter_ms" field.
+func SendJitterMsEQ(v int64) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSendJitterMs, v))
+}
+
+// SendJitterMsNEQ applies the NEQ predicate on the "send_jitter_ms" field.
+func SendJitterMsNEQ(v int64) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldSendJitterMs, v))
+}
+
+// SendJitterMsIn applies the In predicate on the "send_jitter_ms" field.
+func SendJitterMsIn(vs ...int64) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldSendJitterMs, vs...))
+}
+
+// SendJitterMsNotIn applies the NotIn predicate on the "send_jitter_ms" field.
+func SendJitterMsNotIn(vs ...int64) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldSendJitterMs, vs...))
+}
+
+// SendJitterMsGT applies the GT predicate on the "send_jitter_ms" field.
+func SendJitterMsGT(v int64) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldSendJitterMs, v))
+}
+
+// SendJitterMsGTE applies the GTE predicate on the "send_jitter_ms" field.
+func SendJitterMsGTE(v int64) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldSendJitterMs, v))
+}
+
+// SendJitterMsLT applies the LT predicate on the "send_jitter_ms" field.
+func SendJitterMsLT(v int64) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldSendJitterMs, v))
+}
+
+// SendJitterMsLTE applies the LTE predicate on the "send_jitter_ms" field.
+func SendJitterMsLTE(v int64) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldSendJitterMs, v))
+}
+
+// SimulateTypingEQ applies the EQ predicate on the "simulate_typing" field.
+func SimulateTypingEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldSimulateTyping, v))
+}
+
+// SimulateTypingNEQ applies the NEQ predicate on the "simulate_typing" field.
+func SimulateTypingNEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldSimulateTyping, v))
+}
+
+// AutoMarkReadEQ applies the EQ predicate on the "auto_mark_read" field.
+func AutoMarkReadEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldAutoMarkRead, v))
+}
+
+// AutoMarkReadNEQ applies the NEQ predicate on the "auto_mark_read" field.
+func AutoMarkReadNEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldAutoMarkRead, v))
+}
+
+// AutoRejectCallsEQ applies the EQ predicate on the "auto_reject_calls" field.
+func AutoRejectCallsEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldAutoRejectCalls, v))
+}
+
+// AutoRejectCallsNEQ applies the NEQ predicate on the "auto_reject_calls" field.
+func AutoRejectCallsNEQ(v bool) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldAutoRejectCalls, v))
+}
+
+// CallRejectMessageEQ applies the EQ predicate on the "call_reject_message" field.
+func CallRejectMessageEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageNEQ applies the NEQ predicate on the "call_reject_message" field.
+func CallRejectMessageNEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageIn applies the In predicate on the "call_reject_message" field.
+func CallRejectMessageIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldCallRejectMessage, vs...))
+}
+
+// CallRejectMessageNotIn applies the NotIn predicate on the "call_reject_message" field.
+func CallRejectMessageNotIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldCallRejectMessage, vs...))
+}
+
+// CallRejectMessageGT applies the GT predicate on the "call_reject_message" field.
+func CallRejectMessageGT(v string) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageGTE applies the GTE predicate on the "call_reject_message" field.
+func CallRejectMessageGTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageLT applies the LT predicate on the "call_reject_message" field.
+func CallRejectMessageLT(v string) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageLTE applies the LTE predicate on the "call_reject_message" field.
+func CallRejectMessageLTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageContains applies the Contains predicate on the "call_reject_message" field.
+func CallRejectMessageContains(v string) predicate.Session {
+	return predicate.Session(sql.FieldContains(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageHasPrefix applies the HasPrefix predicate on the "call_reject_message" field.
+func CallRejectMessageHasPrefix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasPrefix(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageHasSuffix applies the HasSuffix predicate on the "call_reject_message" field.
+func CallRejectMessageHasSuffix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasSuffix(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageEqualFold applies the EqualFold predicate on the "call_reject_message" field.
+func CallRejectMessageEqualFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldEqualFold(FieldCallRejectMessage, v))
+}
+
+// CallRejectMessageContainsFold applies the ContainsFold predicate on the "call_reject_message" field.
+func CallRejectMessageContainsFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldContainsFold(FieldCallRejectMessage, v))
+}
+
+// ProxyEQ applies the EQ predicate on the "proxy" field.
+func ProxyEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldProxy, v))
+}
+
+// ProxyNEQ applies the NEQ predicate on the "proxy" field.
+func ProxyNEQ(v string) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldProxy, v))
+}
+
+// ProxyIn applies the In predicate on the "proxy" field.
+func ProxyIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldProxy, vs...))
+}
+
+// ProxyNotIn applies the NotIn predicate on the "proxy" field.
+func ProxyNotIn(vs ...string) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldProxy, vs...))
+}
+
+// ProxyGT applies the GT predicate on the "proxy" field.
+func ProxyGT(v string) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldProxy, v))
+}
+
+// ProxyGTE applies the GTE predicate on the "proxy" field.
+func ProxyGTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldProxy, v))
+}
+
+// ProxyLT applies the LT predicate on the "proxy" field.
+func ProxyLT(v string) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldProxy, v))
+}
+
+// ProxyLTE applies the LTE predicate on the "proxy" field.
+func ProxyLTE(v string) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldProxy, v))
+}
+
+// ProxyContains applies the Contains predicate on the "proxy" field.
+func ProxyContains(v string) predicate.Session {
+	return predicate.Session(sql.FieldContains(FieldProxy, v))
+}
+
+// ProxyHasPrefix applies the HasPrefix predicate on the "proxy" field.
+func ProxyHasPrefix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasPrefix(FieldProxy, v))
+}
+
+// ProxyHasSuffix applies the HasSuffix predicate on the "proxy" field.
+func ProxyHasSuffix(v string) predicate.Session {
+	return predicate.Session(sql.FieldHasSuffix(FieldProxy, v))
+}
+
+// ProxyIsNil applies the IsNil predicate on the "proxy" field.
+func ProxyIsNil() predicate.Session {
+	return predicate.Session(sql.FieldIsNull(FieldProxy))
+}
+
+// ProxyNotNil applies the NotNil predicate on the "proxy" field.
+func ProxyNotNil() predicate.Session {
+	return predicate.Session(sql.FieldNotNull(FieldProxy))
+}
+
+// ProxyEqualFold applies the EqualFold predicate on the "proxy" field.
+func ProxyEqualFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldEqualFold(FieldProxy, v))
+}
+
+// ProxyContainsFold applies the ContainsFold predicate on the "proxy" field.
+func ProxyContainsFold(v string) predicate.Session {
+	return predicate.Session(sql.FieldContainsFold(FieldProxy, v))
+}
+
+// NextSendAtEQ applies the EQ predicate on the "next_send_at" field.
+func NextSendAtEQ(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldEQ(FieldNextSendAt, v))
+}
+
+// NextSendAtNEQ applies the NEQ predicate on the "next_send_at" field.
+func NextSendAtNEQ(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldNEQ(FieldNextSendAt, v))
+}
+
+// NextSendAtIn applies the In predicate on the "next_send_at" field.
+func NextSendAtIn(vs ...time.Time) predicate.Session {
+	return predicate.Session(sql.FieldIn(FieldNextSendAt, vs...))
+}
+
+// NextSendAtNotIn applies the NotIn predicate on the "next_send_at" field.
+func NextSendAtNotIn(vs ...time.Time) predicate.Session {
+	return predicate.Session(sql.FieldNotIn(FieldNextSendAt, vs...))
+}
+
+// NextSendAtGT applies the GT predicate on the "next_send_at" field.
+func NextSendAtGT(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldGT(FieldNextSendAt, v))
+}
+
+// NextSendAtGTE applies the GTE predicate on the "next_send_at" field.
+func NextSendAtGTE(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldGTE(FieldNextSendAt, v))
+}
+
+// NextSendAtLT applies the LT predicate on the "next_send_at" field.
+func NextSendAtLT(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldLT(FieldNextSendAt, v))
+}
+
+// NextSendAtLTE applies the LTE predicate on the "next_send_at" field.
+func NextSendAtLTE(v time.Time) predicate.Session {
+	return predicate.Session(sql.FieldLTE(FieldNextSendAt, v))
+}
+
+// NextSendAtIsNil applies the IsNil predicate on the "next_send_at" field.
+func NextSendAtIsNil() predicate.Session {
+	return predicate.Session(sql.FieldIsNull(FieldNextSendAt))
+}
+
+// NextSendAtNotNil applies the NotNil predicate on the "next_send_at" field.
+func NextSendAtNotNil() predicate.Session {
+	return predicate.Session(sql.FieldNotNull(FieldNextSendAt))
 }
 
 // HasOwner applies the HasEdge predicate on the "owner" edge.

@@ -529,6 +529,8 @@ type Session struct {
 	Limits *SessionLimits `json:"limits"`
 	// The passkey step while PAIRING, when WhatsApp asks for the account's passkey; null otherwise.
 	Passkey *PasskeyStep `json:"passkey,omitempty"`
+	// The session's settings (stored: read whatever the status).
+	Settings *SessionSettings `json:"settings"`
 }
 
 // The lease by which one process of a cluster runs a session.
@@ -553,6 +555,45 @@ type SessionLimits struct {
 	// so. WhatsApp's notifications as this gateway reads them carry no such
 	// number yet: null.
 	NewContactQuota *int `json:"newContactQuota,omitempty"`
+}
+
+// What a session does by itself: the pace of its sends, typing before texts,
+// marking inbound messages read, rejecting calls, the proxy its connection
+// goes through.
+type SessionSettings struct {
+	// At most this many sends: "<n>/s", "<n>/m" or "<n>/h", as given. Sends
+	// beyond it are queued durably and sent in order (their result has
+	// scheduledAt), never refused. null: none.
+	SendRate *string `json:"sendRate,omitempty"`
+	// A random extra wait, up to this, before each queued send ("0s" to "1m0s").
+	SendJitter string `json:"sendJitter"`
+	// Before each text, COMPOSING for a time growing with its length (at most 5 s), then PAUSED.
+	SimulateTyping bool `json:"simulateTyping"`
+	// Inbound messages are marked read when stored.
+	AutoMarkRead bool `json:"autoMarkRead"`
+	// Incoming calls are rejected.
+	AutoRejectCalls bool `json:"autoRejectCalls"`
+	// Sent to a caller whose call was rejected by autoRejectCalls; null: nothing is sent.
+	CallRejectMessage *string `json:"callRejectMessage,omitempty"`
+	// The proxy of the session's WhatsApp connection and its media, from its
+	// next connect: socks5://… or http(s)://…, its password shown as ***.
+	// null: none.
+	Proxy *string `json:"proxy,omitempty"`
+}
+
+// A change of a session's settings: a field left out keeps its value.
+type SessionSettingsInput struct {
+	// "<n>/s", "<n>/m" or "<n>/h" (at most 1000/s); "" removes the rate.
+	SendRate *string `json:"sendRate,omitempty"`
+	// A duration such as "500ms" or "2s", from 0s to 1m.
+	SendJitter      *string `json:"sendJitter,omitempty"`
+	SimulateTyping  *bool   `json:"simulateTyping,omitempty"`
+	AutoMarkRead    *bool   `json:"autoMarkRead,omitempty"`
+	AutoRejectCalls *bool   `json:"autoRejectCalls,omitempty"`
+	// At most 4096 characters; "" sends nothing.
+	CallRejectMessage *string `json:"callRejectMessage,omitempty"`
+	// socks5://[user:pass@]host:port or http(s)://[user:pass@]host:port; "" removes it.
+	Proxy *string `json:"proxy,omitempty"`
 }
 
 // One session's state in a sessionStatuses stream: the session now, or null

@@ -37,6 +37,7 @@ import (
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/revocation"
 	"github.com/wagraph/wagraph/internal/sessions"
+	"github.com/wagraph/wagraph/internal/sessionsettings"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/webhook"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -164,8 +165,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore := messaging.NewStore(db, cfg.Clustered())
+	settings, automations := sessionsettings.New(db, nil), messaging.NewAutomations(log) // what the settings act on, from the sink
 	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Logger: log,
+		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
 	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -247,6 +249,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
 		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db),
+		Settings: settings, Automations: automations,
 	})
 
 	// The API.
@@ -271,6 +274,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Events:     stream.Bus,
 		Leases:     leases,
 		NodeID:     cfg.NodeID,
+		Settings:   settings,
 	}
 	if cfg.Clustered() { // the other processes' revocations end what this one holds open too
 		parts.revocations = revocation.Listen(cfg.DatabaseURL, log, revocation.Receiver{

@@ -26,6 +26,7 @@ var validBodies = map[string]string{
 	"POST /session/{sessionId}/message/contact":                  `{"number":"4915550012002","contact":{"phoneNumber":"4915550012003","firstName":"A","lastName":"B"}}`,
 	"POST /session/{sessionId}/group":                            `{"subject":"g","description":"d"}`,
 	"PUT /session/{sessionId}/group/{jid}":                       `{"subject":"g"}`,
+	"PUT /session/{sessionId}/settings":                          `{"autoMarkRead":false}`,
 	"POST /session/{sessionId}/group/{jid}/send-invite":          `{"number":"4915550012002","message":"m"}`,
 	"POST /session/{sessionId}/group/{jid}/demote":               `["4915550012002"]`,
 	"PUT /session/{sessionId}/display-picture":                   `{"identifier":"4915550012001","source":"aGk="}`,

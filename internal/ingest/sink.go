@@ -41,6 +41,14 @@ type MessageStore interface {
 // delivery rows may be due).
 type Waker interface{ Wake() }
 
+// Follower learns of the events a commit stored for the first time (the
+// messaging service's automations: auto mark read, auto reject calls). It
+// is called after the commit, on the session's event path: it must not
+// block.
+type Follower interface {
+	Follow(sessionID string, evs []whatsapp.Event)
+}
+
 // SinkOptions are the parts a Sink hands events to. Bus and Messages are
 // required, the rest may be nil.
 type SinkOptions struct {
@@ -50,7 +58,9 @@ type SinkOptions struct {
 	// nil leaves mediaUrl as the adapter set it.
 	MediaPath func(sessionID, messageID string) string
 	Waker     Waker
-	Logger    *slog.Logger
+	// Follower, when set, is handed the events each commit stored anew.
+	Follower Follower
+	Logger   *slog.Logger
 }
 
 // Sink is the session manager's Publisher (and the messaging service's):
@@ -67,6 +77,7 @@ type Sink struct {
 	messages  MessageStore
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
+	follower  Follower
 	log       *slog.Logger
 	chats     chatMemory
 }
@@ -77,7 +88,7 @@ func NewSink(opts SinkOptions) *Sink {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
-		waker: opts.Waker, log: opts.Logger}
+		waker: opts.Waker, follower: opts.Follower, log: opts.Logger}
 }
 
 // Publish stores ev of a session with what it implies, and returns once it
@@ -93,12 +104,14 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.Event) error {
 	evs = storable(evs)
 	var news []events.New
-	for _, ev := range evs {
+	own := make([]int, len(evs)) // where each event's own entry is in news
+	for i, ev := range evs {
 		n, err := s.prepare(ctx, sessionID, ev)
 		if err != nil {
 			return err
 		}
 		news = append(news, n...)
+		own[i] = len(news) - 1
 	}
 	envs, err := s.bus.Publish(ctx, sessionID, news)
 	if err != nil {
@@ -112,6 +125,9 @@ func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.
 	if s.waker != nil {
 		s.waker.Wake()
 	}
+	if s.follower != nil {
+		s.follow(sessionID, evs, own, envs)
+	}
 	for _, e := range envs {
 		if e.Existing {
 			s.log.DebugContext(ctx, "event already stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
@@ -120,6 +136,22 @@ func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.
 		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
 	}
 	return nil
+}
+
+// follow hands the follower the events of evs that envs (one per entry
+// of news, own[i] being event i's) did not find stored already: a stanza
+// WhatsApp sent again is not acted on twice.
+func (s *Sink) follow(sessionID string, evs []whatsapp.Event, own []int, envs []events.Envelope) {
+	fresh := make([]whatsapp.Event, 0, len(evs))
+	for i, ev := range evs {
+		if own[i] < len(envs) && envs[own[i]].Existing {
+			continue
+		}
+		fresh = append(fresh, ev)
+	}
+	if len(fresh) > 0 {
+		s.follower.Follow(sessionID, fresh)
+	}
 }
 
 // prepare completes ev, records it in the message store and returns the

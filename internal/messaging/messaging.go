@@ -94,6 +94,14 @@ type Options struct {
 	// NodeID names this process (--node-id) in the keys it holds, so a
 	// restarted process takes over the keys its earlier run left pending.
 	NodeID string
+	// Settings reads the sessions' settings: their send rate and jitter
+	// (pace.go) and whether texts are typed first. nil: every send goes at
+	// once, untyped.
+	Settings Settings
+	// Automations, when set, is the queue the sink hands inbound events
+	// to, which Run acts on as the sessions' settings say
+	// (automations.go).
+	Automations *Automations
 	// Nodes, with SharedKeys, tells whether the process holding a pending
 	// key is still in the cluster: a key of a process gone (killed, its
 	// row expired within the lease TTL) is taken over then rather than
@@ -120,20 +128,22 @@ type Service struct {
 	maxScheduled      int
 	maxScheduledBytes int64
 
-	db       *ent.Client
-	wa       whatsapp.Runner
-	loader   Loader
-	prep     Preparer
-	geo      Geocoder
-	previews Previewer
-	invites  InviteTexts
-	pub      Publisher
-	now      func() time.Time
-	log      *slog.Logger
-	obs      Observer        // nil: nobody is told
-	wake     chan struct{}   // a new scheduled send: the scheduler looks again
-	held     func() []string // Options.Held
-	store    *Store
+	db          *ent.Client
+	wa          whatsapp.Runner
+	loader      Loader
+	prep        Preparer
+	geo         Geocoder
+	previews    Previewer
+	invites     InviteTexts
+	pub         Publisher
+	now         func() time.Time
+	log         *slog.Logger
+	obs         Observer        // nil: nobody is told
+	wake        chan struct{}   // a new scheduled send: the scheduler looks again
+	held        func() []string // Options.Held
+	store       *Store
+	settings    Settings     // nil: no session has settings
+	automations *Automations // nil: none
 
 	// The sends with an idempotency key (sendkey.go): this process's
 	// name in the keys it holds, the keys whose send runs here now, and
@@ -160,7 +170,7 @@ func New(opts Options) *Service {
 	return &Service{
 		db: opts.DB, wa: opts.Sender, loader: opts.Loader, prep: opts.Preparer, geo: opts.Geocoder, previews: opts.Previewer, invites: opts.Invites,
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
-		store: opts.Store, held: opts.Held, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
+		store: opts.Store, held: opts.Held, settings: opts.Settings, automations: opts.Automations, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes, limits: opts.Limits,
 	}
 }
@@ -203,6 +213,19 @@ func (s *Service) send(ctx context.Context, sessionID string, req Request, id st
 	}
 	if delay > 0 {
 		return s.schedule(ctx, sessionID, out, delay)
+	}
+	set, err := s.settingsOf(ctx, sessionID)
+	if err != nil {
+		return Result{}, err
+	}
+	if r := set.SendRate; r != nil {
+		res, queued, err := s.pace(ctx, sessionID, out, r.Interval(), set.SendJitter)
+		if err != nil || queued {
+			return res, err
+		}
+	}
+	if err := s.typeFirst(ctx, sessionID, out); err != nil {
+		return Result{}, err
 	}
 	sent, err := whatsapp.OpSend().Do(ctx, s.wa, sessionID, out)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -78,40 +79,57 @@ func (s *Service) schedule(ctx context.Context, sessionID string, out whatsapp.O
 	if id == "" {
 		id = whatsapp.NewMessageID()
 	}
-	now := s.now().UTC()
-	due := now.Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
+	due := s.now().UTC().Add(time.Duration(delay) * time.Second).Truncate(time.Millisecond)
 	payload, data, err := encodeScheduled(out)
 	if err != nil {
 		return Result{}, err
 	}
 	err = ent.WithTx(ctx, s.db, func(tx *ent.Tx) error {
-		if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
-			return err
-		}
-		c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).SetCreatedAt(now)
-		if data != nil {
-			c.SetMedia(data)
-		}
-		if err := c.Exec(ctx); err != nil {
-			return fmt.Errorf("store scheduled send: %w", err)
-		}
-		err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
-			SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
-			SetStatus(entmessage.StatusScheduled).SetTimestamp(due).SetViewOnce(out.ViewOnce).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("store scheduled message: %w", err)
-		}
-		return nil
+		return s.storeScheduled(ctx, tx, sessionID, id, out, due, payload, data, false)
 	})
 	if err != nil {
 		return Result{}, err
 	}
+	s.scheduled(ctx, sessionID, id, due)
+	return Result{MessageID: id, ScheduledAt: &due}, nil
+}
+
+// storeScheduled stores the send out (encoded as payload and data) under
+// id, due at due, within the session's quota; paced: queued by the send
+// rate.
+func (s *Service) storeScheduled(ctx context.Context, tx *ent.Tx, sessionID, id string, out whatsapp.Outgoing, due time.Time, payload, data []byte, paced bool) error {
+	if err := s.checkScheduleQuota(ctx, tx, sessionID, int64(len(payload)+len(data))); err != nil {
+		return err
+	}
+	c := tx.ScheduledSend.Create().SetID(id).SetSessionID(sessionID).SetDueAt(due).SetPayload(payload).
+		SetCreatedAt(s.now().UTC()).SetPaced(paced)
+	if data != nil {
+		c.SetMedia(data)
+	}
+	if err := c.Exec(ctx); err != nil {
+		return fmt.Errorf("store scheduled send: %w", err)
+	}
+	err := tx.Message.Create().SetSessionID(sessionID).SetMessageID(id).SetChat(out.To.String()).
+		SetSender("").SetFromMe(true).SetType(out.Type).SetText(out.Text).SetCaption(out.Caption).
+		SetStatus(entmessage.StatusScheduled).SetTimestamp(due).SetViewOnce(out.ViewOnce).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store scheduled message: %w", err)
+	}
+	return nil
+}
+
+// scheduled logs a stored send and wakes the scheduler for it.
+func (s *Service) scheduled(ctx context.Context, sessionID, id string, due time.Time) {
 	s.log.InfoContext(ctx, "send scheduled", "session_id", sessionID, "message_id", id, "due_at", due)
+	s.wakeScheduler()
+}
+
+// wakeScheduler has the scheduler look for due sends again.
+func (s *Service) wakeScheduler() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return Result{MessageID: id, ScheduledAt: &due}, nil
 }
 
 // checkScheduleQuota refuses a scheduled send of size bytes that would
@@ -169,10 +187,16 @@ func (s *Service) cancel(ctx context.Context, sessionID, id string) error {
 	})
 }
 
-// Run performs due sends until ctx is done. The app owns it: it starts it
-// after the session manager restored the sessions and cancels it before
-// closing the manager.
+// Run performs due sends, and the automations of the sessions' settings,
+// until ctx is done. The app owns it: it starts it after the session
+// manager restored the sessions and cancels it before closing the manager.
 func (s *Service) Run(ctx context.Context) {
+	automating := make(chan struct{})
+	go func() {
+		defer close(automating)
+		s.automate(ctx)
+	}()
+	defer func() { <-automating }()
 	for {
 		if now := s.now(); now.Sub(s.pruned) > time.Minute {
 			s.pruned = now
@@ -214,11 +238,9 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("due sends: %w", err)
 		}
-		for _, row := range rows {
-			if ctx.Err() != nil {
-				return 0, nil
-			}
-			s.perform(ctx, row)
+		s.performAll(ctx, rows)
+		if ctx.Err() != nil {
+			return 0, nil
 		}
 		if len(rows) < schedulerBatch {
 			break
@@ -236,9 +258,44 @@ func (s *Service) runDue(ctx context.Context) (time.Duration, error) {
 	return max(next.DueAt.Sub(s.now()), 0), nil
 }
 
+// performAll makes the due sends rows, each session's in order and the
+// sessions side by side: one session's send that takes long (typed first,
+// a slow upload) does not hold up another's. A session found not
+// connected keeps its later rows for the next pass.
+func (s *Service) performAll(ctx context.Context, rows []*ent.ScheduledSend) {
+	var order []string
+	bySession := map[string][]*ent.ScheduledSend{}
+	for _, row := range rows {
+		if bySession[row.SessionID] == nil {
+			order = append(order, row.SessionID)
+		}
+		bySession[row.SessionID] = append(bySession[row.SessionID], row)
+	}
+	var wg sync.WaitGroup
+	for _, id := range order {
+		wg.Go(func() {
+			rows := bySession[id]
+			for i, row := range rows {
+				if ctx.Err() != nil || s.perform(ctx, row) {
+					return
+				}
+				if next := rows[min(i+1, len(rows)-1)]; i+1 < len(rows) && row.Paced && next.Paced {
+					// Due already, as the queue fell behind: spaced again.
+					if err := s.respace(ctx, next, next.DueAt.Sub(row.DueAt)); err != nil {
+						s.log.Error("scheduler: space the queue", "session_id", id, "err", err)
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // perform makes one scheduled send. A session that is not connected is
-// waited for; any other failure is final and reported.
-func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
+// waited for (perform reports true); any other failure is final and
+// reported.
+func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) (waits bool) {
 	log := s.log.With("session_id", row.SessionID, "message_id", row.ID)
 	var data []byte
 	if row.Media != nil {
@@ -247,16 +304,19 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 	out, err := decodeScheduled(row.ID, row.Payload, data)
 	if err != nil {
 		s.finish(ctx, log, row, out, fmt.Errorf("stored send cannot be read: %w", err))
-		return
+		return false
 	}
 	if whatsapp.LimitRefusal(row.LastError) {
 		// Refused for a limit before: not tried again while it lasts.
 		if until := s.limitEnd(ctx, log, row.SessionID); until.After(s.now()) {
 			s.postpone(ctx, log, row, errors.New(row.LastError), s.holdUntil(row, until))
-			return
+			return false
 		}
 	}
-	_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
+	err = s.typeFirst(ctx, row.SessionID, out)
+	if err == nil {
+		_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
+	}
 	switch {
 	case err == nil:
 		s.finish(ctx, log, row, out, nil)
@@ -266,11 +326,19 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) {
 		s.holdForLimit(ctx, log, row, out, err)
 	case fault.CodeOf(err) == fault.NotConnected && s.now().Sub(row.DueAt) < giveUpAfter:
 		wait := min(retryFirst<<min(row.Attempts, 10), retryMax)
-		s.postpone(ctx, log, row, err, s.now().UTC().Add(wait))
+		if row.Paced {
+			if uerr := s.postponePaced(ctx, row, wait, err); uerr != nil {
+				log.Error("scheduler: postpone send", "err", uerr)
+			}
+		} else {
+			s.postpone(ctx, log, row, err, s.now().UTC().Add(wait))
+		}
 		log.Info("scheduled send waits for its session", "retry_in", wait, "reason", err.Error())
+		return true
 	default:
 		s.finish(ctx, log, row, out, err)
 	}
+	return false
 }
 
 // holdForLimit postpones a send WhatsApp refused for one of its limits
