@@ -27,6 +27,7 @@ import (
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/health"
@@ -56,8 +57,6 @@ type Options struct {
 	// EventBuffer is how many live events one subscriber may have waiting
 	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
-	// Proxies names each session's proxy at its connects (nil: none).
-	Proxies whatsapp.ProxySource
 }
 
 // withDefaults fills what the process left unset.
@@ -111,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	newID := func() string { return uuid.Must(uuid.NewRandomFromReader(random)).String() }
 
 	if cfg.UsesDataDir() {
-		restrictDataDir(cfg.DataDir, log)
+		datadir.RestrictReporting(cfg.DataDir, log)
 	}
 	store, err := storage.Open(ctx, cfg.DataDir, cfg.DatabaseURL)
 	if err != nil {
@@ -210,7 +209,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	}
 	manager := whatsapp.NewManager(whatsapp.ManagerOptions{
 		Store: waStore, Logger: log, Publisher: sink, Statuses: statuses, Transport: transport,
-		Versions: versions, Observer: counters, Proxies: opts.Proxies,
+		Versions: versions, Observer: counters, Proxies: settings,
 		// A session taken down by a failure to store reconnects once the
 		// database takes writes again (the probe of /readyz).
 		Probe: probe,
@@ -248,8 +247,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db),
-		Settings: settings, Automations: automations,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations,
 	})
 
 	// The API.

@@ -47,21 +47,6 @@ func openDeviceStore(ctx context.Context, cfg config.Config, db *storage.DB, log
 	return st, nil
 }
 
-// restrictDataDir takes the group and other bits off the files of the data
-// directory dir that have them (datadir.Restrict), saying so for each: the
-// files of an earlier version (SQLite made them 0644 less the umask) or
-// copied in. One it cannot change is a warning, not a reason to stop.
-func restrictDataDir(dir string, log *slog.Logger) {
-	changed, err := datadir.Restrict(dir)
-	for _, e := range changed {
-		log.Warn("a data directory file was open to users other than its owner: made private",
-			"file", e.Path, "mode_was", fmt.Sprintf("%04o", e.Mode), "mode", fmt.Sprintf("%04o", e.Private()))
-	}
-	if err != nil {
-		log.Warn("the data directory's files could not all be made private: other users may read them", "data_dir", dir, "err", err)
-	}
-}
-
 // newVersions is the keeper of the announced version (--wa-version). Auto
 // mode reads WhatsApp Web's page through the guarded client, or, in
 // sandbox mode, the simulated network's page: never the internet.

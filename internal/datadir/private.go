@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 )
@@ -125,4 +126,19 @@ func Restrict(dir string) ([]Exposed, error) {
 		changed = append(changed, e)
 	}
 	return changed, errors.Join(errs...)
+}
+
+// RestrictReporting takes the group and other bits off the files of the
+// data directory dir that have them (Restrict), saying so in log for each: the
+// files of an earlier version (SQLite made them 0644 less the umask) or
+// copied in. One it cannot change is a warning, not a reason to stop.
+func RestrictReporting(dir string, log *slog.Logger) {
+	changed, err := Restrict(dir)
+	for _, e := range changed {
+		log.Warn("a data directory file was open to users other than its owner: made private",
+			"file", e.Path, "mode_was", fmt.Sprintf("%04o", e.Mode), "mode", fmt.Sprintf("%04o", e.Private()))
+	}
+	if err != nil {
+		log.Warn("the data directory's files could not all be made private: other users may read them", "data_dir", dir, "err", err)
+	}
 }

@@ -14,33 +14,44 @@ import (
 )
 
 // limitsOf reads Session.limits by GraphQL and by REST and checks they
-// agree; it returns reachoutTimelockUntil ("" when null).
+// agree; it returns reachoutTimelockUntil ("" when null). GraphQL is read
+// before and after REST: when the limits changed in between (the
+// notification arrived), the reads are taken again.
 func limitsOf(t *testing.T, s *apptest.Server, sessionID string) string {
 	t.Helper()
-	var out struct {
-		Session struct {
-			Limits struct {
+	graphQL := func() (until string, quota *int) {
+		var out struct {
+			Session struct {
+				Limits struct {
+					ReachoutTimelockUntil *string
+					NewContactQuota       *int
+				}
+			}
+		}
+		s.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { limits { reachoutTimelockUntil newContactQuota } } }`,
+			map[string]any{"id": sessionID}, &out)
+		return str(out.Session.Limits.ReachoutTimelockUntil), out.Session.Limits.NewContactQuota
+	}
+	for try := 1; ; try++ {
+		before, quota := graphQL()
+		res := s.REST(t, "GET", "/session/"+sessionID+"/limits", apptest.AdminToken, "")
+		var env struct {
+			Status string
+			Data   struct {
 				ReachoutTimelockUntil *string
 				NewContactQuota       *int
 			}
 		}
-	}
-	s.MustGraphQL(t, apptest.AdminToken, `query($id: ID!) { session(id: $id) { limits { reachoutTimelockUntil newContactQuota } } }`,
-		map[string]any{"id": sessionID}, &out)
-	res := s.REST(t, "GET", "/session/"+sessionID+"/limits", apptest.AdminToken, "")
-	var env struct {
-		Status string
-		Data   struct {
-			ReachoutTimelockUntil *string
-			NewContactQuota       *int
+		res.JSON(t, &env)
+		after, _ := graphQL()
+		if before != after && try < 3 {
+			continue
 		}
+		if res.Status != http.StatusOK || before != after || before != str(env.Data.ReachoutTimelockUntil) || quota != nil || env.Data.NewContactQuota != nil {
+			t.Fatalf("limits: GraphQL %q then %q (quota %v), REST %d %s", before, after, quota, res.Status, res.Body)
+		}
+		return before
 	}
-	res.JSON(t, &env)
-	gql, rest := out.Session.Limits, env.Data
-	if res.Status != http.StatusOK || str(gql.ReachoutTimelockUntil) != str(rest.ReachoutTimelockUntil) || gql.NewContactQuota != nil || rest.NewContactQuota != nil {
-		t.Fatalf("limits: GraphQL %+v, REST %d %s", gql, res.Status, res.Body)
-	}
-	return str(gql.ReachoutTimelockUntil)
 }
 
 // timelockUpdates is the reachoutTimelockUntil of each connection.update

@@ -1,32 +1,39 @@
 package e2e
 
 import (
-	"context"
+	"net/http"
+	"strings"
 	"testing"
 
-	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
-	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/proxytest"
 )
 
-// everySession is a ProxySource that gives every session one proxy: the
-// per-session settings' stand-in.
-type everySession string
-
-func (p everySession) Proxy(context.Context, string) (string, error) { return string(p), nil }
-
-// TestSessionProxy: the server's Proxies option reaches its sessions. The
-// linked session, restored with a SOCKS5 proxy set, logs in through it,
-// the proxy asked for the simulated network's address, and an image sent
-// through the API is uploaded through it too.
+// TestSessionProxy (issue 32, must-show 3): a proxy set in the session's
+// settings is used from its next connect. The linked session, disconnected
+// and connected again, logs in through a real SOCKS5 server, which is
+// asked for the simulated network's address, and an image sent through
+// the API is uploaded through it too; the settings never show the
+// password. That another session's connection does not go through it is
+// whatsapp's TestProxyPerSession.
 func TestSessionProxy(t *testing.T) {
 	t.Parallel()
 	const pass = "e2e-s0cks-pw"
 	socks := proxytest.SOCKS5(t, "alice", pass)
-	s, sess := apptest.StartLinkedWith(t, func(_ *config.Config, o *app.Options) {
-		o.Proxies = everySession(socks.URL("alice", pass))
-	})
+	s, sess := apptest.StartLinked(t)
+
+	put := s.REST(t, "PUT", "/session/"+sess.ID+"/settings", apptest.AdminToken, `{"proxy":"`+socks.URL("alice", pass)+`"}`)
+	if put.Status != http.StatusOK || strings.Contains(string(put.Body), pass) {
+		t.Fatalf("PUT settings: %d %s", put.Status, put.Body)
+	}
+	if tunnels, _ := socks.Seen(); tunnels != 0 {
+		t.Fatalf("%d tunnels before the next connect: a live connection is not cut by a change", tunnels)
+	}
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { disconnectSession(id: $id) { id } }`, map[string]any{"id": sess.ID}, nil)
+	if r := s.REST(t, "POST", "/session/"+sess.ID+"/connect", apptest.AdminToken, ""); r.Status != http.StatusOK {
+		t.Fatalf("POST connect: %d %s", r.Status, r.Body)
+	}
+	s.WaitStatus(t, sess.ID, "CONNECTED", nil)
 	tunnels, _ := socks.Seen()
 	if tunnels == 0 {
 		t.Fatal("the session logged in without its proxy")
@@ -35,6 +42,10 @@ func TestSessionProxy(t *testing.T) {
 		if target != s.Network(t).Addr() {
 			t.Errorf("the proxy was asked for %s, want the simulated network's %s", target, s.Network(t).Addr())
 		}
+	}
+	if got := s.REST(t, "GET", "/session/"+sess.ID+"/settings", apptest.AdminToken, ""); got.Status != http.StatusOK ||
+		strings.Contains(string(got.Body), pass) || !strings.Contains(string(got.Body), "socks5://") {
+		t.Errorf("GET settings: %d %s; want the proxy shown without its password", got.Status, got.Body)
 	}
 
 	const to = "4915550420001"
