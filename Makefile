@@ -77,7 +77,8 @@ test: deps-test
 # skips the browser tests (Chromium), the crash and cluster tests (child
 # processes), the load tests, the image and toolchain builds and the tests
 # of the npm tools (so neither Node.js nor an npm install is needed); under
-# 3 minutes on two shared cores. Without -race: the detector makes the
+# 3 minutes on two cores with a warm build cache (about 8 from an empty
+# one, which compiles everything first). Without -race: the detector makes the
 # whatsmeow-heavy packages three to four times slower, past that bound
 # (`make test` runs everything with it, and is what CI runs). Neither
 # Chromium nor PostgreSQL is needed.
