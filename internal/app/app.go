@@ -164,7 +164,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore := messaging.NewStore(db, cfg.Clustered())
-	settings, automations := sessionsettings.New(db, nil), messaging.NewAutomations(log) // what the settings act on, from the sink
+	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 	sink := ingest.NewSink(ingest.SinkOptions{
 		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
 	})

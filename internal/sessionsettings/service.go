@@ -3,7 +3,6 @@ package sessionsettings
 import (
 	"context"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/wagraph/wagraph/ent"
@@ -45,44 +44,20 @@ type Input struct {
 	Proxy             *string
 }
 
-// cacheFor is how long a process keeps a session's settings it read: the
-// paths of sends and inbound events read them at every turn. An update
-// through this process is seen at once; one through another process of a
-// cluster within this.
-const cacheFor = 2 * time.Second
-
 // Service reads and changes sessions' settings. Who may reach a session is
 // the caller's to check (the resolvers', through internal/sessions).
-type Service struct {
-	db  *ent.Client
-	now func() time.Time
+//
+// Every read goes to the database (one lookup by primary key): an update
+// made through one process of a cluster is seen by the next send or event
+// on any other, so a send rate set and used at once paces every send.
+type Service struct{ db *ent.Client }
 
-	mu    sync.Mutex
-	cache map[string]cached
-}
-
-type cached struct {
-	s  Settings
-	at time.Time
-}
-
-// New returns a service over db; now is its clock (nil: time.Now).
-func New(db *ent.Client, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{db: db, now: now, cache: map[string]cached{}}
-}
+// New returns a service over db.
+func New(db *ent.Client) *Service { return &Service{db: db} }
 
 // Get returns the settings of session sessionID, NOT_FOUND when it does
 // not exist.
 func (s *Service) Get(ctx context.Context, sessionID string) (Settings, error) {
-	s.mu.Lock()
-	c, ok := s.cache[sessionID]
-	s.mu.Unlock()
-	if ok && s.now().Sub(c.at) < cacheFor {
-		return c.s, nil
-	}
 	row, err := s.db.Session.Query().Where(entsession.ID(sessionID)).
 		Select(entsession.FieldSendRate, entsession.FieldSendJitterMs, entsession.FieldSimulateTyping, entsession.FieldAutoMarkRead,
 			entsession.FieldAutoRejectCalls, entsession.FieldCallRejectMessage, entsession.FieldProxy).Only(ctx)
@@ -96,7 +71,6 @@ func (s *Service) Get(ctx context.Context, sessionID string) (Settings, error) {
 	if err != nil {
 		return Settings{}, errorf(sessionID, "read", err)
 	}
-	s.remember(sessionID, set)
 	return set, nil
 }
 
@@ -141,7 +115,6 @@ func (s *Service) Update(ctx context.Context, sessionID string, in Input) (Setti
 	if err != nil {
 		return Settings{}, err
 	}
-	s.remember(sessionID, set)
 	return set, nil
 }
 
@@ -154,19 +127,6 @@ func (s *Service) Proxy(ctx context.Context, sessionID string) (string, error) {
 		return "", err
 	}
 	return set.proxy.String(), nil
-}
-
-// remember caches set as the settings of sessionID now.
-func (s *Service) remember(sessionID string, set Settings) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for id, c := range s.cache { // bounded by the sessions read within cacheFor
-		if now.Sub(c.at) >= cacheFor {
-			delete(s.cache, id)
-		}
-	}
-	s.cache[sessionID] = cached{s: set, at: now}
 }
 
 // apply checks every field of in and sets it on set; the first one that

@@ -22,7 +22,7 @@ func TestUpdateKeepsAbsentFields(t *testing.T) {
 	db := dbtest.Open(t).Ent
 	db.User.Create().SetID("u1").SetName("owner").ExecX(ctx)
 	db.Session.Create().SetID("s1").SetOwnerID("u1").ExecX(ctx)
-	svc := New(db, nil)
+	svc := New(db)
 
 	got, err := svc.Get(ctx, "s1")
 	if err != nil {
@@ -43,7 +43,7 @@ func TestUpdateKeepsAbsentFields(t *testing.T) {
 		t.Fatalf("a bad rate: %v", err)
 	}
 
-	again := New(db, nil) // another process, or after a restart
+	again := New(db) // another process, or after a restart
 	got, err = again.Get(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
