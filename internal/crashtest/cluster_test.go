@@ -45,9 +45,8 @@ func TestClusterFailover(t *testing.T) {
 		t.Skip("a cluster shares one PostgreSQL database: the PostgreSQL pass of make test runs this test")
 	}
 	cs := newChildren(t)
-	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	loc := dbtest.NewLocation(t)
+	control := cs.startNetwork()
 
 	rv := newReceiver(foPrefix)
 	hook := httptest.NewServer(rv)

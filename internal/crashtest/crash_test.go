@@ -44,10 +44,9 @@ const (
 // without a gap.
 func TestCrashMidBurst(t *testing.T) {
 	cs := newChildren(t)
-	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
+	loc := dbtest.NewLocation(t)
 	dataDir := loc.DataDir
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	control := cs.startNetwork()
 
 	rv := newReceiver(prefix)
 	hook := httptest.NewServer(rv)

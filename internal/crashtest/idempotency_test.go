@@ -26,9 +26,8 @@ func TestIdempotentSendAcrossKill(t *testing.T) {
 		t.Skip("a crash test: child processes (make test runs it)")
 	}
 	cs := newChildren(t)
-	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	loc := dbtest.NewLocation(t)
+	control := cs.startNetwork()
 	hook := httptest.NewServer(newReceiver(prefix))
 	t.Cleanup(hook.Close)
 	serve := func(name string) *server {

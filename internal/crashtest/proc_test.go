@@ -99,19 +99,22 @@ func (cs *children) start(name string, args ...string) *child {
 	return cs.startCommand(name, cs.bin, args...)
 }
 
-// startNetwork runs the simulated network (`wagraph sandbox-network`) on
-// dataDir as the child "network". It is the servers' surroundings, not
+// startNetwork runs the simulated network (`wagraph sandbox-network`) on a
+// data directory of its own as the child "network", and returns its control
+// address once it serves (the servers' --sandbox-network). It is the servers' surroundings, not
 // what these tests test: a wagraph built without the race detector
 // (testbin.Plain) runs it, so that the phones' encryption of a burst does
 // not take the detector's time (the network's own races are its
 // package's tests' subject, under the detector).
-func (cs *children) startNetwork(dataDir string) *child {
+func (cs *children) startNetwork() (control string) {
 	cs.t.Helper()
 	bin, err := testbin.Plain()
 	if err != nil {
 		cs.t.Fatal(err)
 	}
-	return cs.startCommand("network", bin, "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dataDir)
+	dataDir := cs.t.TempDir()
+	network := cs.startCommand("network", bin, "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dataDir)
+	return network.controlAddr(cs.t, dataDir)
 }
 
 // startCommand is start for a command that runs wagraph itself in the end

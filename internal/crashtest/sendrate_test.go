@@ -26,9 +26,8 @@ func TestSendRateQueueAcrossKill(t *testing.T) {
 		t.Skip("a crash test: child processes (make test runs it)")
 	}
 	cs := newChildren(t)
-	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	loc := dbtest.NewLocation(t)
+	control := cs.startNetwork()
 	hook := httptest.NewServer(newReceiver(prefix))
 	t.Cleanup(hook.Close)
 	args := serveArgs(loc.DataDir, control, loc.URL)
@@ -81,9 +80,8 @@ func TestSendRateQueueFailover(t *testing.T) {
 		t.Skip("a cluster shares one PostgreSQL database: the PostgreSQL pass of make test runs this test")
 	}
 	cs := newChildren(t)
-	netDir, loc := t.TempDir(), dbtest.NewLocation(t)
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	loc := dbtest.NewLocation(t)
+	control := cs.startNetwork()
 	hook := httptest.NewServer(newReceiver(prefix))
 	t.Cleanup(hook.Close)
 	servers := map[string]*server{}

@@ -175,9 +175,7 @@ type rig struct {
 func newRig(t *testing.T, serve func(cs *children, control string) *child, reader func(*server, string) func() (map[string]int, error)) *rig {
 	t.Helper()
 	cs := newChildren(t)
-	netDir := t.TempDir()
-	network := cs.startNetwork(netDir)
-	control := network.controlAddr(t, netDir)
+	control := cs.startNetwork()
 
 	rv := newReceiver(prefix)
 	hook := httptest.NewServer(rv)
