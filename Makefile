@@ -53,22 +53,28 @@ TEST_BINARY := bin/wagraph-race
 # docs/development.md).
 TEST_OUT = $(if $(TEST_JSON),-json > $(TEST_JSON)-$(1).json)
 
+# How every test binary (and the race-built wagraph) is built: -race,
+# results never cached, and -ldflags=-w, no DWARF tables, which cut a
+# link by a third (a hundred race-built test binaries are linked per run;
+# stack traces and race reports use the symbol table, which stays).
+TEST_FLAGS := -race -count=1 -timeout 30m -ldflags=-w
+
 # The binaries the tests that run wagraph as a process use: under -race,
 # and without it for what a test sets up but does not test (internal/testbin).
 TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINARY=$(CURDIR)/$(BIN)
 
 test: deps-test
-	$(GO) build -race -o $(TEST_BINARY) ./cmd/wagraph
+	$(GO) build -race -ldflags=-w -o $(TEST_BINARY) ./cmd/wagraph
 	$(GO) build -o $(BIN) ./cmd/wagraph
 	@echo "== all tests on SQLite"
-	$(TEST_ENV) $(GO) test -race -count=1 -timeout 30m ./... $(call TEST_OUT,sqlite)
+	$(TEST_ENV) $(GO) test $(TEST_FLAGS) ./... $(call TEST_OUT,sqlite)
 	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
 		pkgs="$(DB_PKGS)"; \
 		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
-		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs"; \
-		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
+		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -skip '^TestClusterFailover$$' $$pkgs"; \
+		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
 		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
-		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test -race -count=1 -timeout 30m -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
+		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
 	else \
 		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
 	fi
@@ -83,7 +89,7 @@ test: deps-test
 # (`make test` runs everything with it, and is what CI runs). Neither
 # Chromium nor PostgreSQL is needed.
 test-short: deps-test-short
-	$(GO) test -short -count=1 -timeout 10m ./...
+	$(GO) test -short -count=1 -timeout 10m -ldflags=-w ./...
 
 # The README's screenshots of the dashboard, written by its browser test
 # (Chromium from deps-test) walking it against a sandbox server.

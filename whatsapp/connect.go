@@ -286,7 +286,7 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		h.closeIdle()
 	}
 	if !linked {
-		run.qr, run.qrCtx = newQRRotation(m.qrTimings), qrCtx
+		run.qr, run.qrCtx = newQRRotation(m.qrTimeouts), qrCtx
 	}
 	pushName := dev.PushName // read before the client runs
 	attached, _ := m.change(s, nil, func(s *session) bool {

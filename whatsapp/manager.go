@@ -161,6 +161,9 @@ type ManagerOptions struct {
 	// Limits keeps what WhatsApp said of each account's limits
 	// (limits.go); nil: kept in memory only.
 	Limits LimitStore
+	// QRTimeouts times the QR codes a pairing shows (qrcodes.go); zero is
+	// whatsmeow's.
+	QRTimeouts QRTimeouts
 }
 
 // Observer counts what went wrong in the sessions.
@@ -224,9 +227,7 @@ type Manager struct {
 	// storeKeepUp, set by tests, keeps a session up after a store failure:
 	// the stanza alone must then stay unacknowledged.
 	storeKeepUp bool
-	// qrTimings, set by tests before any client starts, shortens the QR
-	// rotation (qrcodes.go).
-	qrTimings qrTimings
+	qrTimeouts  QRTimeouts // the QR rotation's (qrcodes.go)
 }
 
 const (
@@ -328,7 +329,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		store: opts.Store, log: opts.Logger, pub: opts.Publisher, statuses: opts.Statuses,
 		point: opts.Point, versions: opts.Versions, sessions: map[string]*session{}, obs: opts.Observer, probe: opts.Probe,
 		proxies: opts.Proxies,
-		limits:  opts.Limits,
+		limits:  opts.Limits, qrTimeouts: opts.QRTimeouts,
 	}
 	if m.obs == nil {
 		m.obs = discardObserver{}

@@ -49,7 +49,7 @@ func TestPasskeyPairing(t *testing.T) {
 			m := e.manager()
 			// Six codes run out in 3.5 s (the first long enough for a phone
 			// code under the race detector): the step must outlast that.
-			m.qrTimings = qrTimings{first: 3 * time.Second, next: 100 * time.Millisecond}
+			m.qrTimeouts = QRTimeouts{First: 3 * time.Second, Next: 100 * time.Millisecond}
 			const id, phone = "pk", "491701234567"
 			if err := e.net.RequirePasskey(phone); err != nil {
 				t.Fatal(err)

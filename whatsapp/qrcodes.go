@@ -25,14 +25,18 @@ type qrRotation struct {
 	first, next time.Duration // how long the first of six codes and the others show
 }
 
-// qrTimings are the rotation's times, zero for whatsmeow's: tests set the
-// manager's before any client starts, to run codes out quickly.
-type qrTimings struct{ first, next time.Duration }
+// QRTimeouts are how long the first of six QR codes shows, and each of the
+// others; zero is whatsmeow's timing (60 s, 20 s). Tests shorten it to see
+// a code replaced, or the codes run out, without waiting minutes.
+type QRTimeouts struct{ First, Next time.Duration }
 
-func newQRRotation(t qrTimings) *qrRotation {
+func newQRRotation(t QRTimeouts) *qrRotation {
 	q := &qrRotation{codes: make(chan []string), hold: make(chan bool), first: qrFirstTimeout, next: qrNextTimeout}
-	if t.first > 0 {
-		q.first, q.next = t.first, t.next
+	if t.First > 0 {
+		q.first = t.First
+	}
+	if t.Next > 0 {
+		q.next = t.Next
 	}
 	return q
 }

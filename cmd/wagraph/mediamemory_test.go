@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/testbin"
 	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
@@ -58,7 +59,16 @@ func TestMediaCostsNoFileInMemory(t *testing.T) {
 	if cfg.DatabaseURL != "" {
 		args = append(args, "--database-url", cfg.DatabaseURL)
 	}
-	srv := startProc(t, wagraphBinary(t), t.TempDir(), args...)
+	// The server is the build without the race detector: what is measured
+	// is the memory a server uses, which the detector's shadow of every
+	// allocation would inflate, and its CPU made the 2 GB of media most of
+	// the suite's time. The media paths run under the detector in
+	// internal/media's and internal/e2e's tests.
+	bin, err := testbin.Plain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startProc(t, bin, t.TempDir(), args...)
 	base := "http://" + srv.addr
 	client := &http.Client{Timeout: 5 * time.Minute} // a hang guard: under the race detector on a busy machine the forwards take minutes
 	sess := apptest.LinkManyAt(t, client, base, 1, "49155531")[0]

@@ -57,6 +57,9 @@ type Options struct {
 	// EventBuffer is how many live events one subscriber may have waiting
 	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
+	// QRTimeouts is how long a pairing's QR codes show; zero is
+	// whatsmeow's (the first a minute). Tests shorten it.
+	QRTimeouts whatsapp.QRTimeouts
 }
 
 // withDefaults fills what the process left unset.
@@ -214,7 +217,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		// database takes writes again (the probe of /readyz).
 		Probe: probe,
 		// What WhatsApp said of each account's limits, kept in its session's row.
-		Limits: sessions.NewStatusStore(db),
+		Limits:     sessions.NewStatusStore(db),
+		QRTimeouts: opts.QRTimeouts,
 	})
 	parts.manager = manager
 	// ops runs the WhatsApp operations of the API: the manager, or in a

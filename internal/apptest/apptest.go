@@ -96,10 +96,21 @@ func nodeID(dataDir string) string {
 // zero value) until the test ends.
 func Start(t testing.TB, cfg config.Config) *Server {
 	t.Helper()
-	return start(t, cfg, app.Options{
+	return StartWith(t, cfg, nil)
+}
+
+// StartWith is Start with the server's options changed by adjust first
+// (nil: none).
+func StartWith(t testing.TB, cfg config.Config, adjust func(*app.Options)) *Server {
+	t.Helper()
+	opts := app.Options{
 		Now:  steppingClock(),
 		Rand: rand.NewChaCha8([32]byte{'w', 'a', 'g', 'r', 'a', 'p', 'h'}),
-	})
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return start(t, cfg, opts)
 }
 
 // StartLive is Start with the wall clock and crypto randomness: for tests

@@ -24,6 +24,7 @@ import (
 // from this server only (no inline script), each of them is served under
 // GraphiQL's policy, and the directory of its files is not listed.
 func TestAPIDocsPage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(webui.APIDocs())
 	t.Cleanup(srv.Close)
 	get := getter(t, srv.URL)
@@ -77,6 +78,7 @@ func TestAPIDocsPage(t *testing.T) {
 // package doc names (npm pack swagger-ui-dist@5.35.0), with its license;
 // updating them updates these sums.
 func TestPinnedAPIDocs(t *testing.T) {
+	t.Parallel()
 	pinned := map[string]string{
 		"swagger-ui-bundle.js": "e6a898692f2d768e807c3ba4626068a69a2c5dd960dd6c76f3e4d3a3de180af2",
 		"swagger-ui.css":       "5ed08757e53da3e026d6cbecc61fe5d43585c9560b302d534ad56692519a273d",
@@ -104,6 +106,7 @@ func TestPinnedAPIDocs(t *testing.T) {
 // server (nothing from a CDN, no validator badge), and the browser reports
 // no console error, no exception and no CSP violation.
 func TestAPIDocsInABrowser(t *testing.T) {
+	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	// The server mounts the page at /api/docs (/api/docs/ leads there)
 	// and its files under /apidocs/.

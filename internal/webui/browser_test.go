@@ -169,6 +169,7 @@ func (b *browser) report(t *testing.T) {
 // browser reports no console error, exception, refused request or CSP
 // violation.
 func TestGraphiQLInABrowser(t *testing.T) {
+	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	b := newBrowser(t, srv.URL, 2*time.Minute, nil)
 	graphqlRequests := func() int {

@@ -20,9 +20,11 @@ import (
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/qrcode"
 
+	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/webui"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // updateScreenshots writes the README's screenshots (docs/screenshots)
@@ -50,12 +52,17 @@ const (
 // report no console error, exception, CSP violation or dialog, and load
 // nothing from elsewhere.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	recv := newReceiver(t)
 	cfg := apptest.SandboxConfig(t)
 	// Two attempts, close together: a failing receiver fails a delivery
 	// within the test's time.
 	cfg.WebhookRetry = []time.Duration{0, 300 * time.Millisecond}
-	srv := apptest.Start(t, cfg)
+	// The first QR code shows 15 s rather than whatsmeow's minute: the page
+	// must redraw a replaced code, and a minute would be most of the test.
+	srv := apptest.StartWith(t, cfg, func(o *app.Options) {
+		o.QRTimeouts = whatsapp.QRTimeouts{First: 15 * time.Second}
+	})
 	phones := srv.Network(t)
 	if err := phones.SetPushName(contactPhone, xssPushName); err != nil {
 		t.Fatal(err)
@@ -98,9 +105,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	b.run(t, "capturing the page", chromedp.CaptureScreenshot(&pairing))
 	shots["pairing.png"] = pairing
 	first := pageQR(t, b, srv, sessionID)
-	// WhatsApp replaces the code: whatsmeow shows the first for 60 s, the
-	// next ones for 20 s each. The page redraws it in place; the phone
-	// scans the code it shows then.
+	// WhatsApp replaces the code: whatsmeow shows the first for 60 s (15 s
+	// here), the next ones for 20 s each. The page redraws it in place; the
+	// phone scans the code it shows then.
 	b.runFor(t, "waiting for the next QR code", 90*time.Second, chromedp.WaitVisible(`#qr[data-n="2"]`, chromedp.ByQuery, chromedp.RetryInterval(time.Second)))
 	code := pageQR(t, b, srv, sessionID)
 	if code == first {

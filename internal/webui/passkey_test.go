@@ -20,6 +20,7 @@ import (
 // the code, which is the phone's, and the confirm button; confirming
 // links the session.
 func TestPasskeyStepInABrowser(t *testing.T) {
+	t.Parallel()
 	srv := apptest.StartSandbox(t)
 	const phone = "15550007777"
 	if err := srv.Network(t).RequirePasskey(phone); err != nil {

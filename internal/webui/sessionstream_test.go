@@ -20,6 +20,7 @@ import (
 // session into PAIRING and a session deleted elsewhere leaves the page.
 // On main before this change the page sent six sessionStatus subscribes.
 func TestSessionsPageOneStream(t *testing.T) {
+	t.Parallel()
 	srv := apptest.StartSandbox(t)
 	const n = 6
 	ids := make([]string, n)

@@ -20,6 +20,7 @@ import (
 // served, and every answer carries the Content-Security-Policy; the
 // directory of the files is not listed.
 func TestGraphiQLPage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(webui.GraphiQL())
 	t.Cleanup(srv.Close)
 	get := getter(t, srv.URL)
@@ -71,6 +72,7 @@ func TestGraphiQLPage(t *testing.T) {
 // the versions the package doc names (npm pack graphiql@3.8.3 react@18.3.1
 // react-dom@18.3.1); updating them updates these sums.
 func TestPinnedGraphiQL(t *testing.T) {
+	t.Parallel()
 	pinned := map[string]string{
 		"graphiql.min.js":             "22faab94067b695e5f7959619fbe686ebcc8955002a0c97d986bcbba4ad4bc2c",
 		"graphiql.min.css":            "b1868247f8e0502cd869e581f5f3cb55b334862e7f51b1d6cbace11059b9adc2",
@@ -95,6 +97,7 @@ func TestPinnedGraphiQL(t *testing.T) {
 // into markup (the one rule that keeps a contact's text a text) or sets a
 // style the policy would refuse.
 func TestDashboardFiles(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(webui.Dashboard())
 	t.Cleanup(srv.Close)
 	get := getter(t, srv.URL)
