@@ -29,11 +29,12 @@ run: build
 sandbox: build
 	./$(BIN) serve --sandbox --data-dir ./data-sandbox
 
-# Every test on SQLite; then, when a PostgreSQL server is at hand
+# Every test on SQLite and, when a PostgreSQL server is at hand
 # (WAGRAPH_TEST_POSTGRES: `.ci/postgres.sh make test` starts a throwaway
-# one), the tests again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres): each
-# test that stores anything opens its database through internal/dbtest, a
-# fresh one per test, and a server or child process it starts gets its
+# one), the tests again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres), the
+# two passes at the same time (build/testpasses.sh says why): each test
+# that stores anything opens its database through internal/dbtest, a fresh
+# one per test, and a server or child process it starts gets its
 # --database-url (internal/dbtest says why a pass, not subtests). The
 # PostgreSQL pass runs only the packages whose test binary links
 # internal/dbtest (DB_PKGS, read off the build graph by go list, so a
@@ -42,16 +43,14 @@ sandbox: build
 # process (cmd/wagraph, internal/crashtest) run the one binary built here
 # with -race (internal/testbin), not a link of their own per package and
 # pass; a plain build (bin/wagraph) serves what such a test sets up
-# without testing it. A package's tests may take up to 30 minutes; CI's own bound is the
-# whole run's 90.
+# without testing it. A package's tests may take up to 30 minutes; CI's
+# own bound is the whole run's 90. Each pass's output is in
+# bin/test-logs/<pass>.log, shown when the pass ends; TEST_JSON=prefix
+# writes go test -json's record to prefix-<pass>.json instead (the slowest
+# packages and tests: docs/development.md).
 DB_PKGS = $(shell $(GO) list -test -f '{{if eq .Name "main"}}{{range .Deps}}{{if eq . "github.com/wagraph/wagraph/internal/dbtest"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}{{end}}' ./... | sed -n 's/\.test$$//p')
 
 TEST_BINARY := bin/wagraph-race
-
-# TEST_JSON=prefix: each pass writes go test -json's record to
-# prefix-<pass>.json instead of the console (the slowest packages and tests:
-# docs/development.md).
-TEST_OUT = $(if $(TEST_JSON),-json > $(TEST_JSON)-$(1).json)
 
 # How every test binary (and the race-built wagraph) is built: -race,
 # results never cached, and -ldflags=-w, no DWARF tables, which cut a
@@ -66,18 +65,7 @@ TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINAR
 test: deps-test
 	$(GO) build -race -ldflags=-w -o $(TEST_BINARY) ./cmd/wagraph
 	$(GO) build -o $(BIN) ./cmd/wagraph
-	@echo "== all tests on SQLite"
-	$(TEST_ENV) $(GO) test $(TEST_FLAGS) ./... $(call TEST_OUT,sqlite)
-	@if [ -n "$$WAGRAPH_TEST_POSTGRES" ]; then \
-		pkgs="$(DB_PKGS)"; \
-		echo "== the $$(echo $$pkgs | wc -w) packages that open a test database, on PostgreSQL (server $$(echo "$$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#'))"; \
-		echo "WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -skip '^TestClusterFailover$$' $$pkgs"; \
-		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -skip '^TestClusterFailover$$' $$pkgs $(call TEST_OUT,postgres) && \
-		echo "== the cluster test on PostgreSQL, verbose: it prints the failover time" && \
-		$(TEST_ENV) WAGRAPH_TEST_BACKEND=postgres $(GO) test $(TEST_FLAGS) -v -run '^TestClusterFailover$$' ./internal/crashtest/ $(call TEST_OUT,failover); \
-	else \
-		echo "== the tests on PostgreSQL: not run (WAGRAPH_TEST_POSTGRES is not set; .ci/postgres.sh make test sets it)"; \
-	fi
+	$(TEST_ENV) GO="$(GO)" TEST_FLAGS="$(TEST_FLAGS)" DB_PKGS="$(DB_PKGS)" LOG_DIR=$(CURDIR)/bin/test-logs TEST_JSON="$(TEST_JSON)" build/testpasses.sh
 
 # The quick pass while developing: every test on SQLite with -short, which
 # skips the browser tests (Chromium), the crash and cluster tests (child
