@@ -60,7 +60,7 @@ func lookupRoutes() []route {
 			params:      []param{pSession},
 			handling:    noBody((*Handler).blocklist),
 			status:      200, answer: "The block list.",
-			bare:        true, data: blocklistJSON{},
+			bare: true, data: blocklistJSON{},
 			dataExample: `{"status":"success","data":[{"input":"491701234567@s.whatsapp.net","jid":"491701234567@s.whatsapp.net","phone":"491701234567","lid":"200000000000123@lid"}],"nextCursor":null}`,
 			failures:    []int{409, 502, 504},
 		},

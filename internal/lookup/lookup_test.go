@@ -62,7 +62,10 @@ func TestRules(t *testing.T) {
 			_, err := s.UserInfo(t.Context(), "s", "491701234567:3@s.whatsapp.net")
 			return err
 		}, "number", "not one of its devices"},
-		{"user info by LID", func(s *lookup.Service) error { _, err := s.UserInfo(t.Context(), "s", "200000000000001@lid"); return err }, "", ""},
+		{"user info by LID", func(s *lookup.Service) error {
+			_, err := s.UserInfo(t.Context(), "s", "200000000000001@lid")
+			return err
+		}, "", ""},
 		{"picture of nothing", func(s *lookup.Service) error { _, err := s.ProfilePicture(t.Context(), "s", " ", false); return err }, "chat", "must not be empty"},
 		{"picture of another server", func(s *lookup.Service) error {
 			_, err := s.ProfilePicture(t.Context(), "s", "491701234567@example.com", false)
