@@ -42,7 +42,7 @@ type (
 	}
 	blocklistJSON struct {
 		Status     string         `json:"status" required:"true" const:"success"`
-		Data       []identityJSON `json:"data" required:"true" description:"The blocked users; input is the JID as WhatsApp lists it."`
+		Data       []identityJSON `json:"data" required:"true" description:"The blocked users; input is the user's JID (by phone when known), as jid."`
 		NextCursor *string        `json:"nextCursor" required:"true" description:"Always null: the whole list is one page."`
 	}
 )
