@@ -221,6 +221,25 @@ func TestProfilePicture(t *testing.T) {
 		}
 	}
 	wantBadInput(t, "a bad chat", s.GraphQL(t, apptest.AdminToken, q, map[string]any{"s": sess.ID, "c": "12ab"}), "chat", "phone number")
+
+	// A group's picture too.
+	var cg struct{ CreateGroup struct{ ID string } }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!) { createGroup(sessionId: $s, input: {subject: "Pictured", participants: ["`+shown+`"]}) { id } }`,
+		map[string]any{"s": sess.ID}, &cg)
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $i: String!, $src: String!) { updateDisplayPicture(sessionId: $s, identifier: $i, source: $src) }`,
+		map[string]any{"s": sess.ID, "i": cg.CreateGroup.ID, "src": base64.StdEncoding.EncodeToString(noisyJPEG(t, 48))}, nil)
+	gj, err := types.ParseJID(cg.CreateGroup.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, _ := net.Group(gj)
+	var gp struct{ ProfilePicture *struct{ ID, URL string } }
+	s.MustGraphQL(t, apptest.AdminToken, q, map[string]any{"s": sess.ID, "c": cg.CreateGroup.ID}, &gp)
+	gjpeg := s.Do(t, "GET", "/api/v1/session/"+sess.ID+"/contact/"+cg.CreateGroup.ID+"/picture", apptest.AdminToken, "", map[string]string{"Accept": "image/jpeg"})
+	gsum := sha256.Sum256(gjpeg.Body)
+	if gp.ProfilePicture == nil || gjpeg.Status != http.StatusOK || group.PictureSHA256 == "" || hex.EncodeToString(gsum[:]) != group.PictureSHA256 {
+		t.Errorf("the group's picture: %+v; as image/jpeg %d, sha256 %x, want %s", gp.ProfilePicture, gjpeg.Status, gsum, group.PictureSHA256)
+	}
 }
 
 // TestIdentities: a phone's LID is asked of WhatsApp and stored, so its
