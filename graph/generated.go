@@ -148,6 +148,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		Block                       func(childComplexity int, sessionID string, number string) int
 		ConfirmPasskey              func(childComplexity int, sessionID string) int
 		ConnectSession              func(childComplexity int, id string) int
 		CreateGroup                 func(childComplexity int, sessionID string, input model.CreateGroupInput) int
@@ -185,6 +186,7 @@ type ComplexityRoot struct {
 		SandboxSendBurst            func(childComplexity int, sessionID string, from string, count int, prefix string) int
 		SandboxSendImage            func(childComplexity int, sessionID string, from string, source string, caption *string) int
 		SandboxSendText             func(childComplexity int, sessionID string, from string, text string, group *string) int
+		SandboxSetProfile           func(childComplexity int, phone string, about *string, picture *string, business *bool) int
 		SandboxVote                 func(childComplexity int, sessionID string, from string, pollID string, options []string) int
 		SendAudio                   func(childComplexity int, sessionID string, input model.SendAudioInput) int
 		SendContact                 func(childComplexity int, sessionID string, input model.SendContactInput) int
@@ -205,11 +207,20 @@ type ComplexityRoot struct {
 		SubmitPasskeyAssertion      func(childComplexity int, sessionID string, assertion model.JSON) int
 		SubscribePresence           func(childComplexity int, sessionID string, chat string) int
 		TestWebhook                 func(childComplexity int, sessionID string, id string) int
+		Unblock                     func(childComplexity int, sessionID string, number string) int
 		UpdateDisplayPicture        func(childComplexity int, sessionID string, identifier string, source string) int
 		UpdateGroup                 func(childComplexity int, sessionID string, jid string, input model.UpdateGroupInput) int
 		UpdateProfileName           func(childComplexity int, sessionID string, name string) int
 		UpdateSessionSettings       func(childComplexity int, sessionID string, input model.SessionSettingsInput) int
 		UpdateWebhook               func(childComplexity int, sessionID string, id string, input model.WebhookInput) int
+	}
+
+	NumberCheck struct {
+		IsBusiness func(childComplexity int) int
+		Jid        func(childComplexity int) int
+		Lid        func(childComplexity int) int
+		Number     func(childComplexity int) int
+		OnWhatsApp func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -260,21 +271,31 @@ type ComplexityRoot struct {
 		Status         func(childComplexity int) int
 	}
 
+	ProfilePicture struct {
+		ID  func(childComplexity int) int
+		URL func(childComplexity int) int
+	}
+
 	Query struct {
+		Blocklist      func(childComplexity int, sessionID string) int
+		CheckNumbers   func(childComplexity int, sessionID string, numbers []string) int
 		Deliveries     func(childComplexity int, sessionID string, webhookID string, first *int, after *string) int
 		Event          func(childComplexity int, sessionID string, id string) int
 		EventKinds     func(childComplexity int) int
 		Events         func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) int
 		Groups         func(childComplexity int, sessionID string) int
+		Identities     func(childComplexity int, sessionID string, ids []string) int
 		Message        func(childComplexity int, sessionID string, id string) int
 		Poll           func(childComplexity int, sessionID string, messageID string) int
 		Privacy        func(childComplexity int, sessionID string) int
+		ProfilePicture func(childComplexity int, sessionID string, chat string, preview *bool) int
 		SandboxAccount func(childComplexity int, phone string) int
 		SandboxGroup   func(childComplexity int, jid string) int
 		SandboxInbox   func(childComplexity int, phone string) int
 		SandboxMode    func(childComplexity int) int
 		Session        func(childComplexity int, id string) int
 		Sessions       func(childComplexity int) int
+		UserInfo       func(childComplexity int, sessionID string, number string) int
 		Viewer         func(childComplexity int) int
 		Webhook        func(childComplexity int, sessionID string, id string) int
 		Webhooks       func(childComplexity int, sessionID string, page *int, pageSize *int) int
@@ -288,6 +309,7 @@ type ComplexityRoot struct {
 
 	SandboxAccount struct {
 		About               func(childComplexity int) int
+		Blocklist           func(childComplexity int) int
 		ChatStates          func(childComplexity int) int
 		DisappearingSeconds func(childComplexity int) int
 		LastCallRejected    func(childComplexity int) int
@@ -457,6 +479,17 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 	}
 
+	UserInfo struct {
+		About        func(childComplexity int) int
+		BusinessName func(childComplexity int) int
+		Devices      func(childComplexity int) int
+		Jid          func(childComplexity int) int
+		Lid          func(childComplexity int) int
+		Phone        func(childComplexity int) int
+		PictureID    func(childComplexity int) int
+		VerifiedName func(childComplexity int) int
+	}
+
 	Viewer struct {
 		Session func(childComplexity int) int
 		User    func(childComplexity int) int
@@ -510,6 +543,9 @@ type MutationResolver interface {
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string, idempotencyKey *string) (*model.SendResult, error)
 	DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
 	SandboxReachoutTimelock(ctx context.Context, sessionID string, seconds int) (bool, error)
+	Block(ctx context.Context, sessionID string, number string) (bool, error)
+	Unblock(ctx context.Context, sessionID string, number string) (bool, error)
+	SandboxSetProfile(ctx context.Context, phone string, about *string, picture *string, business *bool) (bool, error)
 	SendText(ctx context.Context, sessionID string, input model.SendTextInput) (*model.SendResult, error)
 	SendImage(ctx context.Context, sessionID string, input model.SendImageInput) (*model.SendResult, error)
 	SendVideo(ctx context.Context, sessionID string, input model.SendVideoInput) (*model.SendResult, error)
@@ -558,6 +594,11 @@ type QueryResolver interface {
 	Event(ctx context.Context, sessionID string, id string) (*model.Event, error)
 	EventKinds(ctx context.Context) ([]*model.EventKindName, error)
 	Groups(ctx context.Context, sessionID string) ([]*model.Group, error)
+	CheckNumbers(ctx context.Context, sessionID string, numbers []string) ([]*model.NumberCheck, error)
+	UserInfo(ctx context.Context, sessionID string, number string) (*model.UserInfo, error)
+	ProfilePicture(ctx context.Context, sessionID string, chat string, preview *bool) (*model.ProfilePicture, error)
+	Identities(ctx context.Context, sessionID string, ids []string) ([]*model.Identity, error)
+	Blocklist(ctx context.Context, sessionID string) ([]*model.Identity, error)
 	Message(ctx context.Context, sessionID string, id string) (*model.Message, error)
 	SandboxMode(ctx context.Context) (bool, error)
 	SandboxInbox(ctx context.Context, phone string) ([]*model.SandboxMessage, error)
@@ -987,6 +1028,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Message.ViewOnce(childComplexity), true
 
+	case "Mutation.block":
+		if e.ComplexityRoot.Mutation.Block == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_block_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Block(childComplexity, args["sessionId"].(string), args["number"].(string)), true
 	case "Mutation.confirmPasskey":
 		if e.ComplexityRoot.Mutation.ConfirmPasskey == nil {
 			break
@@ -1394,6 +1446,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxSendText(childComplexity, args["sessionId"].(string), args["from"].(string), args["text"].(string), args["group"].(*string)), true
+	case "Mutation.sandboxSetProfile":
+		if e.ComplexityRoot.Mutation.SandboxSetProfile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxSetProfile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxSetProfile(childComplexity, args["phone"].(string), args["about"].(*string), args["picture"].(*string), args["business"].(*bool)), true
 	case "Mutation.sandboxVote":
 		if e.ComplexityRoot.Mutation.SandboxVote == nil {
 			break
@@ -1614,6 +1677,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TestWebhook(childComplexity, args["sessionId"].(string), args["id"].(string)), true
+	case "Mutation.unblock":
+		if e.ComplexityRoot.Mutation.Unblock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unblock(childComplexity, args["sessionId"].(string), args["number"].(string)), true
 	case "Mutation.updateDisplayPicture":
 		if e.ComplexityRoot.Mutation.UpdateDisplayPicture == nil {
 			break
@@ -1669,6 +1743,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["sessionId"].(string), args["id"].(string), args["input"].(model.WebhookInput)), true
+
+	case "NumberCheck.isBusiness":
+		if e.ComplexityRoot.NumberCheck.IsBusiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheck.IsBusiness(childComplexity), true
+	case "NumberCheck.jid":
+		if e.ComplexityRoot.NumberCheck.Jid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheck.Jid(childComplexity), true
+	case "NumberCheck.lid":
+		if e.ComplexityRoot.NumberCheck.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheck.Lid(childComplexity), true
+	case "NumberCheck.number":
+		if e.ComplexityRoot.NumberCheck.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheck.Number(childComplexity), true
+	case "NumberCheck.onWhatsApp":
+		if e.ComplexityRoot.NumberCheck.OnWhatsApp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheck.OnWhatsApp(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1839,6 +1944,41 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PrivacySettings.Status(childComplexity), true
 
+	case "ProfilePicture.id":
+		if e.ComplexityRoot.ProfilePicture.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfilePicture.ID(childComplexity), true
+	case "ProfilePicture.url":
+		if e.ComplexityRoot.ProfilePicture.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProfilePicture.URL(childComplexity), true
+
+	case "Query.blocklist":
+		if e.ComplexityRoot.Query.Blocklist == nil {
+			break
+		}
+
+		args, err := ec.field_Query_blocklist_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Blocklist(childComplexity, args["sessionId"].(string)), true
+	case "Query.checkNumbers":
+		if e.ComplexityRoot.Query.CheckNumbers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkNumbers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CheckNumbers(childComplexity, args["sessionId"].(string), args["numbers"].([]string)), true
 	case "Query.deliveries":
 		if e.ComplexityRoot.Query.Deliveries == nil {
 			break
@@ -1889,6 +2029,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Groups(childComplexity, args["sessionId"].(string)), true
+	case "Query.identities":
+		if e.ComplexityRoot.Query.Identities == nil {
+			break
+		}
+
+		args, err := ec.field_Query_identities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Identities(childComplexity, args["sessionId"].(string), args["ids"].([]string)), true
 
 	case "Query.message":
 		if e.ComplexityRoot.Query.Message == nil {
@@ -1923,6 +2074,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Privacy(childComplexity, args["sessionId"].(string)), true
+	case "Query.profilePicture":
+		if e.ComplexityRoot.Query.ProfilePicture == nil {
+			break
+		}
+
+		args, err := ec.field_Query_profilePicture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ProfilePicture(childComplexity, args["sessionId"].(string), args["chat"].(string), args["preview"].(*bool)), true
 	case "Query.sandboxAccount":
 		if e.ComplexityRoot.Query.SandboxAccount == nil {
 			break
@@ -1979,6 +2141,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Sessions(childComplexity), true
+	case "Query.userInfo":
+		if e.ComplexityRoot.Query.UserInfo == nil {
+			break
+		}
+
+		args, err := ec.field_Query_userInfo_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UserInfo(childComplexity, args["sessionId"].(string), args["number"].(string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2033,6 +2206,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxAccount.About(childComplexity), true
+	case "SandboxAccount.blocklist":
+		if e.ComplexityRoot.SandboxAccount.Blocklist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxAccount.Blocklist(childComplexity), true
 	case "SandboxAccount.chatStates":
 		if e.ComplexityRoot.SandboxAccount.ChatStates == nil {
 			break
@@ -2757,6 +2936,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.Name(childComplexity), true
 
+	case "UserInfo.about":
+		if e.ComplexityRoot.UserInfo.About == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.About(childComplexity), true
+	case "UserInfo.businessName":
+		if e.ComplexityRoot.UserInfo.BusinessName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.BusinessName(childComplexity), true
+	case "UserInfo.devices":
+		if e.ComplexityRoot.UserInfo.Devices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.Devices(childComplexity), true
+	case "UserInfo.jid":
+		if e.ComplexityRoot.UserInfo.Jid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.Jid(childComplexity), true
+	case "UserInfo.lid":
+		if e.ComplexityRoot.UserInfo.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.Lid(childComplexity), true
+	case "UserInfo.phone":
+		if e.ComplexityRoot.UserInfo.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.Phone(childComplexity), true
+	case "UserInfo.pictureId":
+		if e.ComplexityRoot.UserInfo.PictureID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.PictureID(childComplexity), true
+	case "UserInfo.verifiedName":
+		if e.ComplexityRoot.UserInfo.VerifiedName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserInfo.VerifiedName(childComplexity), true
+
 	case "Viewer.session":
 		if e.ComplexityRoot.Viewer.Session == nil {
 			break
@@ -2964,7 +3192,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "settings.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "lookup.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "settings.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2982,6 +3210,7 @@ var sources = []*ast.Source{
 	{Name: "event.graphqls", Input: sourceData("event.graphqls"), BuiltIn: false},
 	{Name: "group.graphqls", Input: sourceData("group.graphqls"), BuiltIn: false},
 	{Name: "limits.graphqls", Input: sourceData("limits.graphqls"), BuiltIn: false},
+	{Name: "lookup.graphqls", Input: sourceData("lookup.graphqls"), BuiltIn: false},
 	{Name: "message.graphqls", Input: sourceData("message.graphqls"), BuiltIn: false},
 	{Name: "passkey.graphqls", Input: sourceData("passkey.graphqls"), BuiltIn: false},
 	{Name: "sandbox.graphqls", Input: sourceData("sandbox.graphqls"), BuiltIn: false},
@@ -3210,6 +3439,22 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
 
+func (ec *executionContext) childFields_NumberCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_NumberCheck_number(ctx, field)
+	case "onWhatsApp":
+		return ec.fieldContext_NumberCheck_onWhatsApp(ctx, field)
+	case "jid":
+		return ec.fieldContext_NumberCheck_jid(ctx, field)
+	case "lid":
+		return ec.fieldContext_NumberCheck_lid(ctx, field)
+	case "isBusiness":
+		return ec.fieldContext_NumberCheck_isBusiness(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NumberCheck", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3306,6 +3551,16 @@ func (ec *executionContext) childFields_PrivacySettings(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type PrivacySettings", field.Name)
 }
 
+func (ec *executionContext) childFields_ProfilePicture(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProfilePicture_id(ctx, field)
+	case "url":
+		return ec.fieldContext_ProfilePicture_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProfilePicture", field.Name)
+}
+
 func (ec *executionContext) childFields_Reaction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "emoji":
@@ -3342,6 +3597,8 @@ func (ec *executionContext) childFields_SandboxAccount(ctx context.Context, fiel
 		return ec.fieldContext_SandboxAccount_chatStates(ctx, field)
 	case "lastCallRejected":
 		return ec.fieldContext_SandboxAccount_lastCallRejected(ctx, field)
+	case "blocklist":
+		return ec.fieldContext_SandboxAccount_blocklist(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxAccount", field.Name)
 }
@@ -3648,6 +3905,28 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
 
+func (ec *executionContext) childFields_UserInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "jid":
+		return ec.fieldContext_UserInfo_jid(ctx, field)
+	case "phone":
+		return ec.fieldContext_UserInfo_phone(ctx, field)
+	case "lid":
+		return ec.fieldContext_UserInfo_lid(ctx, field)
+	case "about":
+		return ec.fieldContext_UserInfo_about(ctx, field)
+	case "pictureId":
+		return ec.fieldContext_UserInfo_pictureId(ctx, field)
+	case "devices":
+		return ec.fieldContext_UserInfo_devices(ctx, field)
+	case "businessName":
+		return ec.fieldContext_UserInfo_businessName(ctx, field)
+	case "verifiedName":
+		return ec.fieldContext_UserInfo_verifiedName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserInfo", field.Name)
+}
+
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "user":
@@ -3811,6 +4090,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_confirmPasskey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -4730,6 +5031,44 @@ func (ec *executionContext) field_Mutation_sandboxSendText_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_sandboxSetProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "phone",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["phone"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "about",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["about"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "picture",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["picture"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "business",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["business"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sandboxVote_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5234,6 +5573,28 @@ func (ec *executionContext) field_Mutation_testWebhook_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_unblock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateDisplayPicture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5382,6 +5743,42 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_blocklist_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_checkNumbers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "numbers",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["numbers"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_deliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5502,6 +5899,28 @@ func (ec *executionContext) field_Query_groups_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_identities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_message_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5560,6 +5979,36 @@ func (ec *executionContext) field_Query_privacy_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_profilePicture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "preview",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["preview"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_sandboxAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5613,6 +6062,28 @@ func (ec *executionContext) field_Query_session_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_userInfo_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg1
 	return args, nil
 }
 
@@ -8318,6 +8789,138 @@ func (ec *executionContext) fieldContext_Mutation_sandboxReachoutTimelock(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_block(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Block(ctx, fc.Args["sessionId"].(string), fc.Args["number"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_block(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_block_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unblock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unblock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unblock(ctx, fc.Args["sessionId"].(string), fc.Args["number"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unblock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unblock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sandboxSetProfile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxSetProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxSetProfile(ctx, fc.Args["phone"].(string), fc.Args["about"].(*string), fc.Args["picture"].(*string), fc.Args["business"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxSetProfile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxSetProfile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sendText(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10034,6 +10637,121 @@ func (ec *executionContext) fieldContext_Mutation_testWebhook(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _NumberCheck_number(ctx context.Context, field graphql.CollectedField, obj *model.NumberCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NumberCheck_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NumberCheck_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NumberCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NumberCheck_onWhatsApp(ctx context.Context, field graphql.CollectedField, obj *model.NumberCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NumberCheck_onWhatsApp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OnWhatsApp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NumberCheck_onWhatsApp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NumberCheck", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _NumberCheck_jid(ctx context.Context, field graphql.CollectedField, obj *model.NumberCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NumberCheck_jid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NumberCheck_jid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NumberCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NumberCheck_lid(ctx context.Context, field graphql.CollectedField, obj *model.NumberCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NumberCheck_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NumberCheck_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NumberCheck", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NumberCheck_isBusiness(ctx context.Context, field graphql.CollectedField, obj *model.NumberCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NumberCheck_isBusiness(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsBusiness, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NumberCheck_isBusiness(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NumberCheck", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10673,6 +11391,52 @@ func (ec *executionContext) fieldContext_PrivacySettings_callAdd(_ context.Conte
 	return graphql.NewScalarFieldContext("PrivacySettings", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ProfilePicture_id(ctx context.Context, field graphql.CollectedField, obj *model.ProfilePicture) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfilePicture_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfilePicture_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfilePicture", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ProfilePicture_url(ctx context.Context, field graphql.CollectedField, obj *model.ProfilePicture) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProfilePicture_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProfilePicture_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProfilePicture", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10951,6 +11715,226 @@ func (ec *executionContext) fieldContext_Query_groups(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_groups_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_checkNumbers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_checkNumbers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CheckNumbers(ctx, fc.Args["sessionId"].(string), fc.Args["numbers"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NumberCheck) graphql.Marshaler {
+			return ec.marshalNNumberCheck2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐNumberCheckᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_checkNumbers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NumberCheck(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_checkNumbers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_userInfo(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_userInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UserInfo(ctx, fc.Args["sessionId"].(string), fc.Args["number"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserInfo) graphql.Marshaler {
+			return ec.marshalOUserInfo2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐUserInfo(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_userInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserInfo(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_userInfo_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_profilePicture(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_profilePicture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ProfilePicture(ctx, fc.Args["sessionId"].(string), fc.Args["chat"].(string), fc.Args["preview"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProfilePicture) graphql.Marshaler {
+			return ec.marshalOProfilePicture2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐProfilePicture(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_profilePicture(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProfilePicture(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_profilePicture_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_identities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_identities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Identities(ctx, fc.Args["sessionId"].(string), fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Identity) graphql.Marshaler {
+			return ec.marshalNIdentity2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_identities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Identity(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_identities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_blocklist(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_blocklist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Blocklist(ctx, fc.Args["sessionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Identity) graphql.Marshaler {
+			return ec.marshalNIdentity2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐIdentityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_blocklist(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Identity(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_blocklist_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11787,6 +12771,29 @@ func (ec *executionContext) _SandboxAccount_lastCallRejected(ctx context.Context
 }
 func (ec *executionContext) fieldContext_SandboxAccount_lastCallRejected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxAccount_blocklist(ctx context.Context, field graphql.CollectedField, obj *model.SandboxAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxAccount_blocklist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blocklist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxAccount_blocklist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SandboxChatState_from(ctx context.Context, field graphql.CollectedField, obj *model.SandboxChatState) (ret graphql.Marshaler) {
@@ -14366,6 +15373,190 @@ func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_User_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_jid(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_jid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_jid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_phone(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_lid(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_about(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_about(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.About, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_about(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_pictureId(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_pictureId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PictureID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_pictureId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_devices(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_devices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Devices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_devices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_businessName(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_businessName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BusinessName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_businessName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserInfo_verifiedName(ctx context.Context, field graphql.CollectedField, obj *model.UserInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserInfo_verifiedName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VerifiedName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserInfo_verifiedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Viewer_user(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -17767,6 +18958,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "block":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_block(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unblock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unblock(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxSetProfile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxSetProfile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "sendText":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sendText(ctx, field)
@@ -18037,6 +19249,64 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_testWebhook(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var numberCheckImplementors = []string{"NumberCheck"}
+
+func (ec *executionContext) _NumberCheck(ctx context.Context, sel ast.SelectionSet, obj *model.NumberCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, numberCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NumberCheck")
+		case "number":
+			out.Values[i] = ec._NumberCheck_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "onWhatsApp":
+			out.Values[i] = ec._NumberCheck_onWhatsApp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jid":
+			out.Values[i] = ec._NumberCheck_jid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lid":
+			out.Values[i] = ec._NumberCheck_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "isBusiness":
+			out.Values[i] = ec._NumberCheck_isBusiness(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18427,6 +19697,49 @@ func (ec *executionContext) _PrivacySettings(ctx context.Context, sel ast.Select
 	return out
 }
 
+var profilePictureImplementors = []string{"ProfilePicture"}
+
+func (ec *executionContext) _ProfilePicture(ctx context.Context, sel ast.SelectionSet, obj *model.ProfilePicture) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, profilePictureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProfilePicture")
+		case "id":
+			out.Values[i] = ec._ProfilePicture_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._ProfilePicture_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -18589,6 +19902,116 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_groups(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "checkNumbers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_checkNumbers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "userInfo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_userInfo(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "profilePicture":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_profilePicture(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "identities":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_identities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "blocklist":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_blocklist(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -18969,6 +20392,11 @@ func (ec *executionContext) _SandboxAccount(ctx context.Context, sel ast.Selecti
 		case "lastCallRejected":
 			out.Values[i] = ec._SandboxAccount_lastCallRejected(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "blocklist":
+			out.Values[i] = ec._SandboxAccount_blocklist(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -20191,6 +21619,79 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var userInfoImplementors = []string{"UserInfo"}
+
+func (ec *executionContext) _UserInfo(ctx context.Context, sel ast.SelectionSet, obj *model.UserInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserInfo")
+		case "jid":
+			out.Values[i] = ec._UserInfo_jid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._UserInfo_phone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lid":
+			out.Values[i] = ec._UserInfo_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "about":
+			out.Values[i] = ec._UserInfo_about(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pictureId":
+			out.Values[i] = ec._UserInfo_pictureId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "devices":
+			out.Values[i] = ec._UserInfo_devices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "businessName":
+			out.Values[i] = ec._UserInfo_businessName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verifiedName":
+			out.Values[i] = ec._UserInfo_verifiedName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var viewerImplementors = []string{"Viewer"}
 
 func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
@@ -21138,6 +22639,32 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgrap
 	return v
 }
 
+func (ec *executionContext) marshalNNumberCheck2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐNumberCheckᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NumberCheck) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNumberCheck2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐNumberCheck(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNumberCheck2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐNumberCheck(ctx context.Context, sel ast.SelectionSet, v *model.NumberCheck) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NumberCheck(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -22056,6 +23583,13 @@ func (ec *executionContext) marshalOPoll2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋg
 	return ec._Poll(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProfilePicture2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐProfilePicture(ctx context.Context, sel ast.SelectionSet, v *model.ProfilePicture) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProfilePicture(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOSandboxAccount2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐSandboxAccount(ctx context.Context, sel ast.SelectionSet, v *model.SandboxAccount) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -22167,6 +23701,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := model.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOUserInfo2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐUserInfo(ctx context.Context, sel ast.SelectionSet, v *model.UserInfo) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UserInfo(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWebhook2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {

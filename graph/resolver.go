@@ -17,6 +17,7 @@ import (
 	"github.com/wagraph/wagraph/internal/auth"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/sessions"
@@ -38,6 +39,9 @@ type Resolver struct {
 	// and groups, then runs their operations.
 	Account  *account.Service
 	Messages *messaging.Service
+	// Lookup asks WhatsApp who numbers and LIDs are, and runs the block
+	// list.
+	Lookup *lookup.Service
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader
 	// Pictures makes display pictures, in the media pools sends use.

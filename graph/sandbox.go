@@ -238,6 +238,7 @@ func toSandboxAccount(a *sandbox.AccountInfo) *model.SandboxAccount {
 		DisappearingSeconds: a.DisappearingSeconds,
 		LinkedDevices:       append([]string{}, a.LinkedDevices...),
 		About:               a.About, Presence: optional(a.Presence), LastCallRejected: a.LastCallRejected,
+		Blocklist:    append([]string{}, a.Blocklist...),
 		ReadReceipts: make([]*model.SandboxReadReceipt, len(a.ReadReceipts)),
 		ChatStates:   make([]*model.SandboxChatState, len(a.ChatStates)),
 	}

@@ -3,6 +3,7 @@ package restcompat_test
 import (
 	"testing"
 
+	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -22,6 +23,8 @@ func TestBoundsAreTheDomains(t *testing.T) {
 		{"#/components/schemas/User/maxLength", whatsapp.MaxRecipientLen},
 		{"#/components/schemas/Recipient/maxLength", whatsapp.MaxRecipientLen},
 		{"#/components/schemas/PhoneNumber/maxLength", whatsapp.MaxRecipientLen},
+		{"#/components/schemas/CheckNumbersRequest/properties/numbers/maxItems", lookup.MaxBatch},
+		{"#/components/schemas/IdentitiesRequest/properties/ids/maxItems", lookup.MaxBatch},
 	} {
 		got, err := pointer(doc, tt.at)
 		if err != nil {

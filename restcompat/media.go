@@ -11,11 +11,13 @@ import (
 	"github.com/wagraph/wagraph/graph"
 )
 
-// MediaSource is the resolver of the media route. GraphQL has no field for
-// bytes, so the root resolver (graph.Resolver) offers it beside Query and
-// Mutation.
+// MediaSource is the resolver of the routes that answer bytes: a
+// message's media, a profile picture's JPEG. GraphQL has no field for
+// bytes, so the root resolver (graph.Resolver) offers them beside Query
+// and Mutation.
 type MediaSource interface {
 	MessageMedia(ctx context.Context, sessionID, messageID string) (graph.Media, error)
+	ProfilePictureJPEG(ctx context.Context, sessionID, chat string, preview bool) ([]byte, error)
 }
 
 var errNoMediaSource = errors.New("restcompat: no media source was given")

@@ -32,6 +32,7 @@ func tags() []openapi31.Tag {
 		tag("groups", "Create groups, change their settings, send their invite link and demote admins."),
 		tag("account", "The linked account's profile: display picture, profile name, and logging the linked device out."),
 		tag("privacy", "Read and change the linked account's privacy settings."),
+		tag("contacts", "Who a number or LID is, asked of WhatsApp: whether numbers are on WhatsApp, a user's info and profile picture, phone ↔ LID identities; and the account's block list. Needs a CONNECTED session."),
 		tag("webhooks", "Receive a session's events by HTTP POST: create webhooks, choose their events, read their delivery log, redeliver and test them. Deliveries are signed with the webhook's secret (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature)."),
 	}
 }
@@ -90,12 +91,16 @@ var (
 	pIdempotencyKey = param{key: "idempotencyKey", name: "Idempotency-Key", in: openapi31.ParameterInHeader,
 		description: "Makes the send once however often it is asked for with this key within 24 hours: a retry answers the first send's result and sends nothing (also after a restart, and on any process of a cluster); the same key with another body is 409. 1-255 printable ASCII characters, a UUID for example. Same as the body's idempotencyKey.",
 		schema:      str("minLength", 1, "maxLength", 255), example: "7d4f3c2a-1b9e-4c8d-9f6a-2e5b8c1d0a3f"}
+	pNumber = param{key: "number", name: "number", in: openapi31.ParameterInPath, description: "The user: a phone number (digits), a user JID (…@s.whatsapp.net) or a LID (…@lid); not a group.",
+		schema: str("minLength", 1), example: "491701234567"}
+	pPreview = param{key: "preview", name: "preview", in: openapi31.ParameterInQuery, description: "true: the picture's thumbnail instead of the full picture.",
+		schema: map[string]any{"type": "boolean", "default": false}, example: false}
 	pCall = param{key: "callId", name: "callId", in: openapi31.ParameterInPath, description: "The call: the id of a call event.",
 		schema: str("pattern", "^[0-9A-Za-z]{1,64}$"), example: "9F2C7B1E4A6D8035C1E2F3A4B5C6D7E8"}
 )
 
 // allParams are the shared parameters, in the order components list them.
-var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall}
+var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall, pNumber, pPreview}
 
 // failure is a failure answer routes share: the Failure envelope with what
 // the status means in this API (internal/fault's codes behind it).

@@ -88,7 +88,7 @@ func (r *clientRun) handleCall(raw any) bool {
 	}
 	from := personOf(ctx, r.cli, addrs...)
 	d := &payload.Call{
-		ID: c.meta.CallID, From: from.jid().String(), Status: c.status, IsVideo: c.video, IsGroup: c.group,
+		CallID: c.meta.CallID, From: from.jid().String(), Status: c.status, IsVideo: c.video, IsGroup: c.group,
 		Reason: payload.Text(c.reason), Timestamp: payload.At(c.meta.Timestamp),
 	}
 	if d.From == "" {
@@ -133,7 +133,7 @@ func (m *Manager) RejectCall(ctx context.Context, sessionID string, c CallRef) e
 	}
 	s.calls.settle(c.CallID, true)
 	me := own(cli)
-	d := &payload.Call{ID: c.CallID, From: me.jid().String(), Status: "reject", Timestamp: payload.At(time.Now())}
+	d := &payload.Call{CallID: c.CallID, From: me.jid().String(), Status: "reject", Timestamp: payload.At(time.Now())}
 	d.FromPhone = me.phoneText()
 	d.FromLID = me.lidText()
 	if err := m.publishEvents(s, nil, Event{Kind: KindCall, Data: d}); err != nil {

@@ -70,7 +70,7 @@ func TestCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, _ := e.event("s1", KindCall, id)
+			ev, _ := e.eventBy("s1", KindCall, "callId", id)
 			wantData(t, "call", ev.Data, map[string]any{"from": phoneJID(peer).String(), "fromPhone": peer, "fromLid": e.lidOf(peer)})
 			wantData(t, "call", ev.Data, tt.want)
 			if ts, _ := ev.Data["timestamp"].(string); ts == "" {

@@ -290,7 +290,7 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 	}
 	pushName := dev.PushName // read before the client runs
 	attached, _ := m.change(s, nil, func(s *session) bool {
-		s.cli, s.stop = cli, stop
+		s.cli, s.stop, s.media = cli, stop, h.media
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}
 		if !linked {
 			s.st.jid, s.st.lid, s.st.pushName = jidNone, jidNone, ""

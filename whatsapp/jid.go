@@ -26,8 +26,13 @@ import (
 // packages above this one never import whatsmeow.
 type JID = types.JID
 
-// GroupServer is the server of group JIDs (…@g.us).
-const GroupServer = types.GroupServer
+// The servers of JIDs: groups (…@g.us), users by phone
+// (…@s.whatsapp.net) and users by LID (…@lid).
+const (
+	GroupServer = types.GroupServer
+	UserServer  = types.DefaultUserServer
+	LIDServer   = types.HiddenUserServer
+)
 
 // ParseJID reads a stored JID string (one this package produced).
 func ParseJID(s string) (JID, error) { return types.ParseJID(s) }

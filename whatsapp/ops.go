@@ -83,6 +83,7 @@ func Operations() []Operation {
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
 		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(), OpRejectCall(),
+		OpCheckNumbers(), OpUserInfo(), OpProfilePicture(), OpProfilePictureJPEG(), OpIdentities(), OpBlocklist(), OpSetBlocked(),
 	}
 }
 
@@ -274,3 +275,32 @@ func OpEditMessage() Op[Edit, Sent] { return op("editMessage", (*Manager).EditMe
 
 // OpRejectCall declines an incoming call.
 func OpRejectCall() Op[CallRef, None] { return op("rejectCall", noResult((*Manager).RejectCall)) }
+
+// OpCheckNumbers asks WhatsApp whether numbers are on it.
+func OpCheckNumbers() Op[[]string, []NumberCheck] { return op("checkNumbers", (*Manager).CheckNumbers) }
+
+// OpUserInfo asks WhatsApp about a user; nil when not on WhatsApp.
+func OpUserInfo() Op[types.JID, *UserInfo] { return op("userInfo", (*Manager).UserInfo) }
+
+// OpProfilePicture asks WhatsApp for a profile picture's address.
+func OpProfilePicture() Op[PictureQuery, *ProfilePicture] {
+	return op("profilePicture", (*Manager).ProfilePicture)
+}
+
+// OpProfilePictureJPEG downloads a profile picture.
+func OpProfilePictureJPEG() Op[PictureQuery, []byte] {
+	return op("profilePictureJPEG", (*Manager).ProfilePictureJPEG)
+}
+
+// OpIdentities maps phones and LIDs to both.
+func OpIdentities() Op[[]types.JID, []Identity] { return op("identities", (*Manager).Identities) }
+
+// OpBlocklist reads the account's block list.
+func OpBlocklist() Op[None, []Identity] {
+	return op("blocklist", func(m *Manager, ctx context.Context, id string, _ None) ([]Identity, error) {
+		return m.Blocklist(ctx, id)
+	})
+}
+
+// OpSetBlocked blocks or unblocks a user.
+func OpSetBlocked() Op[BlockChange, None] { return op("setBlocked", noResult((*Manager).SetBlocked)) }

@@ -59,11 +59,18 @@ func (e *env) inboxMessage(account, id string) wafake.Received {
 // id, and returns it with its position.
 func (e *env) event(sid, kind, id string) (published, int) {
 	e.t.Helper()
+	return e.eventBy(sid, kind, "id", id)
+}
+
+// eventBy is event for kinds that name their subject by another key (a
+// call event's callId).
+func (e *env) eventBy(sid, kind, key, id string) (published, int) {
+	e.t.Helper()
 	var ev published
 	at := -1
 	e.waitUntil(kind+" of "+id, func() bool {
 		for i, x := range e.pub.events(sid) {
-			if x.Kind == kind && x.Data["id"] == id {
+			if x.Kind == kind && x.Data[key] == id {
 				ev, at = x, i
 				return true
 			}

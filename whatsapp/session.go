@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,7 @@ type session struct {
 
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running
+	media     *http.Client       // cli's media client: downloads outside whatsmeow (lookups.go)
 	stop      context.CancelFunc // ends cli's QR watcher
 	st        sessionState
 	stored    StatusRecord  // the last record persisted

@@ -160,6 +160,19 @@ type Message struct {
 type Mutation struct {
 }
 
+// WhatsApp's answer about one number (checkNumbers).
+type NumberCheck struct {
+	// The number as given.
+	Number     string `json:"number"`
+	OnWhatsApp bool   `json:"onWhatsApp"`
+	// The account's phone JID, WhatsApp's canonical form of the number; null when not on WhatsApp.
+	Jid *string `json:"jid,omitempty"`
+	// The account's LID; null when not on WhatsApp or not told.
+	Lid *string `json:"lid,omitempty"`
+	// A business account (it has a verified business name).
+	IsBusiness bool `json:"isBusiness"`
+}
+
 // Where a page of a connection ends: pass endCursor as after for the next page.
 type PageInfo struct {
 	HasNextPage bool `json:"hasNextPage"`
@@ -221,6 +234,12 @@ type PrivacySettings struct {
 	CallAdd        string `json:"callAdd"`
 }
 
+// A profile picture: its id, and its address on WhatsApp's servers.
+type ProfilePicture struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
 type Query struct {
 }
 
@@ -249,6 +268,8 @@ type SandboxAccount struct {
 	ChatStates []*SandboxChatState `json:"chatStates"`
 	// Whether the last call this account made was rejected; null when it made none.
 	LastCallRejected *bool `json:"lastCallRejected,omitempty"`
+	// The phones this account blocked, in the order it blocked them.
+	Blocklist []string `json:"blocklist"`
 }
 
 // A chat state shown to an account by the account of phone from.
@@ -622,6 +643,26 @@ type User struct {
 	Name      string    `json:"name"`
 	Admin     bool      `json:"admin"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// What WhatsApp tells of a user (userInfo).
+type UserInfo struct {
+	// The phone JID; null when only the LID is known.
+	Jid *string `json:"jid,omitempty"`
+	// The phone number, digits only; null when only the LID is known.
+	Phone *string `json:"phone,omitempty"`
+	// The LID; null when WhatsApp did not tell.
+	Lid *string `json:"lid,omitempty"`
+	// The about text; null when empty.
+	About *string `json:"about,omitempty"`
+	// The id of the profile picture (profilePicture's id); null when none, or hidden from this account.
+	PictureID *string `json:"pictureId,omitempty"`
+	// The user's devices: the phone and its linked devices.
+	Devices []string `json:"devices"`
+	// A business's name, as the session learned it from WhatsApp (the contact store's business name); null when not a business.
+	BusinessName *string `json:"businessName,omitempty"`
+	// The name of a business's verified name certificate, as WhatsApp's number check carries it; null when not a business, or asked by a LID whose number is not known.
+	VerifiedName *string `json:"verifiedName,omitempty"`
 }
 
 type Viewer struct {

@@ -33,6 +33,7 @@ import (
 	"github.com/wagraph/wagraph/internal/health"
 	"github.com/wagraph/wagraph/internal/ingest"
 	"github.com/wagraph/wagraph/internal/linkpreview"
+	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/netguard"
@@ -267,6 +268,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Deliveries: hooks.Deliveries,
 		WhatsApp:   ops,
 		Account:    accounts,
+		Lookup:     lookup.NewService(ops),
 		Messages:   messages,
 		Media:      loader,
 		Pictures:   preparer,

@@ -25,7 +25,7 @@ func TestRejectCall(t *testing.T) {
 		map[string]any{"s": sess.ID, "f": caller}, &call)
 	testclient.Until(t, 10*time.Second, "the call offer as an event", func() bool {
 		for _, d := range eventData(t, s, sess.ID, "CALL") {
-			if d["id"] == call.SandboxCall && d["status"] == "offer" && d["fromPhone"] == caller && d["isVideo"] == true {
+			if d["callId"] == call.SandboxCall && d["status"] == "offer" && d["fromPhone"] == caller && d["isVideo"] == true {
 				return true
 			}
 		}
@@ -49,7 +49,7 @@ func TestRejectCall(t *testing.T) {
 	})
 	var rejected bool
 	for _, d := range eventData(t, s, sess.ID, "CALL") {
-		rejected = rejected || (d["id"] == call.SandboxCall && d["status"] == "reject" && d["fromPhone"] == phone)
+		rejected = rejected || (d["callId"] == call.SandboxCall && d["status"] == "reject" && d["fromPhone"] == phone)
 	}
 	if !rejected {
 		t.Error("no call event with status reject")
@@ -87,7 +87,7 @@ func TestRejectCallRefusals(t *testing.T) {
 			map[string]any{"s": sess.ID, "f": caller}, &call)
 		testclient.Until(t, 10*time.Second, "the call offer as an event", func() bool {
 			for _, d := range eventData(t, s, sess.ID, "CALL") {
-				if d["id"] == call.SandboxCall && d["status"] == "offer" {
+				if d["callId"] == call.SandboxCall && d["status"] == "offer" {
 					return true
 				}
 			}
@@ -103,7 +103,7 @@ func TestRejectCallRefusals(t *testing.T) {
 		t.Helper()
 		n := 0
 		for _, d := range eventData(t, s, sess.ID, "CALL") {
-			if d["id"] == callID && d["status"] == "reject" {
+			if d["callId"] == callID && d["status"] == "reject" {
 				n++
 			}
 		}
@@ -150,7 +150,7 @@ func TestRejectCallRefusals(t *testing.T) {
 	}
 	testclient.Until(t, 10*time.Second, "the hang-up as an event", func() bool {
 		for _, d := range eventData(t, s, sess.ID, "CALL") {
-			if d["id"] == hungUp && d["status"] == "terminate" {
+			if d["callId"] == hungUp && d["status"] == "terminate" {
 				return true
 			}
 		}

@@ -151,18 +151,18 @@ func (s *Service) act(ctx context.Context, sessionID string, ev whatsapp.Event) 
 			return
 		}
 		c := ev.Data.(*payload.Call)
-		if err := s.RejectCall(ctx, sessionID, c.ID, c.From); err != nil {
+		if err := s.RejectCall(ctx, sessionID, c.CallID, c.From); err != nil {
 			// Rejected already (by a client, or the event came twice):
 			// the caller was told once.
-			s.log.WarnContext(ctx, "auto reject call failed", "session_id", sessionID, "call_id", c.ID, "err", err)
+			s.log.WarnContext(ctx, "auto reject call failed", "session_id", sessionID, "call_id", c.CallID, "err", err)
 			return
 		}
-		s.log.InfoContext(ctx, "call rejected by the session's settings", "session_id", sessionID, "call_id", c.ID)
+		s.log.InfoContext(ctx, "call rejected by the session's settings", "session_id", sessionID, "call_id", c.CallID)
 		if set.CallRejectMessage == "" {
 			return
 		}
 		if _, err := s.Send(ctx, sessionID, Request{Type: TypeText, Number: c.From, Text: set.CallRejectMessage}); err != nil {
-			s.log.WarnContext(ctx, "the call reject message was not sent", "session_id", sessionID, "call_id", c.ID, "err", err)
+			s.log.WarnContext(ctx, "the call reject message was not sent", "session_id", sessionID, "call_id", c.CallID, "err", err)
 		}
 	}
 }

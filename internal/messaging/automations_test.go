@@ -21,8 +21,8 @@ func TestAutomationsFollow(t *testing.T) {
 	}
 	a.Follow("s1", []whatsapp.Event{
 		msg(false, "text"), msg(true, "text"), msg(false, "reaction"), msg(false, "revoke"),
-		{Kind: whatsapp.KindCall, Data: &payload.Call{ID: "C", Status: "offer"}},
-		{Kind: whatsapp.KindCall, Data: &payload.Call{ID: "C", Status: "terminate"}},
+		{Kind: whatsapp.KindCall, Data: &payload.Call{CallID: "C", Status: "offer"}},
+		{Kind: whatsapp.KindCall, Data: &payload.Call{CallID: "C", Status: "terminate"}},
 		{Kind: whatsapp.KindConnectionUpdate, Data: &payload.Connection{Status: string(whatsapp.StatusConnected)}},
 		{Kind: whatsapp.KindConnectionUpdate, Data: &payload.Connection{Status: "DISCONNECTED"}},
 	})

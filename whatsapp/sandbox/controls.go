@@ -90,6 +90,7 @@ func controls() []op {
 		Revoke{}.control(),
 		Group{}.control(),
 		Account{}.control(),
+		SetProfile{}.control(),
 		DropConnection{}.control(),
 		RemoveDevice{}.control(),
 		RequireClientVersion{}.control(),

@@ -132,6 +132,9 @@ type AccountInfo struct {
 	DisappearingSeconds int               `json:"disappearingSeconds"`
 	LinkedDevices       []string          `json:"linkedDevices"` // device JID strings
 	About               string            `json:"about"`
+	// Blocklist is the phones the account blocked, in the order it
+	// blocked them.
+	Blocklist []string `json:"blocklist"`
 	// Presence is the availability the account last showed its contacts:
 	// available, unavailable, or "" when it never did.
 	Presence string `json:"presence,omitempty"`
@@ -187,6 +190,10 @@ func accountOf(a wafake.AccountInfo, receipts []wafake.ReceiptInfo, states []waf
 	}
 	for _, d := range a.LinkedDevices {
 		out.LinkedDevices = append(out.LinkedDevices, d.String())
+	}
+	out.Blocklist = make([]string, 0, len(a.Blocked))
+	for _, b := range a.Blocked {
+		out.Blocklist = append(out.Blocklist, b.User)
 	}
 	switch {
 	case a.Presence == nil:

@@ -15,8 +15,8 @@ import (
 // (mutationUpdateTextStatus, user.go).
 const mexSetAbout = "9152604461510864"
 
-// maxAbout is WhatsApp's limit for the about text, in characters.
-const maxAbout = 139
+// MaxAbout is WhatsApp's limit for the about text, in characters.
+const MaxAbout = 139
 
 type mexError struct {
 	Message    string `json:"message"`
@@ -66,8 +66,8 @@ func (n *Network) setAbout(c *conn, body []byte) mexResponse {
 		return mexFailure(400, "input.text is required")
 	}
 	text := *req.Variables.Input.Text
-	if len([]rune(text)) > maxAbout {
-		return mexFailure(406, fmt.Sprintf("input.text is longer than %d characters", maxAbout))
+	if len([]rune(text)) > MaxAbout {
+		return mexFailure(406, fmt.Sprintf("input.text is longer than %d characters", MaxAbout))
 	}
 	n.mu.Lock()
 	c.dev.acct.state.about = text

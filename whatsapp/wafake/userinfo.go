@@ -26,13 +26,48 @@ func (n *Network) senderIdentityLocked(a *account) (string, []waBinary.Node) {
 	if a.state.businessName == "" {
 		return notify, nil
 	}
-	// whatsmeow reads the name from the certificate's details and does not
-	// check WhatsApp's signature on it.
+	return notify, []waBinary.Node{verifiedNameNode(a.state.businessName)}
+}
+
+// verifiedNameNode is the <verified_name> certificate of a business named
+// name. whatsmeow reads the name from the certificate's details and does
+// not check WhatsApp's signature on it.
+func verifiedNameNode(name string) waBinary.Node {
 	details, _ := proto.Marshal(&waVnameCert.VerifiedNameCertificate_Details{
-		Serial: proto.Uint64(1), Issuer: proto.String("smb:wa"), VerifiedName: proto.String(a.state.businessName),
+		Serial: proto.Uint64(1), Issuer: proto.String("smb:wa"), VerifiedName: proto.String(name),
 	})
 	cert, _ := proto.Marshal(&waVnameCert.VerifiedNameCertificate{Details: details, Signature: make([]byte, 64)})
-	return notify, []waBinary.Node{{Tag: "verified_name", Attrs: waBinary.Attrs{"v": "1", "verified_level": "unknown"}, Content: cert}}
+	return waBinary.Node{Tag: "verified_name", Attrs: waBinary.Attrs{"v": "1", "verified_level": "unknown"}, Content: cert}
+}
+
+// profileNodesLocked is what a user query answers of a besides its
+// devices and LID, as WhatsApp's usync does: the verified name of a
+// business (<business>), the about text (<status>) and the id of its
+// profile picture (<picture>), which the account's picture privacy hides
+// from others as it hides the picture itself (profilepic.go). c is the
+// asking connection. n.mu must be held.
+func (n *Network) profileNodesLocked(c *conn, a *account, business, status, picture bool) []waBinary.Node {
+	var out []waBinary.Node
+	if business {
+		b := waBinary.Node{Tag: "business"}
+		if a.state.businessName != "" {
+			b.Content = []waBinary.Node{verifiedNameNode(a.state.businessName)}
+		}
+		out = append(out, b)
+	}
+	if status {
+		out = append(out, waBinary.Node{Tag: "status", Content: []byte(a.state.about)})
+	}
+	if picture {
+		p := waBinary.Node{Tag: "picture"}
+		own := c.dev != nil && c.dev.acct == a
+		hidden := !own && a.state.privacyOf(types.PrivacySettingTypeProfile) == types.PrivacySettingNone
+		if a.state.pictureID != "" && !hidden {
+			p.Attrs = waBinary.Attrs{"id": a.state.pictureID}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // SetPushName is the phone of account phone changing its profile name: an
@@ -58,7 +93,7 @@ func (n *Network) SetBusinessName(phone, name string) error {
 // SetAbout is the phone of account phone changing its "about" text; the
 // linked devices of every account that has not blocked it are told.
 func (n *Network) SetAbout(phone, text string) error {
-	if len([]rune(text)) > maxAbout {
+	if len([]rune(text)) > MaxAbout {
 		return &ValueError{What: "an about text", Value: text}
 	}
 	n.mu.Lock()

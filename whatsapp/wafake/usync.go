@@ -24,6 +24,11 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 	_, wantDevices := query.GetOptionalChildByTag("devices")
 	contactQuery, wantContact := query.GetOptionalChildByTag("contact")
 	_, wantLID := query.GetOptionalChildByTag("lid")
+	// What GetUserInfo and IsOnWhatsApp ask besides: the verified name of
+	// a business, the about text and the picture id (userinfo.go).
+	_, wantBusiness := query.GetOptionalChildByTag("business")
+	_, wantStatus := query.GetOptionalChildByTag("status")
+	_, wantPicture := query.GetOptionalChildByTag("picture")
 	// IsOnWhatsApp asks for contacts in LID addressing mode (user.go): the
 	// answer names a registered user by LID, with its number as pn_jid.
 	lidMode := contactQuery.AttrGetter().OptionalString("addressing_mode") == "lid"
@@ -57,8 +62,10 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 		}
 		var devs []types.JID
 		var lid string
+		var profile []waBinary.Node
 		if err == nil {
 			devs, lid = acct.deviceJIDs(), acct.lid
+			profile = n.profileNodesLocked(c, acct, wantBusiness, wantStatus, wantPicture)
 		}
 		n.mu.Unlock()
 		var children []waBinary.Node
@@ -86,6 +93,7 @@ func (n *Network) handleUsync(c *conn, node *waBinary.Node) ([]waBinary.Node, *i
 		if wantLID && lid != "" {
 			children = append(children, waBinary.Node{Tag: "lid", Attrs: waBinary.Attrs{"val": types.NewJID(lid, types.HiddenUserServer)}})
 		}
+		children = append(children, profile...)
 		users = append(users, waBinary.Node{Tag: "user", Attrs: attrs, Content: children})
 	}
 	return []waBinary.Node{{Tag: "usync", Content: []waBinary.Node{{Tag: "list", Content: users}}}}, nil

@@ -5,7 +5,9 @@ package payload
 // only hears about it (it cannot take part), so a receiver sees an offer
 // and, later, how it ended.
 type Call struct {
-	ID string `json:"id"` // the call id, the same on every stanza of one call
+	// CallID is the call's id, the same on every stanza of one call
+	// (surface.md names it callId, apart from the envelope's id).
+	CallID string `json:"callId"`
 	// From is who sent this stanza: the caller for an offer, whoever
 	// accepted, rejected or hung up for the others. By phone JID when known.
 	From      string `json:"from"`

@@ -1,0 +1,90 @@
+package restcompat
+
+import "github.com/swaggest/openapi-go/openapi31"
+
+// lookupRoutes: who a number or LID is, asked of WhatsApp, and the
+// account's block list (surface.md §2).
+func lookupRoutes() []route {
+	return []route{
+		{
+			method: "POST", path: "/session/{sessionId}/contact/check", id: "checkNumbers", tag: "contacts",
+			summary:     "Check numbers on WhatsApp",
+			description: "Asks WhatsApp, in one query, whether each of 1 to 50 numbers (phone numbers or user JIDs; a LID is refused: it is an account already) is on WhatsApp. The answers are in the order given, each with its number as given, the account's phone JID and LID, and whether it is a business. Needs a CONNECTED session.",
+			params:      []param{pSession},
+			handling:    withBody(false, (*Handler).checkNumbers),
+			bodyExample: `{"numbers":["491701234567","+49 170 7654321"]}`,
+			status:      200, answer: "One answer per number, in the order given.",
+			data:        []numberCheckJSON{},
+			dataExample: `[{"number":"491701234567","onWhatsApp":true,"jid":"491701234567@s.whatsapp.net","lid":"200000000000123@lid","isBusiness":false},{"number":"+49 170 7654321","onWhatsApp":false,"jid":null,"lid":null,"isBusiness":false}]`,
+			failures:    []int{409, 502, 504},
+		},
+		{
+			method: "GET", path: "/session/{sessionId}/contact/{number}", id: "userInfo", tag: "contacts",
+			summary:     "Read a user's info",
+			description: "What WhatsApp tells of the user number (a phone number, a user JID or a LID): phone and LID, about text, picture id, devices, business name. 404 when no such user is on WhatsApp. Needs a CONNECTED session.",
+			params:      []param{pSession, pNumber},
+			handling:    noBody((*Handler).userInfo),
+			status:      200, answer: "The user's info.",
+			data:        userInfoJSON{},
+			dataExample: `{"jid":"491701234567@s.whatsapp.net","phone":"491701234567","lid":"200000000000123@lid","about":"Open 9-17","pictureId":"1763041234","devices":["491701234567@s.whatsapp.net","491701234567:3@s.whatsapp.net"],"businessName":"Erika's Shop","verifiedName":"Erika's Shop"}`,
+			failures:    []int{409, 502, 504},
+		},
+		{
+			method: "GET", path: "/session/{sessionId}/contact/{chat}/picture", id: "profilePicture", tag: "contacts",
+			summary:     "Read a profile picture",
+			description: "The profile picture of a user or a group: its id and WhatsApp's address of it as JSON, or, when the Accept header prefers image/jpeg, the JPEG itself, fetched from WhatsApp's servers (at most 4 MiB, within 30 seconds). 404 when there is none or its privacy hides it from this account. Needs a CONNECTED session.",
+			params:      []param{pSession, pChat, pPreview},
+			handling:    noBody((*Handler).profilePicture),
+			status:      200, answer: "The picture: JSON by default, the JPEG itself when Accept prefers image/jpeg.",
+			data:        profilePictureJSON{},
+			dataExample: `{"id":"1763041234","url":"https://pps.whatsapp.net/v/t61.24694-24/123_456_n.jpg?oh=abc&oe=def"}`,
+			failures:    []int{409, 502, 504},
+			describe:    func(r *openapi31.Response) { r.Content["image/jpeg"] = binary("image/jpeg", "") },
+		},
+		{
+			method: "POST", path: "/session/{sessionId}/contact/identity", id: "identities", tag: "contacts",
+			summary:     "Map phones and LIDs",
+			description: "The phone and LID of each of 1 to 50 ids (phone numbers, user JIDs or LIDs), in the order given: from the session's store first, asking WhatsApp for the numbers whose LID it does not know. phone or lid is null only when WhatsApp does not tell: it never tells the number behind a LID, which the session learns when the person writes or is looked up by number. Needs a CONNECTED session.",
+			params:      []param{pSession},
+			handling:    withBody(false, (*Handler).identities),
+			bodyExample: `{"ids":["491701234567","200000000000456@lid"]}`,
+			status:      200, answer: "One identity per id, in the order given.",
+			data:        []identityJSON{},
+			dataExample: `[{"input":"491701234567","jid":"491701234567@s.whatsapp.net","phone":"491701234567","lid":"200000000000123@lid"},{"input":"200000000000456@lid","jid":"491709876543@s.whatsapp.net","phone":"491709876543","lid":"200000000000456@lid"}]`,
+			failures:    []int{409, 502, 504},
+		},
+		{
+			method: "GET", path: "/session/{sessionId}/blocklist", id: "blocklist", tag: "contacts",
+			summary:     "Read the block list",
+			description: "The users the account blocked, as WhatsApp has them, each with its phone and LID when known; one page (nextCursor null): WhatsApp answers the whole list at once. Needs a CONNECTED session.",
+			params:      []param{pSession},
+			handling:    noBody((*Handler).blocklist),
+			status:      200, answer: "The block list.",
+			bare: true, data: blocklistJSON{},
+			dataExample: `{"status":"success","data":[{"input":"491701234567@s.whatsapp.net","jid":"491701234567@s.whatsapp.net","phone":"491701234567","lid":"200000000000123@lid"}],"nextCursor":null}`,
+			failures:    []int{409, 502, 504},
+		},
+		{
+			method: "PUT", path: "/session/{sessionId}/blocklist/{number}", id: "block", tag: "contacts",
+			summary:     "Block a user",
+			description: "Blocks the user number (a phone number, a user JID or a LID); a blocklist.update event follows. A number not on WhatsApp is 422. Needs a CONNECTED session.",
+			params:      []param{pSession, pNumber},
+			handling:    noBody((*Handler).block),
+			status:      200, answer: "Blocked.",
+			data:        empty{},
+			dataExample: `{}`,
+			failures:    []int{409, 422, 502, 504},
+		},
+		{
+			method: "DELETE", path: "/session/{sessionId}/blocklist/{number}", id: "unblock", tag: "contacts",
+			summary:     "Unblock a user",
+			description: "Unblocks the user number (a phone number, a user JID or a LID); a blocklist.update event follows. Needs a CONNECTED session.",
+			params:      []param{pSession, pNumber},
+			handling:    noBody((*Handler).unblock),
+			status:      200, answer: "Unblocked.",
+			data:        empty{},
+			dataExample: `{}`,
+			failures:    []int{409, 422, 502, 504},
+		},
+	}
+}
