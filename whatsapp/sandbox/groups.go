@@ -17,32 +17,32 @@ type RequestJoin struct {
 	From string `json:"from"`
 }
 
-func (RequestJoin) control() Control[RequestJoin, bool] {
-	return Control[RequestJoin, bool]{
+func (RequestJoin) control() Control[RequestJoin, Done] {
+	return Control[RequestJoin, Done]{
 		name:  "request-join",
 		check: func(q RequestJoin) error { return first(checkGroup("jid", q.JID), checkAccount("from", q.From)) },
-		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q RequestJoin) (bool, error) {
+		run: func(_ context.Context, n *wafake.Network, _ *slog.Logger, q RequestJoin) (Done, error) {
 			jid := checked(q.JID)
 			g, ok := n.Group(jid)
 			switch {
 			case !ok:
-				return false, fault.New(fault.NotFound, "the simulated network has no group %s", q.JID)
+				return Done{}, fault.New(fault.NotFound, "the simulated network has no group %s", q.JID)
 			case !g.Approval:
-				return false, fault.New(fault.Conflict, "group %s does not need approval: its admins must turn approvalMode on before anyone asks to join", q.JID)
+				return Done{}, fault.New(fault.Conflict, "group %s does not need approval: its admins must turn approvalMode on before anyone asks to join", q.JID)
 			}
 			for _, p := range g.Participants {
 				if p.Phone == q.From {
-					return false, fault.New(fault.Conflict, "%s is already a participant of group %s", q.From, q.JID)
+					return Done{}, fault.New(fault.Conflict, "%s is already a participant of group %s", q.From, q.JID)
 				}
 			}
 			if _, err := n.RequestJoinGroup(q.From, g.InviteCode); err != nil {
 				var ge *wafake.GroupError
 				if errors.As(err, &ge) {
-					return false, fault.New(fault.WhatsAppRefused, "the network refused the request to join group %s (%d %s)", q.JID, ge.Code, ge.Text)
+					return Done{}, fault.New(fault.WhatsAppRefused, "the network refused the request to join group %s (%d %s)", q.JID, ge.Code, ge.Text)
 				}
-				return false, refusal(err, q.From)
+				return Done{}, refusal(err, q.From)
 			}
-			return true, nil
+			return Done{}, nil
 		},
 	}
 }
