@@ -17,12 +17,12 @@ type route struct {
 	// path would conflict with another route's in ServeMux (GET
 	// group/invite/{code} and group/{jid}/requests match a path both):
 	// the handler then checks what path fixes (see groupInviteInfo).
-	muxPath string
-	id           string // operationId: the GraphQL field it calls
-	tag          string
-	summary      string
-	description  string
-	params       []param // in path order, then query and header ones
+	muxPath     string
+	id          string // operationId: the GraphQL field it calls
+	tag         string
+	summary     string
+	description string
+	params      []param // in path order, then query and header ones
 
 	handling // how it is served, and the request body type it decodes
 

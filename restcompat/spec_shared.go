@@ -95,7 +95,7 @@ var (
 )
 
 // allParams are the shared parameters, in the order components list them.
-var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall}
+var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall, pInviteCode, pReset}
 
 // failure is a failure answer routes share: the Failure envelope with what
 // the status means in this API (internal/fault's codes behind it).

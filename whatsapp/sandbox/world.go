@@ -176,7 +176,7 @@ func groupOf(g wafake.GroupInfo) *GroupInfo {
 		JID: g.JID.String(), Subject: g.Subject, Description: g.Description,
 		Announce: g.Announce, Locked: g.Locked, InviteCode: g.InviteCode, PictureSHA256: g.PictureSHA256,
 		Participants: make([]GroupParticipant, 0, len(g.Participants)),
-		Owner:        g.Creator, Created: g.Created, ApprovalMode: g.Approval,
+		Owner:        g.Creator, Created: g.Created.UTC().Round(0), ApprovalMode: g.Approval,
 		JoinRequests: append([]string{}, g.Requests...), MemberAddMode: "ADMINS",
 		EphemeralSeconds: int(g.Disappearing / time.Second),
 	}
