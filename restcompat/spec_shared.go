@@ -29,7 +29,7 @@ func tags() []openapi31.Tag {
 		tag("sessions", "A session is one linked WhatsApp account (a linked device). Create one, connect it, link it by scanning its QR code or entering a pairing code on the phone, and use it to send."),
 		tag("messages", "Send texts, media, locations and contact cards to users and groups, read a stored message or its media, and revoke a sent message. Sends need a CONNECTED session (409 otherwise)."),
 		tag("conversation", "What a person does in a conversation besides sending: mark messages read, show presence and typing, follow a contact's presence, react to and edit messages, reject calls. Needs a CONNECTED session."),
-		tag("groups", "Create groups, change their settings, send their invite link and demote admins."),
+		tag("groups", "Create, read and change groups: participants, admins, invite links, joining, leaving, join requests and settings."),
 		tag("account", "The linked account's profile: display picture, profile name, and logging the linked device out."),
 		tag("privacy", "Read and change the linked account's privacy settings."),
 		tag("webhooks", "Receive a session's events by HTTP POST: create webhooks, choose their events, read their delivery log, redeliver and test them. Deliveries are signed with the webhook's secret (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature)."),
