@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/testclient"
-	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // groupFull is the network's view of a group with every field issue 34
@@ -112,10 +112,6 @@ func TestGroupMembersAndSettings(t *testing.T) {
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!) { createGroup(sessionId: $s, input: {subject: "Verein", participants: ["`+a+`", "`+b+`"]}) { id } }`,
 		map[string]any{"s": sess.ID}, &created)
 	jid := created.CreateGroup.ID
-	gj, err := whatsapp.ParseJID(jid)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	t.Run("group fresh from WhatsApp", func(t *testing.T) {
 		var out struct {
@@ -309,7 +305,6 @@ func TestGroupMembersAndSettings(t *testing.T) {
 		}
 		awaitEvent(t, s, sess.ID, "GROUP_PARTICIPANTS_UPDATE", "the leave's event", participantsEvent(other.String(), "remove", me))
 	})
-	_ = gj
 }
 
 // TestNonAdminParticipantChangesFail (issue 34, must-show 2): the session's
@@ -439,5 +434,44 @@ func TestJoinRequestBetweenSessions(t *testing.T) {
 	res = s.REST(t, "GET", "/session/"+admin.ID+"/group/"+jid+"/requests", apptest.AdminToken, "")
 	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), `"data":[]`) || !strings.Contains(string(res.Body), `"nextCursor":null`) {
 		t.Errorf("GET requests: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestFullGroupRefusesAdds (issue 34): a group at WhatsApp's 1024 members
+// takes nobody more: the add fails for that participant, saying why; a
+// join by link is WHATSAPP_REFUSED naming it.
+func TestFullGroupRefusesAdds(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	n := s.Network(t)
+	const host, more = "4915550034501", "4915550034502"
+	members := []string{apptest.LinkedPhone}
+	for i := range 1022 {
+		members = append(members, fmt.Sprintf("4916%09d", i+1))
+	}
+	g, err := n.CreateGroup(host, "Voll", members...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SetRole(g, apptest.LinkedPhone, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	out := postOutcomes(t, s, "/session/"+sess.ID+"/group/"+g.String()+"/add", `["`+more+`"]`)
+	if o := out.Status[more]; o.Status != "failed" || o.Code != 500 || o.Message != "the group is full" {
+		t.Errorf("adding to a full group answered %+v", out)
+	}
+	if v := groupFullView(t, s, g.String()); len(v.Participants) != 1024 {
+		t.Errorf("the network's group has %d members", len(v.Participants))
+	}
+	// The account leaves; the host fills its place; its join is refused.
+	if err := n.LeaveGroup(apptest.LinkedPhone, g); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.UpdateGroupParticipants(host, g, "add", more); err != nil {
+		t.Fatal(err)
+	}
+	res := s.REST(t, "POST", "/session/"+sess.ID+"/group/join", apptest.AdminToken, `{"link":"`+groupFullView(t, s, g.String()).InviteCode+`"}`)
+	if res.Status != http.StatusUnprocessableEntity || !strings.Contains(res.Message(t), "the group is full") {
+		t.Errorf("joining a full group: %d %s", res.Status, res.Body)
 	}
 }
