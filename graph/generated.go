@@ -112,11 +112,17 @@ type ComplexityRoot struct {
 	}
 
 	Group struct {
+		ApprovalMode          func(childComplexity int) int
+		CreatedAt             func(childComplexity int) int
 		Description           func(childComplexity int) int
+		EphemeralSeconds      func(childComplexity int) int
 		ID                    func(childComplexity int) int
+		JoinRequestPending    func(childComplexity int) int
+		MemberAddMode         func(childComplexity int) int
 		Name                  func(childComplexity int) int
 		OnlyAdminsCanEditInfo func(childComplexity int) int
 		OnlyAdminsCanPost     func(childComplexity int) int
+		Owner                 func(childComplexity int) int
 		Participants          func(childComplexity int) int
 	}
 
@@ -130,6 +136,13 @@ type ComplexityRoot struct {
 		Jid   func(childComplexity int) int
 		Lid   func(childComplexity int) int
 		Phone func(childComplexity int) int
+	}
+
+	JoinRequest struct {
+		Jid         func(childComplexity int) int
+		Lid         func(childComplexity int) int
+		Phone       func(childComplexity int) int
+		RequestedAt func(childComplexity int) int
 	}
 
 	Message struct {
@@ -148,6 +161,8 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddGroupParticipants        func(childComplexity int, sessionID string, jid string, participants []string) int
+		ApproveGroupJoinRequests    func(childComplexity int, sessionID string, jid string, participants []string) int
 		Block                       func(childComplexity int, sessionID string, number string) int
 		ConfirmPasskey              func(childComplexity int, sessionID string) int
 		ConnectSession              func(childComplexity int, id string) int
@@ -163,11 +178,16 @@ type ComplexityRoot struct {
 		DisconnectSession           func(childComplexity int, id string) int
 		EditMessage                 func(childComplexity int, sessionID string, messageID string, text string, idempotencyKey *string) int
 		ForwardMessage              func(childComplexity int, sessionID string, messageID string, number string, idempotencyKey *string) int
+		JoinGroup                   func(childComplexity int, sessionID string, link string) int
+		LeaveGroup                  func(childComplexity int, sessionID string, jid string) int
 		Logout                      func(childComplexity int, sessionID string) int
 		MarkRead                    func(childComplexity int, sessionID string, chat string, messageIds []string) int
 		PairPhone                   func(childComplexity int, sessionID string, number string) int
+		PromoteGroupParticipants    func(childComplexity int, sessionID string, jid string, participants []string) int
 		Redeliver                   func(childComplexity int, sessionID string, deliveryID string) int
 		RejectCall                  func(childComplexity int, sessionID string, callID string, from string) int
+		RejectGroupJoinRequests     func(childComplexity int, sessionID string, jid string, participants []string) int
+		RemoveGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
 		RevokeToken                 func(childComplexity int, token string) int
 		SandboxCall                 func(childComplexity int, sessionID string, from string, video *bool) int
 		SandboxDropConnection       func(childComplexity int, sessionID string) int
@@ -180,6 +200,7 @@ type ComplexityRoot struct {
 		SandboxReachoutTimelock     func(childComplexity int, sessionID string, seconds int) int
 		SandboxReact                func(childComplexity int, sessionID string, from string, messageID string, emoji string) int
 		SandboxReceipt              func(childComplexity int, sessionID string, from string, messageID string, typeArg string) int
+		SandboxRequestJoin          func(childComplexity int, jid string, from string) int
 		SandboxRequireClientVersion func(childComplexity int, minimum string) int
 		SandboxRequirePasskey       func(childComplexity int, phone string) int
 		SandboxRevoke               func(childComplexity int, sessionID string, from string, messageID string, chat *string) int
@@ -230,12 +251,14 @@ type ComplexityRoot struct {
 
 	Participant struct {
 		Jid   func(childComplexity int) int
+		Lid   func(childComplexity int) int
 		Phone func(childComplexity int) int
 		Role  func(childComplexity int) int
 	}
 
 	ParticipantResult struct {
 		Code        func(childComplexity int) int
+		InviteLink  func(childComplexity int) int
 		Message     func(childComplexity int) int
 		Ok          func(childComplexity int) int
 		Participant func(childComplexity int) int
@@ -277,28 +300,32 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Blocklist      func(childComplexity int, sessionID string) int
-		CheckNumbers   func(childComplexity int, sessionID string, numbers []string) int
-		Deliveries     func(childComplexity int, sessionID string, webhookID string, first *int, after *string) int
-		Event          func(childComplexity int, sessionID string, id string) int
-		EventKinds     func(childComplexity int) int
-		Events         func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) int
-		Groups         func(childComplexity int, sessionID string) int
-		Identities     func(childComplexity int, sessionID string, ids []string) int
-		Message        func(childComplexity int, sessionID string, id string) int
-		Poll           func(childComplexity int, sessionID string, messageID string) int
-		Privacy        func(childComplexity int, sessionID string) int
-		ProfilePicture func(childComplexity int, sessionID string, chat string, preview *bool) int
-		SandboxAccount func(childComplexity int, phone string) int
-		SandboxGroup   func(childComplexity int, jid string) int
-		SandboxInbox   func(childComplexity int, phone string) int
-		SandboxMode    func(childComplexity int) int
-		Session        func(childComplexity int, id string) int
-		Sessions       func(childComplexity int) int
-		UserInfo       func(childComplexity int, sessionID string, number string) int
-		Viewer         func(childComplexity int) int
-		Webhook        func(childComplexity int, sessionID string, id string) int
-		Webhooks       func(childComplexity int, sessionID string, page *int, pageSize *int) int
+		Blocklist         func(childComplexity int, sessionID string) int
+		CheckNumbers      func(childComplexity int, sessionID string, numbers []string) int
+		Deliveries        func(childComplexity int, sessionID string, webhookID string, first *int, after *string) int
+		Event             func(childComplexity int, sessionID string, id string) int
+		EventKinds        func(childComplexity int) int
+		Events            func(childComplexity int, sessionID string, kinds []model.EventKind, after *string, first *int, newestFirst *bool) int
+		Group             func(childComplexity int, sessionID string, jid string) int
+		GroupInviteInfo   func(childComplexity int, sessionID string, link string) int
+		GroupInviteLink   func(childComplexity int, sessionID string, jid string, reset *bool) int
+		GroupJoinRequests func(childComplexity int, sessionID string, jid string) int
+		Groups            func(childComplexity int, sessionID string) int
+		Identities        func(childComplexity int, sessionID string, ids []string) int
+		Message           func(childComplexity int, sessionID string, id string) int
+		Poll              func(childComplexity int, sessionID string, messageID string) int
+		Privacy           func(childComplexity int, sessionID string) int
+		ProfilePicture    func(childComplexity int, sessionID string, chat string, preview *bool) int
+		SandboxAccount    func(childComplexity int, phone string) int
+		SandboxGroup      func(childComplexity int, jid string) int
+		SandboxInbox      func(childComplexity int, phone string) int
+		SandboxMode       func(childComplexity int) int
+		Session           func(childComplexity int, id string) int
+		Sessions          func(childComplexity int) int
+		UserInfo          func(childComplexity int, sessionID string, number string) int
+		Viewer            func(childComplexity int) int
+		Webhook           func(childComplexity int, sessionID string, id string) int
+		Webhooks          func(childComplexity int, sessionID string, page *int, pageSize *int) int
 	}
 
 	Reaction struct {
@@ -329,14 +356,20 @@ type ComplexityRoot struct {
 	}
 
 	SandboxGroup struct {
-		Announce      func(childComplexity int) int
-		Description   func(childComplexity int) int
-		InviteCode    func(childComplexity int) int
-		Jid           func(childComplexity int) int
-		Locked        func(childComplexity int) int
-		Participants  func(childComplexity int) int
-		PictureSha256 func(childComplexity int) int
-		Subject       func(childComplexity int) int
+		Announce         func(childComplexity int) int
+		ApprovalMode     func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		EphemeralSeconds func(childComplexity int) int
+		InviteCode       func(childComplexity int) int
+		Jid              func(childComplexity int) int
+		JoinRequests     func(childComplexity int) int
+		Locked           func(childComplexity int) int
+		MemberAddMode    func(childComplexity int) int
+		Owner            func(childComplexity int) int
+		Participants     func(childComplexity int) int
+		PictureSha256    func(childComplexity int) int
+		Subject          func(childComplexity int) int
 	}
 
 	SandboxLinkPreview struct {
@@ -542,6 +575,13 @@ type MutationResolver interface {
 	UpdateGroup(ctx context.Context, sessionID string, jid string, input model.UpdateGroupInput) (*model.Group, error)
 	SendGroupInvite(ctx context.Context, sessionID string, jid string, number string, message string, idempotencyKey *string) (*model.SendResult, error)
 	DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	AddGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	RemoveGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	PromoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	JoinGroup(ctx context.Context, sessionID string, link string) (*model.Group, error)
+	LeaveGroup(ctx context.Context, sessionID string, jid string) (bool, error)
+	ApproveGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	RejectGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
 	SandboxReachoutTimelock(ctx context.Context, sessionID string, seconds int) (bool, error)
 	Block(ctx context.Context, sessionID string, number string) (bool, error)
 	Unblock(ctx context.Context, sessionID string, number string) (bool, error)
@@ -570,6 +610,7 @@ type MutationResolver interface {
 	SandboxVote(ctx context.Context, sessionID string, from string, pollID string, options []string) (bool, error)
 	SandboxEdit(ctx context.Context, sessionID string, from string, messageID string, text string, sentAt *time.Time) (bool, error)
 	SandboxRevoke(ctx context.Context, sessionID string, from string, messageID string, chat *string) (bool, error)
+	SandboxRequestJoin(ctx context.Context, jid string, from string) (bool, error)
 	SandboxDropConnection(ctx context.Context, sessionID string) (bool, error)
 	SandboxLogoutDevice(ctx context.Context, sessionID string) (bool, error)
 	SandboxRequireClientVersion(ctx context.Context, minimum string) (bool, error)
@@ -594,6 +635,10 @@ type QueryResolver interface {
 	Event(ctx context.Context, sessionID string, id string) (*model.Event, error)
 	EventKinds(ctx context.Context) ([]*model.EventKindName, error)
 	Groups(ctx context.Context, sessionID string) ([]*model.Group, error)
+	Group(ctx context.Context, sessionID string, jid string) (*model.Group, error)
+	GroupInviteLink(ctx context.Context, sessionID string, jid string, reset *bool) (string, error)
+	GroupInviteInfo(ctx context.Context, sessionID string, link string) (*model.Group, error)
+	GroupJoinRequests(ctx context.Context, sessionID string, jid string) ([]*model.JoinRequest, error)
 	CheckNumbers(ctx context.Context, sessionID string, numbers []string) ([]*model.NumberCheck, error)
 	UserInfo(ctx context.Context, sessionID string, number string) (*model.UserInfo, error)
 	ProfilePicture(ctx context.Context, sessionID string, chat string, preview *bool) (*model.ProfilePicture, error)
@@ -880,18 +925,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventKindName.Selectable(childComplexity), true
 
+	case "Group.approvalMode":
+		if e.ComplexityRoot.Group.ApprovalMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.ApprovalMode(childComplexity), true
+	case "Group.createdAt":
+		if e.ComplexityRoot.Group.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.CreatedAt(childComplexity), true
 	case "Group.description":
 		if e.ComplexityRoot.Group.Description == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Group.Description(childComplexity), true
+	case "Group.ephemeralSeconds":
+		if e.ComplexityRoot.Group.EphemeralSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.EphemeralSeconds(childComplexity), true
 	case "Group.id":
 		if e.ComplexityRoot.Group.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Group.ID(childComplexity), true
+	case "Group.joinRequestPending":
+		if e.ComplexityRoot.Group.JoinRequestPending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.JoinRequestPending(childComplexity), true
+	case "Group.memberAddMode":
+		if e.ComplexityRoot.Group.MemberAddMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.MemberAddMode(childComplexity), true
 	case "Group.name":
 		if e.ComplexityRoot.Group.Name == nil {
 			break
@@ -910,6 +985,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.OnlyAdminsCanPost(childComplexity), true
+	case "Group.owner":
+		if e.ComplexityRoot.Group.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Owner(childComplexity), true
 	case "Group.participants":
 		if e.ComplexityRoot.Group.Participants == nil {
 			break
@@ -954,6 +1035,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Identity.Phone(childComplexity), true
+
+	case "JoinRequest.jid":
+		if e.ComplexityRoot.JoinRequest.Jid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequest.Jid(childComplexity), true
+	case "JoinRequest.lid":
+		if e.ComplexityRoot.JoinRequest.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequest.Lid(childComplexity), true
+	case "JoinRequest.phone":
+		if e.ComplexityRoot.JoinRequest.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequest.Phone(childComplexity), true
+	case "JoinRequest.requestedAt":
+		if e.ComplexityRoot.JoinRequest.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequest.RequestedAt(childComplexity), true
 
 	case "Message.caption":
 		if e.ComplexityRoot.Message.Caption == nil {
@@ -1028,6 +1134,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Message.ViewOnce(childComplexity), true
 
+	case "Mutation.addGroupParticipants":
+		if e.ComplexityRoot.Mutation.AddGroupParticipants == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addGroupParticipants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddGroupParticipants(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
+	case "Mutation.approveGroupJoinRequests":
+		if e.ComplexityRoot.Mutation.ApproveGroupJoinRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveGroupJoinRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveGroupJoinRequests(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
 	case "Mutation.block":
 		if e.ComplexityRoot.Mutation.Block == nil {
 			break
@@ -1193,6 +1321,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ForwardMessage(childComplexity, args["sessionId"].(string), args["messageId"].(string), args["number"].(string), args["idempotencyKey"].(*string)), true
+	case "Mutation.joinGroup":
+		if e.ComplexityRoot.Mutation.JoinGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinGroup(childComplexity, args["sessionId"].(string), args["link"].(string)), true
+	case "Mutation.leaveGroup":
+		if e.ComplexityRoot.Mutation.LeaveGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveGroup(childComplexity, args["sessionId"].(string), args["jid"].(string)), true
 	case "Mutation.logout":
 		if e.ComplexityRoot.Mutation.Logout == nil {
 			break
@@ -1226,6 +1376,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PairPhone(childComplexity, args["sessionId"].(string), args["number"].(string)), true
+	case "Mutation.promoteGroupParticipants":
+		if e.ComplexityRoot.Mutation.PromoteGroupParticipants == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_promoteGroupParticipants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PromoteGroupParticipants(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
 	case "Mutation.redeliver":
 		if e.ComplexityRoot.Mutation.Redeliver == nil {
 			break
@@ -1248,6 +1409,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectCall(childComplexity, args["sessionId"].(string), args["callId"].(string), args["from"].(string)), true
+	case "Mutation.rejectGroupJoinRequests":
+		if e.ComplexityRoot.Mutation.RejectGroupJoinRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectGroupJoinRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectGroupJoinRequests(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
+	case "Mutation.removeGroupParticipants":
+		if e.ComplexityRoot.Mutation.RemoveGroupParticipants == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeGroupParticipants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveGroupParticipants(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
 	case "Mutation.revokeToken":
 		if e.ComplexityRoot.Mutation.RevokeToken == nil {
 			break
@@ -1380,6 +1563,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SandboxReceipt(childComplexity, args["sessionId"].(string), args["from"].(string), args["messageId"].(string), args["type"].(string)), true
+	case "Mutation.sandboxRequestJoin":
+		if e.ComplexityRoot.Mutation.SandboxRequestJoin == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sandboxRequestJoin_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SandboxRequestJoin(childComplexity, args["jid"].(string), args["from"].(string)), true
 	case "Mutation.sandboxRequireClientVersion":
 		if e.ComplexityRoot.Mutation.SandboxRequireClientVersion == nil {
 			break
@@ -1794,6 +1988,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Participant.Jid(childComplexity), true
+	case "Participant.lid":
+		if e.ComplexityRoot.Participant.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Participant.Lid(childComplexity), true
 	case "Participant.phone":
 		if e.ComplexityRoot.Participant.Phone == nil {
 			break
@@ -1813,6 +2013,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ParticipantResult.Code(childComplexity), true
+	case "ParticipantResult.inviteLink":
+		if e.ComplexityRoot.ParticipantResult.InviteLink == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParticipantResult.InviteLink(childComplexity), true
 	case "ParticipantResult.message":
 		if e.ComplexityRoot.ParticipantResult.Message == nil {
 			break
@@ -2018,6 +2224,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["sessionId"].(string), args["kinds"].([]model.EventKind), args["after"].(*string), args["first"].(*int), args["newestFirst"].(*bool)), true
+	case "Query.group":
+		if e.ComplexityRoot.Query.Group == nil {
+			break
+		}
+
+		args, err := ec.field_Query_group_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Group(childComplexity, args["sessionId"].(string), args["jid"].(string)), true
+	case "Query.groupInviteInfo":
+		if e.ComplexityRoot.Query.GroupInviteInfo == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupInviteInfo_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupInviteInfo(childComplexity, args["sessionId"].(string), args["link"].(string)), true
+	case "Query.groupInviteLink":
+		if e.ComplexityRoot.Query.GroupInviteLink == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupInviteLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupInviteLink(childComplexity, args["sessionId"].(string), args["jid"].(string), args["reset"].(*bool)), true
+	case "Query.groupJoinRequests":
+		if e.ComplexityRoot.Query.GroupJoinRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupJoinRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupJoinRequests(childComplexity, args["sessionId"].(string), args["jid"].(string)), true
 	case "Query.groups":
 		if e.ComplexityRoot.Query.Groups == nil {
 			break
@@ -2298,12 +2548,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxGroup.Announce(childComplexity), true
+	case "SandboxGroup.approvalMode":
+		if e.ComplexityRoot.SandboxGroup.ApprovalMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.ApprovalMode(childComplexity), true
+	case "SandboxGroup.createdAt":
+		if e.ComplexityRoot.SandboxGroup.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.CreatedAt(childComplexity), true
 	case "SandboxGroup.description":
 		if e.ComplexityRoot.SandboxGroup.Description == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SandboxGroup.Description(childComplexity), true
+	case "SandboxGroup.ephemeralSeconds":
+		if e.ComplexityRoot.SandboxGroup.EphemeralSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.EphemeralSeconds(childComplexity), true
 	case "SandboxGroup.inviteCode":
 		if e.ComplexityRoot.SandboxGroup.InviteCode == nil {
 			break
@@ -2316,12 +2584,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SandboxGroup.Jid(childComplexity), true
+	case "SandboxGroup.joinRequests":
+		if e.ComplexityRoot.SandboxGroup.JoinRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.JoinRequests(childComplexity), true
 	case "SandboxGroup.locked":
 		if e.ComplexityRoot.SandboxGroup.Locked == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SandboxGroup.Locked(childComplexity), true
+	case "SandboxGroup.memberAddMode":
+		if e.ComplexityRoot.SandboxGroup.MemberAddMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.MemberAddMode(childComplexity), true
+	case "SandboxGroup.owner":
+		if e.ComplexityRoot.SandboxGroup.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SandboxGroup.Owner(childComplexity), true
 	case "SandboxGroup.participants":
 		if e.ComplexityRoot.SandboxGroup.Participants == nil {
 			break
@@ -3381,6 +3667,18 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_onlyAdminsCanPost(ctx, field)
 	case "onlyAdminsCanEditInfo":
 		return ec.fieldContext_Group_onlyAdminsCanEditInfo(ctx, field)
+	case "owner":
+		return ec.fieldContext_Group_owner(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Group_createdAt(ctx, field)
+	case "approvalMode":
+		return ec.fieldContext_Group_approvalMode(ctx, field)
+	case "memberAddMode":
+		return ec.fieldContext_Group_memberAddMode(ctx, field)
+	case "ephemeralSeconds":
+		return ec.fieldContext_Group_ephemeralSeconds(ctx, field)
+	case "joinRequestPending":
+		return ec.fieldContext_Group_joinRequestPending(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
@@ -3407,6 +3705,20 @@ func (ec *executionContext) childFields_Identity(ctx context.Context, field grap
 		return ec.fieldContext_Identity_lid(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Identity", field.Name)
+}
+
+func (ec *executionContext) childFields_JoinRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "jid":
+		return ec.fieldContext_JoinRequest_jid(ctx, field)
+	case "phone":
+		return ec.fieldContext_JoinRequest_phone(ctx, field)
+	case "lid":
+		return ec.fieldContext_JoinRequest_lid(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_JoinRequest_requestedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JoinRequest", field.Name)
 }
 
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3471,6 +3783,8 @@ func (ec *executionContext) childFields_Participant(ctx context.Context, field g
 		return ec.fieldContext_Participant_jid(ctx, field)
 	case "phone":
 		return ec.fieldContext_Participant_phone(ctx, field)
+	case "lid":
+		return ec.fieldContext_Participant_lid(ctx, field)
 	case "role":
 		return ec.fieldContext_Participant_role(ctx, field)
 	}
@@ -3487,6 +3801,8 @@ func (ec *executionContext) childFields_ParticipantResult(ctx context.Context, f
 		return ec.fieldContext_ParticipantResult_code(ctx, field)
 	case "message":
 		return ec.fieldContext_ParticipantResult_message(ctx, field)
+	case "inviteLink":
+		return ec.fieldContext_ParticipantResult_inviteLink(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ParticipantResult", field.Name)
 }
@@ -3633,6 +3949,18 @@ func (ec *executionContext) childFields_SandboxGroup(ctx context.Context, field 
 		return ec.fieldContext_SandboxGroup_pictureSha256(ctx, field)
 	case "participants":
 		return ec.fieldContext_SandboxGroup_participants(ctx, field)
+	case "owner":
+		return ec.fieldContext_SandboxGroup_owner(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SandboxGroup_createdAt(ctx, field)
+	case "approvalMode":
+		return ec.fieldContext_SandboxGroup_approvalMode(ctx, field)
+	case "joinRequests":
+		return ec.fieldContext_SandboxGroup_joinRequests(ctx, field)
+	case "memberAddMode":
+		return ec.fieldContext_SandboxGroup_memberAddMode(ctx, field)
+	case "ephemeralSeconds":
+		return ec.fieldContext_SandboxGroup_ephemeralSeconds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SandboxGroup", field.Name)
 }
@@ -4091,6 +4419,66 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addGroupParticipants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveGroupJoinRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_block_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4413,6 +4801,50 @@ func (ec *executionContext) field_Mutation_forwardMessage_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_joinGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "link",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["link"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_logout_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4479,6 +4911,36 @@ func (ec *executionContext) field_Mutation_pairPhone_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_promoteGroupParticipants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_redeliver_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4528,6 +4990,66 @@ func (ec *executionContext) field_Mutation_rejectCall_args(ctx context.Context, 
 		return nil, err
 	}
 	args["from"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectGroupJoinRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeGroupParticipants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg2
 	return args, nil
 }
 
@@ -4848,6 +5370,28 @@ func (ec *executionContext) field_Mutation_sandboxReceipt_args(ctx context.Conte
 		return nil, err
 	}
 	args["type"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sandboxRequestJoin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
 	return args, nil
 }
 
@@ -5882,6 +6426,102 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["newestFirst"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupInviteInfo_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "link",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["link"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupInviteLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reset",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reset"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupJoinRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_group_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "jid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jid"] = arg1
 	return args, nil
 }
 
@@ -7354,6 +7994,144 @@ func (ec *executionContext) fieldContext_Group_onlyAdminsCanEditInfo(_ context.C
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Group_owner(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Group_approvalMode(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_approvalMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_approvalMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Group_memberAddMode(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_memberAddMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberAddMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MemberAddMode) graphql.Marshaler {
+			return ec.marshalNMemberAddMode2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_memberAddMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type MemberAddMode does not have child fields"))
+}
+
+func (ec *executionContext) _Group_ephemeralSeconds(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_ephemeralSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EphemeralSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_ephemeralSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Group_joinRequestPending(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_joinRequestPending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinRequestPending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_joinRequestPending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Header_name(ctx context.Context, field graphql.CollectedField, obj *model.Header) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7490,6 +8268,98 @@ func (ec *executionContext) _Identity_lid(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Identity_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Identity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JoinRequest_jid(ctx context.Context, field graphql.CollectedField, obj *model.JoinRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinRequest_jid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinRequest_jid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JoinRequest_phone(ctx context.Context, field graphql.CollectedField, obj *model.JoinRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinRequest_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JoinRequest_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JoinRequest_lid(ctx context.Context, field graphql.CollectedField, obj *model.JoinRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinRequest_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JoinRequest_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _JoinRequest_requestedAt(ctx context.Context, field graphql.CollectedField, obj *model.JoinRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinRequest_requestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinRequest_requestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinRequest", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Message_id(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
@@ -8745,6 +9615,314 @@ func (ec *executionContext) fieldContext_Mutation_demoteGroupParticipants(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addGroupParticipants(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addGroupParticipants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddGroupParticipants(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParticipantResult) graphql.Marshaler {
+			return ec.marshalNParticipantResult2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐParticipantResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addGroupParticipants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParticipantResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addGroupParticipants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeGroupParticipants(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeGroupParticipants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveGroupParticipants(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParticipantResult) graphql.Marshaler {
+			return ec.marshalNParticipantResult2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐParticipantResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeGroupParticipants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParticipantResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeGroupParticipants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_promoteGroupParticipants(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_promoteGroupParticipants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PromoteGroupParticipants(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParticipantResult) graphql.Marshaler {
+			return ec.marshalNParticipantResult2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐParticipantResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_promoteGroupParticipants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParticipantResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_promoteGroupParticipants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_joinGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinGroup(ctx, fc.Args["sessionId"].(string), fc.Args["link"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveGroup(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveGroupJoinRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveGroupJoinRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveGroupJoinRequests(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParticipantResult) graphql.Marshaler {
+			return ec.marshalNParticipantResult2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐParticipantResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveGroupJoinRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParticipantResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveGroupJoinRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectGroupJoinRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectGroupJoinRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectGroupJoinRequests(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParticipantResult) graphql.Marshaler {
+			return ec.marshalNParticipantResult2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐParticipantResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectGroupJoinRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParticipantResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectGroupJoinRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sandboxReachoutTimelock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9977,6 +11155,50 @@ func (ec *executionContext) fieldContext_Mutation_sandboxRevoke(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_sandboxRequestJoin(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sandboxRequestJoin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SandboxRequestJoin(ctx, fc.Args["jid"].(string), fc.Args["from"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sandboxRequestJoin(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sandboxRequestJoin_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_sandboxDropConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10844,6 +12066,29 @@ func (ec *executionContext) fieldContext_Participant_phone(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Participant", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Participant_lid(ctx context.Context, field graphql.CollectedField, obj *model.Participant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Participant_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Participant_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Participant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Participant_role(ctx context.Context, field graphql.CollectedField, obj *model.Participant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10956,6 +12201,29 @@ func (ec *executionContext) _ParticipantResult_message(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ParticipantResult_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParticipantResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParticipantResult_inviteLink(ctx context.Context, field graphql.CollectedField, obj *model.ParticipantResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParticipantResult_inviteLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InviteLink, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ParticipantResult_inviteLink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ParticipantResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -11715,6 +12983,182 @@ func (ec *executionContext) fieldContext_Query_groups(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_groups_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_group(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Group(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalOGroup2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_group(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_group_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupInviteLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupInviteLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupInviteLink(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string), fc.Args["reset"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupInviteLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupInviteLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupInviteInfo(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupInviteInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupInviteInfo(ctx, fc.Args["sessionId"].(string), fc.Args["link"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupInviteInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupInviteInfo_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupJoinRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupJoinRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupJoinRequests(ctx, fc.Args["sessionId"].(string), fc.Args["jid"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.JoinRequest) graphql.Marshaler {
+			return ec.marshalNJoinRequest2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJoinRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupJoinRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JoinRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupJoinRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13056,6 +14500,144 @@ func (ec *executionContext) fieldContext_SandboxGroup_participants(_ context.Con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SandboxGroup_owner(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxGroup_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxGroup_approvalMode(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_approvalMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_approvalMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxGroup_joinRequests(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_joinRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_joinRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxGroup_memberAddMode(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_memberAddMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberAddMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_memberAddMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SandboxGroup_ephemeralSeconds(ctx context.Context, field graphql.CollectedField, obj *model.SandboxGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SandboxGroup_ephemeralSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EphemeralSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SandboxGroup_ephemeralSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SandboxGroup", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SandboxLinkPreview_url(ctx context.Context, field graphql.CollectedField, obj *model.SandboxLinkPreview) (ret graphql.Marshaler) {
@@ -17866,7 +19448,7 @@ func (ec *executionContext) unmarshalInputUpdateGroupInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subject", "description", "onlyAdminsCanPost", "onlyAdminsCanEditInfo"}
+	fieldsInOrder := [...]string{"subject", "description", "onlyAdminsCanPost", "onlyAdminsCanEditInfo", "approvalMode", "memberAddMode", "ephemeralSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17901,6 +19483,27 @@ func (ec *executionContext) unmarshalInputUpdateGroupInput(ctx context.Context, 
 				return it, err
 			}
 			it.OnlyAdminsCanEditInfo = data
+		case "approvalMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("approvalMode"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ApprovalMode = data
+		case "memberAddMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memberAddMode"))
+			data, err := ec.unmarshalOMemberAddMode2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemberAddMode = data
+		case "ephemeralSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ephemeralSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EphemeralSeconds = data
 		}
 	}
 	return it, nil
@@ -18567,6 +20170,36 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "owner":
+			out.Values[i] = ec._Group_owner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Group_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "approvalMode":
+			out.Values[i] = ec._Group_approvalMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memberAddMode":
+			out.Values[i] = ec._Group_memberAddMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ephemeralSeconds":
+			out.Values[i] = ec._Group_ephemeralSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinRequestPending":
+			out.Values[i] = ec._Group_joinRequestPending(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18661,6 +20294,59 @@ func (ec *executionContext) _Identity(ctx context.Context, sel ast.SelectionSet,
 		case "lid":
 			out.Values[i] = ec._Identity_lid(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var joinRequestImplementors = []string{"JoinRequest"}
+
+func (ec *executionContext) _JoinRequest(ctx context.Context, sel ast.SelectionSet, obj *model.JoinRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, joinRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JoinRequest")
+		case "jid":
+			out.Values[i] = ec._JoinRequest_jid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._JoinRequest_phone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lid":
+			out.Values[i] = ec._JoinRequest_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "requestedAt":
+			out.Values[i] = ec._JoinRequest_requestedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -18951,6 +20637,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addGroupParticipants":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addGroupParticipants(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeGroupParticipants":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeGroupParticipants(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "promoteGroupParticipants":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_promoteGroupParticipants(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveGroupJoinRequests":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveGroupJoinRequests(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectGroupJoinRequests":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectGroupJoinRequests(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "sandboxReachoutTimelock":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxReachoutTimelock(ctx, field)
@@ -19143,6 +20878,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "sandboxRevoke":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_sandboxRevoke(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sandboxRequestJoin":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sandboxRequestJoin(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -19396,6 +21138,11 @@ func (ec *executionContext) _Participant(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "lid":
+			out.Values[i] = ec._Participant_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "role":
 			out.Values[i] = ec._Participant_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19451,6 +21198,11 @@ func (ec *executionContext) _ParticipantResult(ctx context.Context, sel ast.Sele
 			}
 		case "message":
 			out.Values[i] = ec._ParticipantResult_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inviteLink":
+			out.Values[i] = ec._ParticipantResult_inviteLink(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -19902,6 +21654,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_groups(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "group":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_group(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupInviteLink":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupInviteLink(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupInviteInfo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupInviteInfo(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupJoinRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupJoinRequests(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -20517,6 +22357,36 @@ func (ec *executionContext) _SandboxGroup(ctx context.Context, sel ast.Selection
 			}
 		case "participants":
 			out.Values[i] = ec._SandboxGroup_participants(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._SandboxGroup_owner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._SandboxGroup_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvalMode":
+			out.Values[i] = ec._SandboxGroup_approvalMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinRequests":
+			out.Values[i] = ec._SandboxGroup_joinRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memberAddMode":
+			out.Values[i] = ec._SandboxGroup_memberAddMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ephemeralSeconds":
+			out.Values[i] = ec._SandboxGroup_ephemeralSeconds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22639,6 +24509,42 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋwagraphᚋwagraphᚋgrap
 	return v
 }
 
+func (ec *executionContext) marshalNJoinRequest2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJoinRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.JoinRequest) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJoinRequest2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJoinRequest(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJoinRequest2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐJoinRequest(ctx context.Context, sel ast.SelectionSet, v *model.JoinRequest) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JoinRequest(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMemberAddMode2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx context.Context, v any) (model.MemberAddMode, error) {
+	var res model.MemberAddMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMemberAddMode2githubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx context.Context, sel ast.SelectionSet, v model.MemberAddMode) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNNumberCheck2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐNumberCheckᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NumberCheck) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -23432,6 +25338,13 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalOGroup2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐGroup(ctx context.Context, sel ast.SelectionSet, v *model.Group) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Group(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOHeaderInput2ᚕᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐHeaderInputᚄ(ctx context.Context, v any) ([]*model.HeaderInput, error) {
 	if v == nil {
 		return nil, nil
@@ -23560,6 +25473,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOMemberAddMode2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx context.Context, v any) (*model.MemberAddMode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.MemberAddMode)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMemberAddMode2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMemberAddMode(ctx context.Context, sel ast.SelectionSet, v *model.MemberAddMode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋwagraphᚋwagraphᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {

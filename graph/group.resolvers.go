@@ -7,10 +7,10 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/account"
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/whatsapp"
 )
@@ -30,12 +30,25 @@ func (r *mutationResolver) UpdateGroup(ctx context.Context, sessionID string, ji
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	g, err := r.Account.UpdateGroup(ctx, sessionID, jid, whatsapp.GroupUpdate{
+	u := whatsapp.GroupUpdate{
 		Name: input.Subject, Description: input.Description,
 		OnlyAdminsCanPost: input.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: input.OnlyAdminsCanEditInfo,
-	})
+		ApprovalMode: input.ApprovalMode,
+	}
+	if m := input.MemberAddMode; m != nil {
+		mode := string(*m)
+		u.MemberAddMode = &mode
+	}
+	if e := input.EphemeralSeconds; e != nil {
+		if *e < 0 {
+			return nil, inArgument("input", fault.InvalidField("ephemeralSeconds", "ephemeralSeconds must not be negative (got %d)", *e))
+		}
+		secs := uint32(*e)
+		u.EphemeralSeconds = &secs
+	}
+	g, err := r.Account.UpdateGroup(ctx, sessionID, jid, u)
 	if err != nil {
-		return nil, underInput(err, "subject", "description")
+		return nil, underInput(err, "subject", "description", "memberAddMode", "ephemeralSeconds")
 	}
 	return toGroup(g), nil
 }
@@ -52,26 +65,48 @@ func (r *mutationResolver) SendGroupInvite(ctx context.Context, sessionID string
 }
 
 func (r *mutationResolver) DemoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.ParticipantsDemote, participants)
+}
+
+func (r *mutationResolver) AddGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.ParticipantsAdd, participants)
+}
+
+func (r *mutationResolver) RemoveGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.ParticipantsRemove, participants)
+}
+
+func (r *mutationResolver) PromoteGroupParticipants(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.ParticipantsPromote, participants)
+}
+
+func (r *mutationResolver) JoinGroup(ctx context.Context, sessionID string, link string) (*model.Group, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	outcomes, err := r.Account.DemoteParticipants(ctx, sessionID, jid, participants)
+	g, err := r.Account.JoinGroup(ctx, sessionID, link)
 	if err != nil {
 		return nil, err
 	}
-	if len(outcomes) != len(participants) {
-		return nil, fmt.Errorf("demote: %d outcomes for %d participants", len(outcomes), len(participants))
+	return toGroup(g), nil
+}
+
+func (r *mutationResolver) LeaveGroup(ctx context.Context, sessionID string, jid string) (bool, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return false, err
 	}
-	out := make([]*model.ParticipantResult, len(participants))
-	for i, o := range outcomes {
-		res := &model.ParticipantResult{Participant: participants[i], Ok: o.OK}
-		if !o.OK {
-			code, msg := o.Code, o.Message
-			res.Code, res.Message = &code, &msg
-		}
-		out[i] = res
+	if err := r.Account.LeaveGroup(ctx, sessionID, jid); err != nil {
+		return false, err
 	}
-	return out, nil
+	return true, nil
+}
+
+func (r *mutationResolver) ApproveGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.RequestsApprove, participants)
+}
+
+func (r *mutationResolver) RejectGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error) {
+	return r.changeParticipants(ctx, sessionID, jid, whatsapp.RequestsReject, participants)
 }
 
 func (r *queryResolver) Groups(ctx context.Context, sessionID string) ([]*model.Group, error) {
@@ -85,6 +120,50 @@ func (r *queryResolver) Groups(ctx context.Context, sessionID string) ([]*model.
 	out := make([]*model.Group, len(gs))
 	for i, g := range gs {
 		out[i] = toGroup(g)
+	}
+	return out, nil
+}
+
+func (r *queryResolver) Group(ctx context.Context, sessionID string, jid string) (*model.Group, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	g, err := r.Account.Group(ctx, sessionID, jid)
+	if err != nil {
+		return nil, err
+	}
+	return toGroup(g), nil
+}
+
+func (r *queryResolver) GroupInviteLink(ctx context.Context, sessionID string, jid string, reset *bool) (string, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return "", err
+	}
+	return r.Account.InviteLink(ctx, sessionID, jid, reset != nil && *reset)
+}
+
+func (r *queryResolver) GroupInviteInfo(ctx context.Context, sessionID string, link string) (*model.Group, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	g, err := r.Account.InviteInfo(ctx, sessionID, link)
+	if err != nil {
+		return nil, err
+	}
+	return toGroup(g), nil
+}
+
+func (r *queryResolver) GroupJoinRequests(ctx context.Context, sessionID string, jid string) ([]*model.JoinRequest, error) {
+	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	reqs, err := r.Account.JoinRequests(ctx, sessionID, jid)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.JoinRequest, len(reqs))
+	for i, q := range reqs {
+		out[i] = &model.JoinRequest{Jid: q.JID.String(), Phone: optional(q.Phone), Lid: optionalJID(q.LID), RequestedAt: q.RequestedAt}
 	}
 	return out, nil
 }

@@ -220,6 +220,8 @@ func toSandboxGroup(g *sandbox.GroupInfo) *model.SandboxGroup {
 	for i, p := range g.Participants {
 		out.Participants[i] = &model.SandboxParticipant{Phone: p.Phone, Role: p.Role}
 	}
+	out.Owner, out.CreatedAt, out.ApprovalMode = g.Owner, g.Created, g.ApprovalMode
+	out.JoinRequests, out.MemberAddMode, out.EphemeralSeconds = append([]string{}, g.JoinRequests...), g.MemberAddMode, g.EphemeralSeconds
 	return out
 }
 

@@ -132,6 +132,18 @@ func (r *mutationResolver) SandboxRevoke(ctx context.Context, sessionID string, 
 	}))
 }
 
+func (r *mutationResolver) SandboxRequestJoin(ctx context.Context, jid string, from string) (bool, error) {
+	sb, err := r.sandboxOn(ctx)
+	if err != nil {
+		return false, err
+	}
+	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	if err != nil {
+		return false, err
+	}
+	return sandboxDone(sandbox.Do(ctx, sb, sandbox.RequestJoin{JID: gj.String(), From: from}))
+}
+
 func (r *mutationResolver) SandboxDropConnection(ctx context.Context, sessionID string) (bool, error) {
 	return sandboxDevice(ctx, r.Resolver, sessionID, func(device string) sandbox.DropConnection {
 		return sandbox.DropConnection{Device: device}

@@ -31,7 +31,7 @@ func TestRouteBodyLimits(t *testing.T) {
 	const maxBody = 64 << 20
 	want := map[string]int64{
 		"sendText": 1 << 20, "editMessage": 1 << 20,
-		"markRead": 512 << 10, "createGroup": 512 << 10, "demoteGroupParticipants": 512 << 10, "createWebhook": 512 << 10, "updateWebhook": 512 << 10,
+		"markRead": 512 << 10, "createGroup": 512 << 10, "demoteGroupParticipants": 512 << 10, "addGroupParticipants": 512 << 10, "removeGroupParticipants": 512 << 10, "promoteGroupParticipants": 512 << 10, "approveGroupJoinRequests": 512 << 10, "rejectGroupJoinRequests": 512 << 10, "createWebhook": 512 << 10, "updateWebhook": 512 << 10,
 		"sendImage": maxBody, "sendVideo": maxBody, "sendDocument": maxBody, "sendAudio": maxBody, "sendSticker": maxBody, "updateDisplayPicture": maxBody,
 	}
 	h := New(Deps{Resolvers: &graph.Resolver{}, MaxBody: maxBody}, slog.New(slog.DiscardHandler))
@@ -293,13 +293,18 @@ func TestLargestBodiesFit(t *testing.T) {
 			`,"delay":86400,"linkPreview":false,` + key + `}`,
 		"editMessage": `{"text":` + emoji(num(s+"EditMessageRequest/properties/text/maxLength")) + `}`,
 		// An id of 128 bytes is at most 32 emoji.
-		"markRead":                `{"messageIds":` + items(num(s+"MarkReadRequest/properties/messageIds/maxItems"), emoji(num(s+"MessageID/maxLength")/4)) + `}`,
-		"createGroup":             `{` + group + `,"participants":` + recipients(num(s+"CreateGroupRequest/properties/participants/maxItems")) + `}`,
-		"updateGroup":             `{` + group + `,"onlyAdminsCanPost":true,"onlyAdminsCanEditInfo":true}`,
-		"demoteGroupParticipants": recipients(num(s + "DemoteRequest/maxItems")),
-		"sendGroupInvite":         `{"number":` + recipient + `,"message":` + emoji(num(s+"SendGroupInviteRequest/properties/message/maxLength")) + `}`,
-		"createWebhook":           webhook,
-		"updateWebhook":           webhook,
+		"markRead":                 `{"messageIds":` + items(num(s+"MarkReadRequest/properties/messageIds/maxItems"), emoji(num(s+"MessageID/maxLength")/4)) + `}`,
+		"createGroup":              `{` + group + `,"participants":` + recipients(num(s+"CreateGroupRequest/properties/participants/maxItems")) + `}`,
+		"updateGroup":              `{` + group + `,"onlyAdminsCanPost":true,"onlyAdminsCanEditInfo":true}`,
+		"demoteGroupParticipants":  recipients(num(s + "DemoteRequest/maxItems")),
+		"addGroupParticipants":     recipients(num(s + "ParticipantsRequest/maxItems")),
+		"removeGroupParticipants":  recipients(num(s + "ParticipantsRequest/maxItems")),
+		"promoteGroupParticipants": recipients(num(s + "ParticipantsRequest/maxItems")),
+		"approveGroupJoinRequests": recipients(num(s + "ParticipantsRequest/maxItems")),
+		"rejectGroupJoinRequests":  recipients(num(s + "ParticipantsRequest/maxItems")),
+		"sendGroupInvite":          `{"number":` + recipient + `,"message":` + emoji(num(s+"SendGroupInviteRequest/properties/message/maxLength")) + `}`,
+		"createWebhook":            webhook,
+		"updateWebhook":            webhook,
 		"sendPoll": `{"number":` + recipient + `,"question":` + emoji(num(s+"SendPollRequest/properties/question/maxLength")) +
 			`,"options":` + items(num(s+"SendPollRequest/properties/options/maxItems"), emoji(num(s+"PollChoice/maxLength"))) +
 			`,"selectableCount":12,"delay":86400,` + key + `}`,

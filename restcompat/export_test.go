@@ -17,8 +17,8 @@ func CheckAnswer(method, path string, body []byte) error {
 	mux := http.NewServeMux()
 	byPattern := map[string]route{}
 	for _, rt := range routes() {
-		mux.HandleFunc(rt.pattern(), func(http.ResponseWriter, *http.Request) {})
-		byPattern[rt.pattern()] = rt
+		mux.HandleFunc(rt.muxPattern(), func(http.ResponseWriter, *http.Request) {})
+		byPattern[rt.muxPattern()] = rt
 	}
 	_, pattern := mux.Handler(httptest.NewRequest(method, path, nil))
 	rt, ok := byPattern[pattern]

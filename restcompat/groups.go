@@ -19,6 +19,9 @@ type updateGroupRequest struct {
 	Description           *string  `json:"description,omitempty" description:"At most 2048 characters." maxLength:"2048"`
 	OnlyAdminsCanPost     *bool    `json:"onlyAdminsCanPost,omitempty" description:"Only admins may send messages to the group."`
 	OnlyAdminsCanEditInfo *bool    `json:"onlyAdminsCanEditInfo,omitempty" description:"Only admins may change the group's subject, description and picture."`
+	ApprovalMode          *bool    `json:"approvalMode,omitempty" description:"Admins approve who joins by link."`
+	MemberAddMode         *string  `json:"memberAddMode,omitempty" description:"Who may add members." enum:"ADMINS,ALL"`
+	EphemeralSeconds      *int     `json:"ephemeralSeconds,omitempty" description:"The disappearing timer: 0 (off), 86400, 604800 or 7776000." enum:"0,86400,604800,7776000"`
 	_                     struct{} `description:"Only the given fields change."`
 }
 
@@ -53,8 +56,14 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, in createG
 }
 
 func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request, in updateGroupRequest) {
-	if _, err := h.m.UpdateGroup(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), model.UpdateGroupInput{
-		Subject: in.Subject, Description: in.Description, OnlyAdminsCanPost: in.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: in.OnlyAdminsCanEditInfo}); err != nil {
+	u := model.UpdateGroupInput{
+		Subject: in.Subject, Description: in.Description, OnlyAdminsCanPost: in.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: in.OnlyAdminsCanEditInfo,
+		ApprovalMode: in.ApprovalMode, EphemeralSeconds: in.EphemeralSeconds}
+	if in.MemberAddMode != nil {
+		m := model.MemberAddMode(*in.MemberAddMode)
+		u.MemberAddMode = &m
+	}
+	if _, err := h.m.UpdateGroup(r.Context(), r.PathValue("sessionId"), r.PathValue("jid"), u); err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
@@ -75,6 +84,9 @@ type participantOutcomeJSON struct {
 	Status  string `json:"status" required:"true" enum:"success,failed"`
 	Code    *int   `json:"code,omitempty" description:"HTTP-like code of a failure (404: not a participant)."`
 	Message string `json:"message,omitempty" description:"Why it failed."`
+	// InviteLink is offered when the person's privacy settings refused an
+	// add.
+	InviteLink *string `json:"inviteLink,omitempty" description:"When the person's privacy settings refused an add: the group's invite link, to send them instead."`
 }
 
 // demoteOutcomeJSON is the seed's demote answer, without an envelope.
@@ -91,11 +103,17 @@ func (h *Handler) demoteGroup(w http.ResponseWriter, r *http.Request, numbers de
 		writeError(w, r, h.log, err)
 		return
 	}
+	writeOutcomes(w, res)
+}
+
+// writeOutcomes answers a per-participant change: 200 even when some
+// failed, keyed by each number exactly as it was sent, without an envelope.
+func writeOutcomes(w http.ResponseWriter, res []*model.ParticipantResult) {
 	out := make(map[string]participantOutcomeJSON, len(res))
 	for _, p := range res {
 		pj := participantOutcomeJSON{Status: "success"}
 		if !p.Ok {
-			pj = participantOutcomeJSON{Status: "failed", Code: p.Code}
+			pj = participantOutcomeJSON{Status: "failed", Code: p.Code, InviteLink: p.InviteLink}
 			if p.Message != nil {
 				pj.Message = *p.Message
 			}

@@ -10,7 +10,9 @@ import (
 
 // bareSuccess names the seed operations whose success is not the
 // {status, data} envelope (rest.md): their shape is frozen.
-var bareSuccess = map[string]bool{"logout": true, "privacy": true, "demoteGroupParticipants": true}
+var bareSuccess = map[string]bool{"logout": true, "privacy": true, "demoteGroupParticipants": true,
+	"addGroupParticipants": true, "removeGroupParticipants": true, "promoteGroupParticipants": true,
+	"approveGroupJoinRequests": true, "rejectGroupJoinRequests": true}
 
 // TestOpenAPIDocumented: every operation says what it does and shows an
 // example of its request and of its answer, and every success envelope

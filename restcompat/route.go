@@ -13,11 +13,16 @@ import (
 // undescribed, and a body described is the body decoded.
 type route struct {
 	method, path string // path relative to Prefix, with its {parameters}
-	id           string // operationId: the GraphQL field it calls
-	tag          string
-	summary      string
-	description  string
-	params       []param // in path order, then query and header ones
+	// muxPath, when set, is the path the mux serves the route at, where
+	// path would conflict with another route's in ServeMux (GET
+	// group/invite/{code} and group/{jid}/requests match a path both):
+	// the handler then checks what path fixes (see groupInviteInfo).
+	muxPath     string
+	id          string // operationId: the GraphQL field it calls
+	tag         string
+	summary     string
+	description string
+	params      []param // in path order, then query and header ones
 
 	handling // how it is served, and the request body type it decodes
 
@@ -116,10 +121,18 @@ func (rt route) bodyLimit(maxBody int64) int64 {
 // pattern is the route's ServeMux pattern, relative to Prefix.
 func (rt route) pattern() string { return rt.method + " " + rt.path }
 
+// muxPattern is what the mux serves the route at: pattern, or muxPath's.
+func (rt route) muxPattern() string {
+	if rt.muxPath != "" {
+		return rt.method + " " + rt.muxPath
+	}
+	return rt.pattern()
+}
+
 // routes is the table, by area.
 func routes() []route {
 	var all []route
-	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(),
+	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(), groupMemberRoutes(),
 		accountRoutes(), privacyRoutes(), lookupRoutes(), webhookRoutes(), limitsRoutes()} {
 		all = append(all, area...)
 	}

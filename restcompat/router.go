@@ -53,7 +53,7 @@ func New(d Deps, log *slog.Logger) *Handler {
 	for _, rt := range routes() {
 		serve := rt.serve
 		// The route's body limit comes before anything reads its body.
-		h.mux.Handle(rt.pattern(), middleware.LimitBody(rt.bodyLimit(d.MaxBody), h.Refuse,
+		h.mux.Handle(rt.muxPattern(), middleware.LimitBody(rt.bodyLimit(d.MaxBody), h.Refuse,
 			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(h, w, r) })))
 		h.patterns = append(h.patterns, rt.pattern())
 	}

@@ -23,7 +23,7 @@ import (
 // The group kinds (events.md).
 const (
 	KindGroupsUpsert      = "groups.upsert"             // {id, subject, topic, owner, created, announce, locked, approvalRequired, ephemeralSeconds, participants, reason, author}
-	KindGroupsUpdate      = "groups.update"             // {id, author?, subject?, topic?, announce?, locked?, ephemeralSeconds?, inviteLink?, approvalRequired?, deleted?, picture?, timestamp}
+	KindGroupsUpdate      = "groups.update"             // {id, author?, subject?, topic?, announce?, locked?, ephemeralSeconds?, inviteLink?, approvalRequired?, memberAddMode?, deleted?, picture?, timestamp}
 	KindGroupParticipants = "group-participants.update" // {id, action: add|remove|promote|demote, participants: [{jid, phone, lid}], author?, reason?, timestamp}
 	KindGroupJoinRequest  = "group.join-request"        // {id, action: requested|created|revoked|rejected, participant, participantPhone, participantLid, author?, method?, timestamp}
 )
@@ -221,6 +221,14 @@ func (r *clientRun) groupUpdate(ctx context.Context, evt *events.GroupInfo, auth
 			u.ApprovalRequired = ptr(g.IsJoinApprovalRequired)
 		}
 		set()
+	}
+	for _, n := range evt.UnknownChanges {
+		// whatsmeow does not parse a change of who may add members.
+		if n.Tag == "member_add_mode" {
+			mode, _ := n.Content.([]byte)
+			u.MemberAddMode = payload.Text(memberAddMode(types.GroupMemberAddMode(mode)))
+			set()
+		}
 	}
 	if evt.Delete != nil {
 		u.Deleted, u.DeleteReason = ptr(evt.Delete.Deleted), payload.Text(evt.Delete.DeleteReason)

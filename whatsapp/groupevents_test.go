@@ -27,7 +27,7 @@ func (e *env) who(phone string) map[string]any {
 func groupUpdate(id, author string, set map[string]any) map[string]any {
 	d := map[string]any{
 		"id": id, "author": phoneJID(author).String(), "authorPhone": author, "subject": nil, "topic": nil,
-		"announce": nil, "locked": nil, "ephemeralSeconds": nil, "inviteLink": nil, "approvalRequired": nil,
+		"announce": nil, "locked": nil, "ephemeralSeconds": nil, "inviteLink": nil, "approvalRequired": nil, "memberAddMode": nil,
 		"deleted": nil, "deleteReason": nil, "picture": nil, "timestamp": anyTime,
 	}
 	for k, v := range set {

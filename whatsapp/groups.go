@@ -1,12 +1,14 @@
 package whatsapp
 
-// Groups: create, read, update, invite links and demotions.
+// Groups: create, read, update (groupmembers.go: participants, invite
+// links, joining, leaving, join requests).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/types"
@@ -25,16 +27,31 @@ const (
 type Participant struct {
 	JID   types.JID // as WhatsApp lists the member: a phone JID, or a LID
 	Phone string    // the member's number, "" when WhatsApp hides it
+	LID   types.JID // the member's LID, empty when unknown
 	Role  string    // RoleMember, RoleAdmin or RoleSuperAdmin
 }
+
+// Who may add members to a group (Group.MemberAddMode).
+const (
+	MemberAddAdmins = "ADMINS"
+	MemberAddAll    = "ALL"
+)
 
 // Group is a group as WhatsApp describes it.
 type Group struct {
 	JID                   types.JID
 	Name, Description     string
 	Participants          []Participant
-	OnlyAdminsCanPost     bool // announce mode
-	OnlyAdminsCanEditInfo bool // locked
+	OnlyAdminsCanPost     bool      // announce mode
+	OnlyAdminsCanEditInfo bool      // locked
+	Owner                 types.JID // the creator, empty when WhatsApp did not say
+	Created               time.Time
+	ApprovalMode          bool   // admins approve who joins by link
+	MemberAddMode         string // MemberAddAdmins or MemberAddAll
+	EphemeralSeconds      uint32 // the disappearing timer, 0 when off
+	// JoinPending is set by JoinGroup only: the group's admins approve
+	// who joins, and the request waits for them.
+	JoinPending bool
 	// NotAdded is set by CreateGroup only: the requested participants
 	// WhatsApp did not add (not on WhatsApp, privacy settings), in the order
 	// they were given.
@@ -45,6 +62,9 @@ type Group struct {
 type GroupUpdate struct {
 	Name, Description                        *string
 	OnlyAdminsCanPost, OnlyAdminsCanEditInfo *bool
+	ApprovalMode                             *bool
+	MemberAddMode                            *string // MemberAddAdmins or MemberAddAll
+	EphemeralSeconds                         *uint32 // 0 or a duration WhatsApp offers
 }
 
 // ParticipantOutcome is WhatsApp's answer about one participant of a
@@ -54,6 +74,9 @@ type ParticipantOutcome struct {
 	OK      bool
 	Code    int
 	Message string
+	// InviteLink is offered when the person's privacy settings refused an
+	// add: they may join by the group's link instead.
+	InviteLink string
 }
 
 // ParseGroupJID reads the contract's group `jid`: "120363…@g.us" or the bare
@@ -149,8 +172,8 @@ func (m *Manager) Groups(ctx context.Context, sessionID string) ([]Group, error)
 // UpdateGroup changes the given fields of the group, each with its own
 // request (WhatsApp has no combined one), and returns the group afterwards.
 // A field already at the wanted value is not sent. The changes are made in
-// the order name, description, announce, locked; on a failure the earlier
-// ones stay made.
+// the order name, description, announce, locked, approval mode, member-add
+// mode, disappearing timer; on a failure the earlier ones stay made.
 func (m *Manager) UpdateGroup(ctx context.Context, sessionID string, jid types.JID, u GroupUpdate) (Group, error) {
 	cli, err := m.client(sessionID)
 	if err != nil {
@@ -179,6 +202,19 @@ func (m *Manager) UpdateGroup(ctx context.Context, sessionID string, jid types.J
 		{u.OnlyAdminsCanEditInfo != nil && *u.OnlyAdminsCanEditInfo != info.IsLocked, "change who may edit the group info", func() error {
 			return cli.SetGroupLocked(ctx, jid, *u.OnlyAdminsCanEditInfo)
 		}},
+		{u.ApprovalMode != nil && *u.ApprovalMode != info.IsJoinApprovalRequired, "change whether admins approve who joins", func() error {
+			return cli.SetGroupJoinApprovalMode(ctx, jid, *u.ApprovalMode)
+		}},
+		{u.MemberAddMode != nil && *u.MemberAddMode != memberAddMode(info.MemberAddMode), "change who may add members", func() error {
+			mode := types.GroupMemberAddModeAdmin
+			if *u.MemberAddMode == MemberAddAll {
+				mode = types.GroupMemberAddModeAllMember
+			}
+			return cli.SetGroupMemberAddMode(ctx, jid, mode)
+		}},
+		{u.EphemeralSeconds != nil && *u.EphemeralSeconds != ephemeralOf(info), "change the disappearing timer", func() error {
+			return cli.SetDisappearingTimer(ctx, jid, time.Duration(*u.EphemeralSeconds)*time.Second, time.Time{})
+		}},
 	}
 	changed := false
 	for _, st := range steps {
@@ -194,47 +230,6 @@ func (m *Manager) UpdateGroup(ctx context.Context, sessionID string, jid types.J
 		return groupOf(ctx, cli, info), nil
 	}
 	return m.group(ctx, cli, sessionID, jid)
-}
-
-// GroupInviteLink returns the group's current invite link
-// (https://chat.whatsapp.com/<code>); only admins may read it.
-func (m *Manager) GroupInviteLink(ctx context.Context, sessionID string, jid types.JID) (string, error) {
-	cli, err := m.client(sessionID)
-	if err != nil {
-		return "", err
-	}
-	link, err := cli.GetGroupInviteLink(ctx, jid, false)
-	if err != nil {
-		return "", groupFault(sessionID, jid, "read the group's invite link", err)
-	}
-	return link, nil
-}
-
-// DemoteParticipants takes the admin role from participants. WhatsApp
-// answers each participant on its own: the outcomes come one per
-// participant, in the order given, and a participant WhatsApp refused is a
-// failed outcome (404 "not a participant"), not an error. The error is for
-// the request as a whole: not connected, the group unknown, and so on.
-func (m *Manager) DemoteParticipants(ctx context.Context, sessionID string, jid types.JID, participants []types.JID) ([]ParticipantOutcome, error) {
-	cli, err := m.client(sessionID)
-	if err != nil {
-		return nil, err
-	}
-	results, err := cli.UpdateGroupParticipants(ctx, jid, participants, whatsmeow.ParticipantChangeDemote)
-	if err != nil {
-		return nil, groupFault(sessionID, jid, "demote participants", err)
-	}
-	out := make([]ParticipantOutcome, len(participants))
-	for i, p := range participants {
-		out[i] = ParticipantOutcome{JID: p, Message: "WhatsApp did not answer about this participant"}
-		for _, r := range results {
-			if sameUser(p, r) {
-				out[i] = outcome(p, r.Error, false)
-				break
-			}
-		}
-	}
-	return out, nil
 }
 
 // sameUser reports whether WhatsApp's answer r is about p, which it may name
@@ -281,15 +276,52 @@ func groupOf(ctx context.Context, cli *whatsmeow.Client, info *types.GroupInfo) 
 		JID: info.JID, Name: info.Name, Description: info.Topic,
 		OnlyAdminsCanPost: info.IsAnnounce, OnlyAdminsCanEditInfo: info.IsLocked,
 		Participants: make([]Participant, 0, len(info.Participants)),
+		Created:      info.GroupCreated, ApprovalMode: info.IsJoinApprovalRequired,
+		MemberAddMode: memberAddMode(info.MemberAddMode), EphemeralSeconds: ephemeralOf(info),
+	}
+	if owner := personOf(ctx, cli, info.OwnerJID, info.OwnerPN).jid(); !owner.IsEmpty() {
+		g.Owner = owner
 	}
 	for _, p := range info.Participants {
 		if p.Error != 0 {
 			continue
 		}
 		role := roleOf(p)
-		g.Participants = append(g.Participants, Participant{JID: p.JID, Phone: phoneOf(ctx, cli, p), Role: role})
+		g.Participants = append(g.Participants, Participant{JID: p.JID, Phone: phoneOf(ctx, cli, p), LID: lidOf(ctx, cli, p), Role: role})
 	}
 	return g
+}
+
+// memberAddMode is who may add members, from WhatsApp's mode: admins
+// unless WhatsApp says every member may (a group that says nothing is
+// admins-only).
+func memberAddMode(m types.GroupMemberAddMode) string {
+	if m == types.GroupMemberAddModeAllMember {
+		return MemberAddAll
+	}
+	return MemberAddAdmins
+}
+
+// ephemeralOf is the group's disappearing timer in seconds, 0 when off.
+func ephemeralOf(info *types.GroupInfo) uint32 {
+	if !info.IsEphemeral {
+		return 0
+	}
+	return info.DisappearingTimer
+}
+
+// lidOf is the member's LID: given with the member, or known from the
+// LID mappings whatsmeow keeps.
+func lidOf(ctx context.Context, cli *whatsmeow.Client, p types.GroupParticipant) types.JID {
+	switch {
+	case !p.LID.IsEmpty():
+		return p.LID
+	case p.JID.Server == types.DefaultUserServer:
+		if lid, err := cli.Store.LIDs.GetLIDForPN(ctx, p.JID); err == nil {
+			return lid
+		}
+	}
+	return types.EmptyJID
 }
 
 // phoneOf is the member's number: given with the member, or known from the

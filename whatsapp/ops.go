@@ -79,7 +79,8 @@ type Operation interface {
 func Operations() []Operation {
 	return []Operation{
 		OpStatus(), OpConnect(), OpPairPhone(), OpSubmitPasskeyAssertion(), OpConfirmPasskey(), OpDisconnect(), OpLogout(), OpDelete(),
-		OpCreateGroup(), OpGroups(), OpUpdateGroup(), OpGroupInviteLink(), OpDemoteParticipants(),
+		OpCreateGroup(), OpGroups(), OpGroup(), OpUpdateGroup(), OpGroupInviteLink(), OpChangeParticipants(),
+		OpGroupInviteInfo(), OpJoinGroup(), OpLeaveGroup(), OpJoinRequests(),
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
 		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(), OpRejectCall(),
@@ -111,10 +112,12 @@ type (
 		JID    types.JID
 		Update GroupUpdate
 	}
-	// GroupMembers names members of group JID.
+	// GroupMembers names members of group JID, and what to do with
+	// them (ParticipantsAdd, …, RequestsApprove, RequestsReject).
 	GroupMembers struct {
 		JID          types.JID
 		Participants []types.JID
+		Action       string
 	}
 	// Picture is a profile picture of Target (the account, or a group).
 	Picture struct {
@@ -194,16 +197,35 @@ func OpUpdateGroup() Op[GroupChange, Group] {
 	})
 }
 
-// OpGroupInviteLink reads a group's invite link.
-func OpGroupInviteLink() Op[types.JID, string] {
-	return op("groupInviteLink", (*Manager).GroupInviteLink)
+// OpGroup reads a group fresh from WhatsApp.
+func OpGroup() Op[types.JID, Group] { return op("group", (*Manager).Group) }
+
+// OpGroupInviteLink reads a group's invite link, or resets it.
+func OpGroupInviteLink() Op[InviteLinkRequest, string] {
+	return op("groupInviteLink", (*Manager).InviteLink)
 }
 
-// OpDemoteParticipants demotes group admins.
-func OpDemoteParticipants() Op[GroupMembers, []ParticipantOutcome] {
-	return op("demoteParticipants", func(m *Manager, ctx context.Context, id string, g GroupMembers) ([]ParticipantOutcome, error) {
-		return m.DemoteParticipants(ctx, id, g.JID, g.Participants)
+// OpChangeParticipants adds, removes, promotes or demotes group members, or
+// answers their requests to join.
+func OpChangeParticipants() Op[GroupMembers, []ParticipantOutcome] {
+	return op("changeParticipants", func(m *Manager, ctx context.Context, id string, g GroupMembers) ([]ParticipantOutcome, error) {
+		return m.ChangeParticipants(ctx, id, g.JID, g.Participants, g.Action)
 	})
+}
+
+// OpGroupInviteInfo reads the group an invite code leads to.
+func OpGroupInviteInfo() Op[string, Group] { return op("groupInviteInfo", (*Manager).GroupInviteInfo) }
+
+// OpJoinGroup joins a group by invite code (or asks to, where admins
+// approve).
+func OpJoinGroup() Op[string, Group] { return op("joinGroup", (*Manager).JoinGroup) }
+
+// OpLeaveGroup leaves a group.
+func OpLeaveGroup() Op[types.JID, None] { return op("leaveGroup", noResult((*Manager).LeaveGroup)) }
+
+// OpJoinRequests lists the requests to join a group.
+func OpJoinRequests() Op[types.JID, []JoinRequest] {
+	return op("joinRequests", (*Manager).JoinRequests)
 }
 
 // OpSetPicture sets the account's or a group's picture.

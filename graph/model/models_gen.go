@@ -111,6 +111,17 @@ type Group struct {
 	Participants          []*Participant `json:"participants"`
 	OnlyAdminsCanPost     bool           `json:"onlyAdminsCanPost"`
 	OnlyAdminsCanEditInfo bool           `json:"onlyAdminsCanEditInfo"`
+	// The creator's JID; null when WhatsApp did not say.
+	Owner     *string    `json:"owner,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// Admins approve who joins by link.
+	ApprovalMode  bool          `json:"approvalMode"`
+	MemberAddMode MemberAddMode `json:"memberAddMode"`
+	// The disappearing-messages timer; 0 is off.
+	EphemeralSeconds int `json:"ephemeralSeconds"`
+	// Set by joinGroup only: the group's admins approve who joins, and the
+	// request to join waits for them (the account is not a member yet).
+	JoinRequestPending bool `json:"joinRequestPending"`
 }
 
 type Header struct {
@@ -129,6 +140,14 @@ type Identity struct {
 	Jid   string  `json:"jid"`
 	Phone *string `json:"phone,omitempty"`
 	Lid   *string `json:"lid,omitempty"`
+}
+
+// A request to join a group whose admins approve who joins.
+type JoinRequest struct {
+	Jid         string    `json:"jid"`
+	Phone       *string   `json:"phone,omitempty"`
+	Lid         *string   `json:"lid,omitempty"`
+	RequestedAt time.Time `json:"requestedAt"`
 }
 
 // A message of the session's store: every message sent or received.
@@ -183,6 +202,8 @@ type PageInfo struct {
 type Participant struct {
 	Jid   string `json:"jid"`
 	Phone string `json:"phone"`
+	// The participant's LID (…@lid); null when WhatsApp did not tell it.
+	Lid *string `json:"lid,omitempty"`
 	// member, admin or superadmin
 	Role string `json:"role"`
 }
@@ -194,6 +215,9 @@ type ParticipantResult struct {
 	// An HTTP-like code for a failure (404 not a participant, 403 not allowed, …).
 	Code    *int    `json:"code,omitempty"`
 	Message *string `json:"message,omitempty"`
+	// When the person's privacy settings refused an add: the group's invite
+	// link, to send them instead.
+	InviteLink *string `json:"inviteLink,omitempty"`
 }
 
 // The passkey step of a pairing session.
@@ -288,6 +312,15 @@ type SandboxGroup struct {
 	InviteCode    string                `json:"inviteCode"`
 	PictureSha256 *string               `json:"pictureSha256,omitempty"`
 	Participants  []*SandboxParticipant `json:"participants"`
+	// The creator's phone.
+	Owner        string    `json:"owner"`
+	CreatedAt    time.Time `json:"createdAt"`
+	ApprovalMode bool      `json:"approvalMode"`
+	// The phones waiting for approval to join, oldest first.
+	JoinRequests []string `json:"joinRequests"`
+	// ADMINS or ALL: who may add members.
+	MemberAddMode    string `json:"memberAddMode"`
+	EphemeralSeconds int    `json:"ephemeralSeconds"`
 }
 
 type SandboxLinkPreview struct {
@@ -636,6 +669,11 @@ type UpdateGroupInput struct {
 	Description           *string `json:"description,omitempty"`
 	OnlyAdminsCanPost     *bool   `json:"onlyAdminsCanPost,omitempty"`
 	OnlyAdminsCanEditInfo *bool   `json:"onlyAdminsCanEditInfo,omitempty"`
+	// Admins approve who joins by link.
+	ApprovalMode  *bool          `json:"approvalMode,omitempty"`
+	MemberAddMode *MemberAddMode `json:"memberAddMode,omitempty"`
+	// 0 (off), 86400, 604800 or 7776000: the timers WhatsApp offers.
+	EphemeralSeconds *int `json:"ephemeralSeconds,omitempty"`
 }
 
 type User struct {
@@ -870,6 +908,62 @@ func (e *EventKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e EventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Who may add members to a group.
+type MemberAddMode string
+
+const (
+	MemberAddModeAdmins MemberAddMode = "ADMINS"
+	MemberAddModeAll    MemberAddMode = "ALL"
+)
+
+var AllMemberAddMode = []MemberAddMode{
+	MemberAddModeAdmins,
+	MemberAddModeAll,
+}
+
+func (e MemberAddMode) IsValid() bool {
+	switch e {
+	case MemberAddModeAdmins, MemberAddModeAll:
+		return true
+	}
+	return false
+}
+
+func (e MemberAddMode) String() string {
+	return string(e)
+}
+
+func (e *MemberAddMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MemberAddMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MemberAddMode", str)
+	}
+	return nil
+}
+
+func (e MemberAddMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MemberAddMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MemberAddMode) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -99,6 +99,72 @@ func TestRulesBeforeOperations(t *testing.T) {
 			_, err := s.InviteText(ctx, "s", "120363025246125888", "4915550002222", "join us")
 			return err
 		}, "", "", "groupInviteLink"},
+		// Issue 34: the rest of the groups.
+		{"add nobody", func(s *Service) error {
+			_, err := s.ChangeParticipants(ctx, "s", "120363025246125888", whatsapp.ParticipantsAdd, nil)
+			return err
+		}, "participants", "participants must name at least one number", ""},
+		{"remove a group", func(s *Service) error {
+			_, err := s.ChangeParticipants(ctx, "s", "120363025246125888", whatsapp.ParticipantsRemove, []string{"120363025246125889@g.us"})
+			return err
+		}, "participants[0]", "participants[0] must be a user, not a group", ""},
+		{"promote twice", func(s *Service) error {
+			_, err := s.ChangeParticipants(ctx, "s", "120363025246125888", whatsapp.ParticipantsPromote, []string{"4915550002222", "4915550002222@s.whatsapp.net"})
+			return err
+		}, "participants[1]", "names 4915550002222 again", ""},
+		{"approve in no group", func(s *Service) error {
+			_, err := s.ChangeParticipants(ctx, "s", "4915550002222@s.whatsapp.net", whatsapp.RequestsApprove, []string{"4915550002222"})
+			return err
+		}, "jid", "is not a group id", ""},
+		{"add", func(s *Service) error {
+			_, err := s.ChangeParticipants(ctx, "s", "120363025246125888@g.us", whatsapp.ParticipantsAdd, []string{"4915550002222"})
+			return err
+		}, "", "", "changeParticipants"},
+		{"member-add mode unknown", func(s *Service) error {
+			_, err := s.UpdateGroup(ctx, "s", "120363025246125888", whatsapp.GroupUpdate{MemberAddMode: str("EVERYONE")})
+			return err
+		}, "memberAddMode", "memberAddMode must be ADMINS or ALL", ""},
+		{"timer WhatsApp does not offer", func(s *Service) error {
+			secs := uint32(3600)
+			_, err := s.UpdateGroup(ctx, "s", "120363025246125888", whatsapp.GroupUpdate{EphemeralSeconds: &secs})
+			return err
+		}, "ephemeralSeconds", "ephemeralSeconds must be 0 (off), 86400", ""},
+		{"timer of 90 days", func(s *Service) error {
+			secs := uint32(7776000)
+			_, err := s.UpdateGroup(ctx, "s", "120363025246125888", whatsapp.GroupUpdate{EphemeralSeconds: &secs, MemberAddMode: str("ALL")})
+			return err
+		}, "", "", "updateGroup"},
+		{"join by no link", func(s *Service) error {
+			_, err := s.JoinGroup(ctx, "s", "  ")
+			return err
+		}, "link", "link must be an invite link", ""},
+		{"join by a link of another site", func(s *Service) error {
+			_, err := s.JoinGroup(ctx, "s", "https://example.com/AbCd")
+			return err
+		}, "link", "is not an invite link", ""},
+		{"join by link", func(s *Service) error {
+			_, err := s.JoinGroup(ctx, "s", "https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv")
+			return err
+		}, "", "", "joinGroup"},
+		{"invite info by code", func(s *Service) error {
+			_, err := s.InviteInfo(ctx, "s", "AbCdEfGhIjKlMnOpQrStUv")
+			return err
+		}, "", "", "groupInviteInfo"},
+		{"invite info of a code too long", func(s *Service) error {
+			_, err := s.InviteInfo(ctx, "s", strings.Repeat("a", 65))
+			return err
+		}, "link", "is not an invite link", ""},
+		{"leave no group", func(s *Service) error {
+			return s.LeaveGroup(ctx, "s", "nonsense")
+		}, "jid", "is not a group id", ""},
+		{"join requests of no group", func(s *Service) error {
+			_, err := s.JoinRequests(ctx, "s", "")
+			return err
+		}, "jid", "jid must not be empty", ""},
+		{"reset the link of no group", func(s *Service) error {
+			_, err := s.InviteLink(ctx, "s", "x@g.us", true)
+			return err
+		}, "jid", "is not a group id", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -57,6 +58,13 @@ func (s *Service) UpdateGroup(ctx context.Context, sessionID, jid string, u what
 	if err := checkText("description", u.Description, maxDescriptionLen, false); err != nil {
 		return whatsapp.Group{}, err
 	}
+	if m := u.MemberAddMode; m != nil && *m != whatsapp.MemberAddAdmins && *m != whatsapp.MemberAddAll {
+		return whatsapp.Group{}, fault.InvalidField("memberAddMode", "memberAddMode must be %s or %s; got %q",
+			whatsapp.MemberAddAdmins, whatsapp.MemberAddAll, fault.Clip(*m, fault.QuoteLen))
+	}
+	if e := u.EphemeralSeconds; e != nil && !slices.Contains(groupTimers, *e) {
+		return whatsapp.Group{}, fault.InvalidField("ephemeralSeconds", "ephemeralSeconds must be 0 (off), 86400 (a day), 604800 (a week) or 7776000 (90 days), the timers WhatsApp offers; got %d", *e)
+	}
 	return whatsapp.OpUpdateGroup().Do(ctx, s.wa, sessionID, whatsapp.GroupChange{JID: gj, Update: u})
 }
 
@@ -79,7 +87,7 @@ func (s *Service) InviteText(ctx context.Context, sessionID, jid, number, messag
 	if err := checkText("message", &message, maxInviteTextLen, false); err != nil {
 		return "", err
 	}
-	link, err := whatsapp.OpGroupInviteLink().Do(ctx, s.wa, sessionID, gj)
+	link, err := whatsapp.OpGroupInviteLink().Do(ctx, s.wa, sessionID, whatsapp.InviteLinkRequest{JID: gj})
 	if err != nil {
 		return "", err
 	}
@@ -92,6 +100,14 @@ func (s *Service) InviteText(ctx context.Context, sessionID, jid, number, messag
 // DemoteParticipants takes the admin role from participants of group jid:
 // one outcome per participant, in their order.
 func (s *Service) DemoteParticipants(ctx context.Context, sessionID, jid string, participants []string) ([]whatsapp.ParticipantOutcome, error) {
+	return s.ChangeParticipants(ctx, sessionID, jid, whatsapp.ParticipantsDemote, participants)
+}
+
+// ChangeParticipants adds, removes, promotes or demotes participants of
+// group jid, or approves or rejects their requests to join (action, one of
+// whatsapp's ParticipantsAdd, …, RequestsReject): one outcome per
+// participant, in their order.
+func (s *Service) ChangeParticipants(ctx context.Context, sessionID, jid, action string, participants []string) ([]whatsapp.ParticipantOutcome, error) {
 	gj, err := whatsapp.ParseGroupJID("jid", jid)
 	if err != nil {
 		return nil, err
@@ -103,7 +119,87 @@ func (s *Service) DemoteParticipants(ctx context.Context, sessionID, jid string,
 	if err != nil {
 		return nil, err
 	}
-	return whatsapp.OpDemoteParticipants().Do(ctx, s.wa, sessionID, whatsapp.GroupMembers{JID: gj, Participants: users})
+	return whatsapp.OpChangeParticipants().Do(ctx, s.wa, sessionID, whatsapp.GroupMembers{JID: gj, Participants: users, Action: action})
+}
+
+// groupTimers are the disappearing timers WhatsApp offers a group, in
+// seconds (0: off).
+var groupTimers = []uint32{0, 86400, 7 * 86400, 90 * 86400}
+
+// Group reads group jid fresh from WhatsApp.
+func (s *Service) Group(ctx context.Context, sessionID, jid string) (whatsapp.Group, error) {
+	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	if err != nil {
+		return whatsapp.Group{}, err
+	}
+	return whatsapp.OpGroup().Do(ctx, s.wa, sessionID, gj)
+}
+
+// InviteLink is the invite link of group jid; reset revokes the old one
+// and makes a new one. Only an admin may.
+func (s *Service) InviteLink(ctx context.Context, sessionID, jid string, reset bool) (string, error) {
+	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	if err != nil {
+		return "", err
+	}
+	return whatsapp.OpGroupInviteLink().Do(ctx, s.wa, sessionID, whatsapp.InviteLinkRequest{JID: gj, Reset: reset})
+}
+
+// maxInviteCodeLen bounds an invite code (WhatsApp's are 22 characters).
+const maxInviteCodeLen = 64
+
+// inviteCode reads an invite link (https://chat.whatsapp.com/<code>) or its
+// bare code: letters and digits.
+func inviteCode(field, link string) (string, error) {
+	code := whatsapp.InviteCode(link)
+	if code == "" {
+		return "", fault.InvalidField(field, "%s must be an invite link such as https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv or its code", field)
+	}
+	if len(code) > maxInviteCodeLen || strings.ContainsFunc(code, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		return "", fault.InvalidField(field, "%s %q is not an invite link: https://chat.whatsapp.com/ followed by a code of letters and digits (or the code alone)", field, fault.Clip(link, fault.QuoteLen))
+	}
+	return code, nil
+}
+
+// InviteInfo is the group an invite link leads to, without joining it.
+func (s *Service) InviteInfo(ctx context.Context, sessionID, link string) (whatsapp.Group, error) {
+	code, err := inviteCode("link", link)
+	if err != nil {
+		return whatsapp.Group{}, err
+	}
+	return whatsapp.OpGroupInviteInfo().Do(ctx, s.wa, sessionID, code)
+}
+
+// JoinGroup joins the group of an invite link; where its admins approve
+// who joins, the answer has JoinPending set.
+func (s *Service) JoinGroup(ctx context.Context, sessionID, link string) (whatsapp.Group, error) {
+	code, err := inviteCode("link", link)
+	if err != nil {
+		return whatsapp.Group{}, err
+	}
+	return whatsapp.OpJoinGroup().Do(ctx, s.wa, sessionID, code)
+}
+
+// LeaveGroup has the account leave group jid.
+func (s *Service) LeaveGroup(ctx context.Context, sessionID, jid string) error {
+	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	if err != nil {
+		return err
+	}
+	_, err = whatsapp.OpLeaveGroup().Do(ctx, s.wa, sessionID, gj)
+	return err
+}
+
+// JoinRequests lists the requests to join group jid, oldest first. Only
+// an admin may.
+func (s *Service) JoinRequests(ctx context.Context, sessionID, jid string) ([]whatsapp.JoinRequest, error) {
+	gj, err := whatsapp.ParseGroupJID("jid", jid)
+	if err != nil {
+		return nil, err
+	}
+	return whatsapp.OpJoinRequests().Do(ctx, s.wa, sessionID, gj)
 }
 
 // parseUsers reads a list of numbers or user JIDs, each named by its

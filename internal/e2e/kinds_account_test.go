@@ -112,7 +112,7 @@ func accountRows() []kindRow {
 			update := func(set map[string]any) map[string]any {
 				return with(map[string]any{
 					"id": g.String(), "author": userJID(admin), "authorPhone": admin, "subject": nil, "topic": nil,
-					"announce": nil, "locked": nil, "ephemeralSeconds": nil, "inviteLink": nil, "approvalRequired": nil,
+					"announce": nil, "locked": nil, "ephemeralSeconds": nil, "inviteLink": nil, "approvalRequired": nil, "memberAddMode": nil,
 					"deleted": nil, "deleteReason": nil, "picture": nil, "timestamp": recent,
 				}, set)
 			}

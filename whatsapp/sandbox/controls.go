@@ -89,6 +89,7 @@ func controls() []op {
 		Edit{}.control(),
 		Revoke{}.control(),
 		Group{}.control(),
+		RequestJoin{}.control(),
 		Account{}.control(),
 		SetProfile{}.control(),
 		DropConnection{}.control(),

@@ -59,6 +59,8 @@ func badInputs() []badInput {
 		refused("sentAt", Edit{From: contact, To: user, MessageID: "3EB0", Text: "early", SentAt: time.Now().Add(-maxSentAtSkew - time.Hour)}),
 		refused("messageId", Revoke{From: contact, To: user, MessageID: ""}),
 		refused("jid", Group{JID: user}),
+		refused("jid", RequestJoin{JID: user, From: contact}),
+		refused("from", RequestJoin{JID: "120363025246125888@g.us", From: "12"}),
 		refused("phone", Account{Phone: "12ab"}),
 		refused("phone", SetProfile{Phone: "4917012340000"}),
 		refused("about", SetProfile{Phone: contact, About: ptr(strings.Repeat("a", 140))}),

@@ -319,10 +319,11 @@ func steps() []step {
 				return g, err
 			}
 			want := []sandbox.GroupParticipant{{Phone: me, Role: "superadmin"}, {Phone: contact, Role: "member"}}
-			if g.JID != info.JID.String() || g.Subject != "Sandbox team" || len(g.InviteCode) == 0 || !reflect.DeepEqual(g.Participants, want) {
-				t.Errorf("group %+v, want %s with %v", g, info.JID, want)
+			if g.JID != info.JID.String() || g.Subject != "Sandbox team" || len(g.InviteCode) == 0 || !reflect.DeepEqual(g.Participants, want) ||
+				g.Owner != me || g.MemberAddMode != "ADMINS" || time.Since(g.Created) > time.Minute || g.Created.After(time.Now()) {
+				t.Errorf("group %+v, want %s with %v, created by %s just now", g, info.JID, want, me)
 			}
-			g.JID, g.InviteCode = "<group>", "<code>" // different in each run
+			g.JID, g.InviteCode, g.Created = "<group>", "<code>", time.Time{} // different in each run
 			return g, nil
 		}, nil},
 		{"group: unknown", func(t *testing.T, ctx context.Context, e *env) (any, error) {

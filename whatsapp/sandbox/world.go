@@ -117,6 +117,16 @@ type GroupInfo struct {
 	InviteCode    string             `json:"inviteCode"`
 	PictureSHA256 string             `json:"pictureSha256,omitempty"`
 	Participants  []GroupParticipant `json:"participants"`
+	// Owner is the creator's phone; Created when it was created.
+	Owner   string    `json:"owner"`
+	Created time.Time `json:"created"`
+	// ApprovalMode: admins approve who joins by link; JoinRequests are the
+	// phones waiting, oldest first. MemberAddMode is ADMINS or ALL (who
+	// may add members). EphemeralSeconds is the disappearing timer (0 off).
+	ApprovalMode     bool     `json:"approvalMode"`
+	JoinRequests     []string `json:"joinRequests"`
+	MemberAddMode    string   `json:"memberAddMode"`
+	EphemeralSeconds int      `json:"ephemeralSeconds"`
 }
 
 // AccountInfo is the network's view of an account (SandboxAccount).
@@ -169,6 +179,12 @@ func groupOf(g wafake.GroupInfo) *GroupInfo {
 		JID: g.JID.String(), Subject: g.Subject, Description: g.Description,
 		Announce: g.Announce, Locked: g.Locked, InviteCode: g.InviteCode, PictureSHA256: g.PictureSHA256,
 		Participants: make([]GroupParticipant, 0, len(g.Participants)),
+		Owner:        g.Creator, Created: g.Created.UTC().Round(0), ApprovalMode: g.Approval,
+		JoinRequests: append([]string{}, g.Requests...), MemberAddMode: "ADMINS",
+		EphemeralSeconds: int(g.Disappearing / time.Second),
+	}
+	if g.AllMembersAdd {
+		out.MemberAddMode = "ALL"
 	}
 	for _, p := range g.Participants {
 		out.Participants = append(out.Participants, GroupParticipant{Phone: p.Phone, Role: p.Role})

@@ -2,6 +2,7 @@ package wafake
 
 import (
 	"slices"
+	"time"
 
 	waBinary "go.mau.fi/whatsmeow/binary"
 	"go.mau.fi/whatsmeow/types"
@@ -67,6 +68,10 @@ func (n *Network) requestToJoin(g *group, actor string) ([]waBinary.Node, *iqErr
 		return reply, nil
 	}
 	g.requests = append(g.requests, actor)
+	if g.requestedAt == nil {
+		g.requestedAt = map[string]time.Time{}
+	}
+	g.requestedAt[actor] = time.Now()
 	own := n.devicesLocked([]string{actor})
 	admins := n.devicesLocked(g.adminPhones())
 	p := n.participantNodeLocked(groupMember{phone: actor})
@@ -96,7 +101,7 @@ func (n *Network) endJoinRequest(actor string, jid types.JID, requester string, 
 		n.mu.Unlock()
 		return &GroupError{Code: 401, Text: "not-authorized"}
 	}
-	g.requests = slices.DeleteFunc(g.requests, func(p string) bool { return p == requester })
+	g.dropRequest(requester)
 	p := n.participantNodeLocked(groupMember{phone: requester})
 	change := waBinary.Node{Tag: "revoked_membership_requests", Content: []waBinary.Node{p}}
 	to := append(g.adminPhones(), requester)
@@ -109,4 +114,100 @@ func (n *Network) endJoinRequest(actor string, jid types.JID, requester string, 
 	n.mu.Unlock()
 	n.notifyGroup(targets, jid, actor, []waBinary.Node{change})
 	return nil
+}
+
+// dropRequest forgets phone's request to join.
+func (g *group) dropRequest(phone string) {
+	g.requests = slices.DeleteFunc(g.requests, func(p string) bool { return p == phone })
+	delete(g.requestedAt, phone)
+}
+
+// memberAddModeNode is who may add members as WhatsApp renders it:
+// <member_add_mode>admin_add|all_member_add</member_add_mode>.
+func memberAddModeNode(all bool) waBinary.Node {
+	mode := "admin_add"
+	if all {
+		mode = "all_member_add"
+	}
+	return waBinary.Node{Tag: "member_add_mode", Content: []byte(mode)}
+}
+
+// setMemberAddMode takes SetGroupMemberAddMode's
+// <member_add_mode>admin_add|all_member_add</member_add_mode>: admins only.
+// whatsmeow reads the notification of a change as an unknown change.
+func setMemberAddMode(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	if !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	mode := contentString(req.Content)
+	if mode != "admin_add" && mode != "all_member_add" {
+		return groupChange{}, errBadRequest
+	}
+	if all := mode == "all_member_add"; all != g.allAdd {
+		g.allAdd = all
+		return groupChange{notify: []waBinary.Node{memberAddModeNode(all)}}, nil
+	}
+	return groupChange{}, nil
+}
+
+// listJoinRequestsLocked answers GetGroupRequestParticipants: the pending
+// requests, oldest first, for admins only.
+func (n *Network) listJoinRequestsLocked(g *group, actor string) (groupChange, *iqError) {
+	if !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	var list []waBinary.Node
+	for _, p := range g.requests {
+		list = append(list, waBinary.Node{Tag: "membership_approval_request", Attrs: waBinary.Attrs{
+			"jid": pnJID(p), "request_time": unixString(g.requestedAt[p]),
+		}})
+	}
+	return groupChange{reply: []waBinary.Node{{Tag: "membership_approval_requests", Content: list}}}, nil
+}
+
+// answerJoinRequestsLocked takes UpdateGroupRequestParticipants'
+// <membership_requests_action><approve|reject><participant/>…: admins
+// only; per participant, 404 when that one asked nothing (or is not on
+// WhatsApp). The approved are added (the members are told, as of any
+// add); a rejection is told to the admins and the requester.
+func (n *Network) answerJoinRequestsLocked(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
+	if !g.isAdmin(actor) {
+		return groupChange{}, errNotAdmin
+	}
+	children := req.GetChildren()
+	if len(children) != 1 || (children[0].Tag != "approve" && children[0].Tag != "reject") || len(children[0].GetChildrenByTag("participant")) == 0 {
+		return groupChange{}, errBadRequest
+	}
+	approve := children[0].Tag == "approve"
+	var results, done []waBinary.Node
+	var told []string
+	for _, p := range children[0].GetChildrenByTag("participant") {
+		jid, _ := p.Attrs["jid"].(types.JID)
+		res := waBinary.Node{Tag: "participant", Attrs: waBinary.Attrs{"jid": jid}}
+		phone, ok := n.phoneOfLocked(jid)
+		switch {
+		case !ok || !slices.Contains(g.requests, phone):
+			res.Attrs["error"] = "404"
+		case approve && len(g.members) >= maxMembers:
+			res.Attrs["error"] = "500"
+		default:
+			g.dropRequest(phone)
+			if approve {
+				g.members = append(g.members, groupMember{phone: phone, role: RoleMember})
+			}
+			done = append(done, n.participantNodeLocked(groupMember{phone: phone}))
+			told = append(told, phone)
+		}
+		results = append(results, res)
+	}
+	ch := groupChange{reply: []waBinary.Node{{Tag: "membership_requests_action", Content: []waBinary.Node{{Tag: children[0].Tag, Content: results}}}}}
+	switch {
+	case len(done) == 0:
+	case approve:
+		ch.notify = []waBinary.Node{{Tag: "add", Attrs: waBinary.Attrs{"reason": "approval"}, Content: done}}
+	default:
+		ch.notify = []waBinary.Node{{Tag: "revoked_membership_requests", Content: done}}
+		ch.only = append(g.adminPhones(), told...)
+	}
+	return ch, nil
 }

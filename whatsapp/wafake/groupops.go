@@ -99,7 +99,9 @@ func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
 	}
 	ch := groupChange{reply: []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}}
 	if reset {
-		// The old link stops working: the members are told the new one.
+		// The old link stops working (410 gone to whoever uses it): the
+		// members are told the new one.
+		g.revoked = append(g.revoked, g.invite)
 		g.invite = newInviteCode()
 		ch.reply[0].Attrs["code"] = g.invite
 		ch.notify = []waBinary.Node{{Tag: "invite", Attrs: waBinary.Attrs{"code": g.invite}}}
@@ -109,14 +111,17 @@ func inviteCode(g *group, actor string, reset bool) (groupChange, *iqError) {
 
 // changeParticipantsLocked adds, removes, promotes or demotes. WhatsApp
 // answers each participant on its own: no error attribute when done, else
-// 403 (the caller is no admin), 404 (not on WhatsApp, or not a member) or
-// 409 (already a member).
+// 403 (the caller may not: not an admin, or, for an add, the person's
+// privacy settings, told by an <add_request> to invite them instead), 404
+// (not on WhatsApp, or not a member), 409 (already a member) or 500 (the
+// group is full). Only admins change members, except that every member
+// adds when the group's member-add mode is all_member_add.
 func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.Node) (groupChange, *iqError) {
 	action := req.Tag
 	if len(req.GetChildrenByTag("participant")) == 0 {
 		return groupChange{}, errBadRequest // a change of nobody
 	}
-	admin := g.isAdmin(actor)
+	allowed := g.isAdmin(actor) || (action == "add" && g.allAdd)
 	var results, done []waBinary.Node
 	var removed []string
 	for _, p := range req.GetChildrenByTag("participant") {
@@ -129,7 +134,7 @@ func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.
 		}
 		code := 0
 		switch {
-		case !admin:
+		case !allowed:
 			code = 403
 		case !ok:
 			code = 404
@@ -137,8 +142,16 @@ func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.
 			code = 409
 		case action != "add" && role == "":
 			code = 404
+		case action == "add" && len(g.members) >= maxMembers:
+			code = 500
+		case action == "add" && !n.addableLocked(phone, actor):
+			code = 403
+			res.Content = []waBinary.Node{{Tag: "add_request", Attrs: waBinary.Attrs{
+				"code": newInviteCode(), "expiration": unixString(time.Now().Add(3 * 24 * time.Hour)),
+			}}}
 		case action == "add":
 			g.members = append(g.members, groupMember{phone: phone, role: RoleMember})
+			g.requests = slices.DeleteFunc(g.requests, func(r string) bool { return r == phone })
 		case action == "remove":
 			g.members = slices.DeleteFunc(g.members, func(m groupMember) bool { return m.phone == phone })
 			removed = append(removed, phone)
@@ -159,6 +172,15 @@ func (n *Network) changeParticipantsLocked(g *group, actor string, req waBinary.
 		ch.notify = append([]waBinary.Node{{Tag: action, Content: done}}, n.keepAnAdminLocked(g)...)
 	}
 	return ch, nil
+}
+
+// addableLocked reports whether the account of phone lets actor add it to
+// groups: its groupadd privacy is "all", or it is actor itself. The
+// network keeps no address books, so "contacts" and "contact_blacklist"
+// refuse every adder, as they refuse one not in the contacts.
+func (n *Network) addableLocked(phone, actor string) bool {
+	a := n.accounts[phone]
+	return phone == actor || a == nil || a.state.privacyOf(types.PrivacySettingTypeGroupAdd) == types.PrivacySettingAll
 }
 
 // keepAnAdminLocked promotes the longest-standing member when the last

@@ -47,7 +47,19 @@ type group struct {
 	// waiting for it, in order (groupjoin.go).
 	approval bool
 	requests []string
+	// requestedAt is when each of requests was made.
+	requestedAt map[string]time.Time
+	// allAdd: every member may add members (member_add_mode
+	// all_member_add), not only admins.
+	allAdd bool
+	// revoked are the invite codes reset replaced: joining with one is
+	// 410 gone, as WhatsApp answers a revoked link.
+	revoked []string
 }
+
+// maxMembers is WhatsApp's limit of members in a group: an add beyond it
+// fails for that participant (500), a join by link is refused (419).
+const maxMembers = 1024
 
 type groupMember struct {
 	phone string
@@ -72,6 +84,14 @@ type GroupInfo struct {
 	PictureSHA256 string // hex of the current picture's SHA-256, "" without one
 	Disappearing  time.Duration
 	Participants  []GroupParticipant
+	// Creator is the phone of the account that created it.
+	Creator string
+	Created time.Time
+	// Approval: admins approve who joins by link; Requests are the phones
+	// waiting, in order. AllMembersAdd: every member may add members.
+	Approval      bool
+	Requests      []string
+	AllMembersAdd bool
 }
 
 // GroupParticipant is a member of a group and its role.
@@ -92,6 +112,8 @@ func (n *Network) Group(jid types.JID) (GroupInfo, bool) {
 		JID: g.jid(), Subject: g.subject, Description: g.desc,
 		Announce: g.announce, Locked: g.locked, InviteCode: g.invite,
 		Disappearing: time.Duration(g.ephemeral) * time.Second,
+		Creator:      g.creator, Created: g.created,
+		Approval: g.approval, Requests: slices.Clone(g.requests), AllMembersAdd: g.allAdd,
 	}
 	if p := g.picture.jpeg; p != nil {
 		sum := sha256.Sum256(p)
@@ -142,6 +164,8 @@ var (
 	errNotAdmin      = &iqError{401, "not-authorized"}
 	errBadRequest    = &iqError{400, "bad-request"}
 	errNotAcceptable = &iqError{406, "not-acceptable"}
+	errInviteRevoked = &iqError{410, "gone"}
+	errGroupFull     = &iqError{419, "resource-limit"}
 )
 
 // maxSubject is WhatsApp's current limit on group names (whatsmeow's comment
@@ -159,6 +183,9 @@ type groupChange struct {
 	reply  []waBinary.Node
 	notify []waBinary.Node
 	extra  []string
+	// only, when set, are the phones told instead of the members: a
+	// rejected join request is told to the admins and the requester.
+	only []string
 }
 
 // handleGroupIQ serves the w:g2 namespace: operations on the group server
@@ -229,6 +256,12 @@ func (n *Network) groupRequest(actor, typ string, to types.JID, req waBinary.Nod
 			return n.changeParticipantsLocked(g, actor, req)
 		case "membership_approval_mode":
 			return setApprovalMode(g, actor, req)
+		case "member_add_mode":
+			return setMemberAddMode(g, actor, req)
+		case "membership_approval_requests":
+			return n.listJoinRequestsLocked(g, actor)
+		case "membership_requests_action":
+			return n.answerJoinRequestsLocked(g, actor, req)
 		}
 		return groupChange{}, &iqError{501, "feature-not-implemented"}
 	})
@@ -250,7 +283,11 @@ func (n *Network) groupOp(to types.JID, actor string, fn func(*group) (groupChan
 	ch, err := fn(g)
 	var targets []*companion
 	if err == nil && len(ch.notify) > 0 {
-		targets = n.devicesLocked(append(g.phones(), ch.extra...))
+		to := append(g.phones(), ch.extra...)
+		if ch.only != nil {
+			to = ch.only
+		}
+		targets = n.devicesLocked(to)
 	}
 	n.mu.Unlock()
 	if err != nil {
@@ -352,13 +389,18 @@ func (n *Network) joinByLink(actor string, join bool, req waBinary.Node) ([]waBi
 	code := req.AttrGetter().OptionalString("code")
 	n.mu.Lock()
 	var g *group
+	revoked := false
 	for _, cand := range n.groups.byID {
 		if code != "" && cand.invite == code {
 			g = cand
 		}
+		revoked = revoked || (code != "" && slices.Contains(cand.revoked, code))
 	}
 	if g == nil {
 		n.mu.Unlock()
+		if revoked {
+			return nil, errInviteRevoked // whatsmeow: ErrInviteLinkRevoked
+		}
 		return nil, errNotAcceptable // whatsmeow: ErrInviteLinkInvalid
 	}
 	if !join {
@@ -370,6 +412,10 @@ func (n *Network) joinByLink(actor string, join bool, req waBinary.Node) ([]waBi
 	if !member && g.approval {
 		n.mu.Unlock()
 		return n.requestToJoin(g, actor)
+	}
+	if !member && len(g.members) >= maxMembers {
+		n.mu.Unlock()
+		return nil, errGroupFull
 	}
 	if !member {
 		g.members = append(g.members, groupMember{phone: actor, role: RoleMember})
@@ -406,6 +452,7 @@ func (n *Network) groupNodeLocked(g *group) waBinary.Node {
 	if g.approval {
 		children = append(children, approvalNode(true))
 	}
+	children = append(children, memberAddModeNode(g.allAdd))
 	return waBinary.Node{Tag: "group", Attrs: waBinary.Attrs{
 		"id": g.id, "creation": unixString(g.created), "creator": pnJID(g.creator),
 		"subject": g.subject, "s_t": unixString(g.subjectAt), "s_o": pnJID(g.subjectBy),

@@ -155,6 +155,10 @@ type (
 		Members   []memberFile `json:"members"`
 		Approval  bool         `json:"approval,omitempty"`
 		Requests  []string     `json:"requests,omitempty"`
+		// RequestedAt is when each request was made, by phone.
+		RequestedAt map[string]time.Time `json:"requestedAt,omitempty"`
+		AllAdd      bool                 `json:"allMembersAdd,omitempty"`
+		Revoked     []string             `json:"revokedInvites,omitempty"`
 	}
 	memberFile struct {
 		Phone string `json:"phone"`
@@ -354,7 +358,8 @@ func saveGroup(g *group) groupFile {
 		ID: g.id, Created: g.created, Creator: g.creator, Subject: g.subject, SubjectAt: g.subjectAt, SubjectBy: g.subjectBy,
 		Desc: g.desc, DescID: g.descID, DescAt: g.descAt, DescBy: g.descBy, Announce: g.announce, Locked: g.locked,
 		Ephemeral: g.ephemeral, Invite: g.invite, PictureID: g.picture.id, Picture: g.picture.jpeg, Version: g.version,
-		Approval: g.approval, Requests: slices.Clone(g.requests),
+		Approval: g.approval, Requests: slices.Clone(g.requests), RequestedAt: maps.Clone(g.requestedAt),
+		AllAdd: g.allAdd, Revoked: slices.Clone(g.revoked),
 	}
 	for _, m := range g.members {
 		gf.Members = append(gf.Members, memberFile{Phone: m.phone, Role: m.role})

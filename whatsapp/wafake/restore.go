@@ -217,7 +217,8 @@ func restoreGroup(gf groupFile) *group {
 		id: gf.ID, created: gf.Created, creator: gf.Creator, subject: gf.Subject, subjectAt: gf.SubjectAt, subjectBy: gf.SubjectBy,
 		desc: gf.Desc, descID: gf.DescID, descAt: gf.DescAt, descBy: gf.DescBy, announce: gf.Announce, locked: gf.Locked,
 		ephemeral: gf.Ephemeral, invite: gf.Invite, picture: groupPicture{id: gf.PictureID, jpeg: gf.Picture}, version: gf.Version,
-		approval: gf.Approval, requests: gf.Requests,
+		approval: gf.Approval, requests: gf.Requests, requestedAt: gf.RequestedAt,
+		allAdd: gf.AllAdd, revoked: gf.Revoked,
 	}
 	for _, m := range gf.Members {
 		g.members = append(g.members, groupMember{phone: m.Phone, role: m.Role})

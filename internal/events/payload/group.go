@@ -45,6 +45,8 @@ type GroupUpdate struct {
 	EphemeralSeconds *uint32  `json:"ephemeralSeconds"`
 	InviteLink       Text     `json:"inviteLink"` // the new invite link after a reset
 	ApprovalRequired *bool    `json:"approvalRequired"`
+	// MemberAddMode is who may add members now: ADMINS or ALL.
+	MemberAddMode Text     `json:"memberAddMode"`
 	Deleted          *bool    `json:"deleted"`
 	DeleteReason     Text     `json:"deleteReason"`
 	Picture          *Picture `json:"picture"`
