@@ -15,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/chats"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/media"
@@ -38,6 +39,9 @@ type Resolver struct {
 	// and groups, then runs their operations.
 	Account  *account.Service
 	Messages *messaging.Service
+	// Chats is the chat store: the stored reads of chats, messages and
+	// contacts, and the phones and LIDs a session learned.
+	ChatStore *chats.Store
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader
 	// Pictures makes display pictures, in the media pools sends use.

@@ -37,6 +37,13 @@ type MessageStore interface {
 	ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error)
 }
 
+// ChatStore is the chat store (chats.Store): what an event says about the
+// session's chats, contacts and identities is kept there once the message
+// store has recorded it, before the event is stored.
+type ChatStore interface {
+	Record(ctx context.Context, sessionID string, ev whatsapp.Event) error
+}
+
 // Waker learns that events were committed (the webhook dispatcher: new
 // delivery rows may be due).
 type Waker interface{ Wake() }
@@ -54,6 +61,8 @@ type Follower interface {
 type SinkOptions struct {
 	Bus      Bus
 	Messages MessageStore
+	// Chats, when set, keeps the chat store from the events.
+	Chats ChatStore
 	// MediaPath is this service's media route of a message (mediaUrl);
 	// nil leaves mediaUrl as the adapter set it.
 	MediaPath func(sessionID, messageID string) string
@@ -75,6 +84,7 @@ type SinkOptions struct {
 type Sink struct {
 	bus       Bus
 	messages  MessageStore
+	chatStore ChatStore
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
 	follower  Follower
@@ -87,7 +97,7 @@ func NewSink(opts SinkOptions) *Sink {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
+	return &Sink{bus: opts.Bus, messages: opts.Messages, chatStore: opts.Chats, mediaPath: opts.MediaPath,
 		waker: opts.Waker, follower: opts.Follower, log: opts.Logger}
 }
 
@@ -186,6 +196,11 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
 		}
 		if err := s.messages.Record(ctx, sessionID, &ev); err != nil {
+			return nil, err
+		}
+	}
+	if s.chatStore != nil {
+		if err := s.chatStore.Record(ctx, sessionID, ev); err != nil {
 			return nil, err
 		}
 	}
