@@ -119,7 +119,7 @@ func (rt route) pattern() string { return rt.method + " " + rt.path }
 // routes is the table, by area.
 func routes() []route {
 	var all []route
-	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(),
+	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), chatRoutes(), groupRoutes(),
 		accountRoutes(), privacyRoutes(), webhookRoutes(), limitsRoutes()} {
 		all = append(all, area...)
 	}
