@@ -171,7 +171,8 @@ type MessagePage struct {
 // of the same second, the later-stored first), before the cursor before
 // (nil: from the newest). A user's chat is read under every address the
 // session knows for them (phone JID and LID), merged in order. Scheduled
-// sends not made yet are not in the chat.
+// sends not made yet are not in the chat, nor reactions and edits (they
+// show on their message).
 func (s *Store) Messages(ctx context.Context, sessionID string, jid whatsapp.JID, first int, before *string) (MessagePage, error) {
 	if err := checkFirst("first", first); err != nil {
 		return MessagePage{}, err
@@ -190,7 +191,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, jid whatsapp.JID
 	var all []*ent.Message
 	for _, a := range addrs {
 		q := s.db.Message.Query().Where(entmessage.SessionID(sessionID), entmessage.Chat(a),
-			entmessage.StatusNEQ(entmessage.StatusScheduled))
+			entmessage.StatusNEQ(entmessage.StatusScheduled), entmessage.TypeNotIn(notInChat...))
 		if from != nil {
 			q.Where(func(s *entsql.Selector) {
 				s.Where(entsql.CompositeLT([]string{s.C(entmessage.FieldTimestamp), s.C(entmessage.FieldID)}, from.time(), from.ID))

@@ -10,6 +10,7 @@ package chats
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,7 +62,7 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 	}
 	switch d := ev.Data.(type) {
 	case *payload.Message:
-		if ev.Message == nil || ev.Message.Type == "revoke" ||
+		if ev.Message == nil || !inChat(ev.Message.Type) ||
 			(ev.Kind != whatsapp.KindInboundMessage && ev.Kind != whatsapp.KindOutboundMessage) {
 			return nil
 		}
@@ -74,8 +75,7 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 	case *payload.HistorySet:
 		for i := range ev.History {
 			m := &ev.History[i]
-			switch m.Type {
-			case "reaction", "edit", "revoke":
+			if !inChat(m.Type) {
 				continue
 			}
 			if err := s.message(ctx, sessionID, m, false); err != nil {
@@ -142,3 +142,11 @@ func (m *memory) put(k, v string) {
 	}
 	m.m[k] = v
 }
+
+// notInChat are the types of message that change another message (a
+// reaction, an edit, a revoke): the message store keeps the reactions and
+// edits sent here as records of their own, but a chat shows what they did
+// to their message, never them.
+var notInChat = []string{"reaction", "edit", "revoke"}
+
+func inChat(typ string) bool { return !slices.Contains(notInChat, typ) }

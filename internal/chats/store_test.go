@@ -104,6 +104,11 @@ func TestChatsFromMessages(t *testing.T) {
 	s.record(t, message("A2", ada, ada, "again", t0.Add(2*time.Second))) // same second as G1, stored later
 	s.record(t, message("A2", ada, ada, "again", t0.Add(2*time.Second))) // WhatsApp sent it again
 	s.record(t, message("A3", ada, "", "mine", t0.Add(2*time.Second)))
+	// A reaction sent here is a record of its own in the message store,
+	// but neither the chat's last message nor one of its messages.
+	reaction := message("R1", ada, "", "👍", t0.Add(3*time.Second))
+	reaction.Message.Type = "reaction"
+	s.record(t, reaction)
 
 	p := s.chatList(t, chats.ChatsQuery{})
 	if want := []string{ada, group, bob}; !same(jids(p), want) {
@@ -118,6 +123,10 @@ func TestChatsFromMessages(t *testing.T) {
 	}
 	if g := p.Chats[1]; !g.Row.IsGroup || g.Row.UnreadCount != 1 {
 		t.Errorf("the group: group %v unread %d", g.Row.IsGroup, g.Row.UnreadCount)
+	}
+
+	if m, err := s.chats.Messages(context.Background(), session, mustJID(t, ada), 10, nil); err != nil || len(m.Messages) != 3 || m.Messages[0].MessageID != "A3" {
+		t.Errorf("ada's messages %v (%v), want A3, A2, A1", m.Messages, err)
 	}
 
 	// Paging by one: the same order, then the end.
