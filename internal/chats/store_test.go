@@ -35,7 +35,9 @@ type stores struct {
 	chats    *chats.Store
 }
 
-func newStores(t *testing.T) *stores {
+func newStores(t *testing.T) *stores { return newStoresTB(t) }
+
+func newStoresTB(t testing.TB) *stores {
 	t.Helper()
 	ctx := context.Background()
 	db := dbtest.Open(t).Ent
@@ -53,6 +55,12 @@ func (s *stores) record(t *testing.T, ev whatsapp.Event) {
 	if err := s.chats.Record(ctx, session, ev); err != nil {
 		t.Fatalf("chat store: %s: %v", ev.Kind, err)
 	}
+}
+
+// messageData is the data of a received text m.
+func messageData(m *whatsapp.Message) *payload.Message {
+	return &payload.Message{ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Timestamp: payload.At(m.Timestamp),
+		Type: m.Type, Text: payload.Text(m.Text)}
 }
 
 // message is the event of a message: received from sender in chat, or
@@ -380,7 +388,9 @@ func TestMessagesPaging(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-func mustJID(t *testing.T, s string) whatsapp.JID {
+func mustJID(t *testing.T, s string) whatsapp.JID { return mustJIDTB(t, s) }
+
+func mustJIDTB(t testing.TB, s string) whatsapp.JID {
 	t.Helper()
 	j, err := whatsapp.ParseRecipient("chat", s)
 	if err != nil {
