@@ -343,3 +343,72 @@ func TestStoredChats(t *testing.T) {
 		t.Errorf("messages while disconnected: %d", len(ms))
 	}
 }
+
+// TestStoredChatState: what the phone does to chats through app state
+// (archive, pin, mute, mark read, an address book entry) shows in chats,
+// chat and contacts; markRead here makes the chat's unreadCount 0.
+func TestStoredChatState(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	n := s.Network(t)
+	const phone, ada, bob = apptest.LinkedPhone, "4915550340001", "4915550340002"
+	for _, from := range []string{ada, bob} {
+		id, err := n.SendText(from, phone, "Hallo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inboundData(t, s, sess.ID, id)
+	}
+	adaJID, bobJID := userOf(t, ada), userOf(t, bob)
+	until := time.Now().Add(8 * time.Hour).Truncate(time.Millisecond)
+	for _, step := range []func() error{
+		func() error { return n.ArchiveChat(phone, adaJID, true) },
+		func() error { return n.PinChat(phone, bobJID, true) },
+		func() error { return n.MuteChat(phone, bobJID, true, until) },
+		func() error { return n.MarkChatRead(phone, bobJID, true) },
+		func() error { return n.EditContact(phone, ada, "Ada Lovelace", "Ada") },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chat := func(number string) gqlChat {
+		var out struct{ Chat *gqlChat }
+		s.MustGraphQL(t, apptest.AdminToken, chatQuery, map[string]any{"s": sess.ID, "j": number}, &out)
+		if out.Chat == nil {
+			t.Fatalf("no chat %s", number)
+		}
+		return *out.Chat
+	}
+	testclient.Until(t, 10*time.Second, "the phone's app state in the chats", func() bool {
+		a, b := chat(ada), chat(bob)
+		return a.Archived && a.Name == "Ada Lovelace" && b.Pinned && b.MutedUntil != nil && b.UnreadCount == 0
+	})
+	if b := chat(bob); !b.MutedUntil.Equal(until) || b.Archived {
+		t.Errorf("bob's chat: muted until %v (want %v), archived %v", b.MutedUntil, until, b.Archived)
+	}
+	for _, tc := range []struct {
+		archived bool
+		want     string
+	}{{true, ada}, {false, bob}} {
+		var out struct {
+			Chats struct{ Edges []struct{ Node gqlChat } }
+		}
+		s.MustGraphQL(t, apptest.AdminToken, `query($s: ID!, $a: Boolean) { chats(sessionId: $s, archived: $a) { edges { node { jid } } } }`,
+			map[string]any{"s": sess.ID, "a": tc.archived}, &out)
+		if len(out.Chats.Edges) != 1 || out.Chats.Edges[0].Node.JID != tc.want+"@s.whatsapp.net" {
+			t.Errorf("chats(archived: %v): %+v, want %s alone", tc.archived, out.Chats.Edges, tc.want)
+		}
+	}
+	search := "LOVELACE"
+	if cs, _ := contactPage(t, s, sess.ID, 10, nil, &search); len(cs) != 1 || str(cs[0].Name) != "Ada Lovelace" || str(cs[0].Phone) != ada {
+		t.Errorf("contacts(search: %q): %+v, want Ada Lovelace", search, cs)
+	}
+
+	// markRead here: unread 0.
+	if a := chat(ada); a.UnreadCount != 1 {
+		t.Errorf("ada's chat: unread %d, want 1", a.UnreadCount)
+	}
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $c: String!) { markRead(sessionId: $s, chat: $c) }`, map[string]any{"s": sess.ID, "c": ada}, nil)
+	testclient.Until(t, 10*time.Second, "ada's chat read", func() bool { return chat(ada).UnreadCount == 0 })
+}
