@@ -21,10 +21,10 @@ type (
 		LID           *string      `json:"lid" required:"true" description:"A user's LID (…@lid), when ever learned; null for groups."`
 		UnreadCount   int          `json:"unreadCount" required:"true"`
 		LastMessage   *messageJSON `json:"lastMessage" required:"true" description:"The newest stored message; null when none is stored."`
-		LastMessageAt *timestamp   `json:"lastMessageAt" required:"true"`
+		LastMessageAt *string      `json:"lastMessageAt" required:"true" format:"date-time" description:"When the newest message was sent (RFC 3339); null when none is known."`
 		Archived      bool         `json:"archived" required:"true"`
 		Pinned        bool         `json:"pinned" required:"true"`
-		MutedUntil    *timestamp   `json:"mutedUntil" required:"true" description:"When the mute ends (year 9999 for a mute without end); null when not muted."`
+		MutedUntil    *string      `json:"mutedUntil" required:"true" format:"date-time" description:"When the mute ends (RFC 3339; year 9999 for a mute without end); null when not muted."`
 	}
 	contactJSON struct {
 		JID          string  `json:"jid" required:"true" description:"By phone JID when known, else by LID."`

@@ -118,11 +118,11 @@ func toMessageJSON(m *model.Message) messageJSON {
 }
 
 // optionalTime is t as REST writes it; nil stays null.
-func optionalTime(t *time.Time) *timestamp {
+func optionalTime(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := timestamp(model.FormatTime(*t))
+	s := model.FormatTime(*t)
 	return &s
 }
 
