@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/testclient"
+	"github.com/wagraph/wagraph/whatsapp/wafake"
 )
 
 // The stored reads' GraphQL, with every field of Chat, Message and Contact
@@ -411,4 +412,45 @@ func TestStoredChatState(t *testing.T) {
 	}
 	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $c: String!) { markRead(sessionId: $s, chat: $c) }`, map[string]any{"s": sess.ID, "c": ada}, nil)
 	testclient.Until(t, 10*time.Second, "ada's chat read", func() bool { return chat(ada).UnreadCount == 0 })
+}
+
+// TestStoredHistory: a history sync from the phone makes its chats (name,
+// unread count as the phone says) and stores its messages: chats and
+// messages show what the gateway never saw live, its push names are
+// contacts.
+func TestStoredHistory(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	n := s.Network(t)
+	const phone, ute, paul = apptest.LinkedPhone, "4915550350001", "4915550350002"
+	when := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
+	err := n.SendHistory(phone, wafake.History{
+		Chats: []wafake.HistoryChat{{JID: userOf(t, ute), Name: "Ute", Unread: 1, Messages: []wafake.HistoryMessage{
+			{ID: "3EB0STOREDHIST01", Text: "Habt ihr morgen noch Tulpen?", Time: when},
+			{ID: "3EB0STOREDHIST02", FromMe: true, Text: "Ja, bis 18 Uhr", Time: when.Add(time.Minute)},
+		}}},
+		PushNames: map[string]string{paul: "Paul"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testclient.Until(t, 10*time.Second, "the history's chat with its messages", func() bool {
+		ms, _ := messagePage(t, s, sess.ID, ute, 10, nil)
+		return len(ms) == 2
+	})
+	ms, _ := messagePage(t, s, sess.ID, ute, 10, nil)
+	if ms[0].ID != "3EB0STOREDHIST02" || !ms[0].FromMe || ms[1].ID != "3EB0STOREDHIST01" || ms[1].Text != "Habt ihr morgen noch Tulpen?" || str(ms[1].SenderPhone) != ute {
+		t.Errorf("the history's messages: %+v", ms)
+	}
+	var out struct{ Chat *gqlChat }
+	s.MustGraphQL(t, apptest.AdminToken, chatQuery, map[string]any{"s": sess.ID, "j": ute}, &out)
+	if c := out.Chat; c == nil || c.Name != "Ute" || c.UnreadCount != 1 || c.LastMessage == nil || c.LastMessage.ID != "3EB0STOREDHIST02" ||
+		c.LastMessageAt == nil || !c.LastMessageAt.Equal(when.Add(time.Minute)) {
+		t.Errorf("the history's chat: %+v", c)
+	}
+	search := "paul"
+	testclient.Until(t, 10*time.Second, "the history's push name as a contact", func() bool {
+		cs, _ := contactPage(t, s, sess.ID, 10, nil, &search)
+		return len(cs) == 1 && str(cs[0].Phone) == paul && str(cs[0].PushName) == "Paul"
+	})
 }
