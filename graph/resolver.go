@@ -38,6 +38,9 @@ type Resolver struct {
 	// Account applies the rules of a linked account's profile, privacy
 	// and groups, then runs their operations.
 	Account  *account.Service
+	// Messages is the messaging service. A query resolver reaches it as
+	// r.Resolver.Messages: its method Messages (Query.messages) shadows
+	// the field there.
 	Messages *messaging.Service
 	// Chats is the chat store: the stored reads of chats, messages and
 	// contacts, and the phones and LIDs a session learned.

@@ -1,7 +1,8 @@
 // Package ingest is the path of a session's events into the store: the
 // Sink every event of the session manager (and of the messaging service)
 // passes through, in order, before WhatsApp's stanza is acknowledged — the
-// message store, the events it implies (chats.upsert), the bus in one
+// message store, the chat store, the events it implies (chats.upsert), the
+// bus in one
 // transaction, then what must learn of the commit.
 package ingest
 
@@ -75,7 +76,7 @@ type SinkOptions struct {
 // Sink is the session manager's Publisher (and the messaging service's):
 // every event of a session passes through it, in order, before WhatsApp's
 // stanza is acknowledged. It completes the event (mediaUrl), records it in
-// the message store, derives the events it implies (chats.upsert for the
+// the message store and then the chat store, derives the events it implies (chats.upsert for the
 // first message of a chat), stores them all in one transaction through the
 // bus, and only then wakes the dispatcher. An error means the event is not
 // stored: the adapter does not acknowledge it and WhatsApp sends it again,
@@ -164,7 +165,8 @@ func (s *Sink) follow(sessionID string, evs []whatsapp.Event, own []int, envs []
 	}
 }
 
-// prepare completes ev, records it in the message store and returns the
+// prepare completes ev, records it in the message store and the chat
+// store, and returns the
 // events to store for it: the chats.upsert it implies, if any, then ev.
 func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
 	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
