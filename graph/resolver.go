@@ -37,7 +37,7 @@ type Resolver struct {
 	WhatsApp WhatsApp
 	// Account applies the rules of a linked account's profile, privacy
 	// and groups, then runs their operations.
-	Account  *account.Service
+	Account *account.Service
 	// Messages is the messaging service. A query resolver reaches it as
 	// r.Resolver.Messages: its method Messages (Query.messages) shadows
 	// the field there.

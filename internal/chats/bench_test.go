@@ -42,7 +42,7 @@ func benchStores(b *testing.B) *stores {
 			last[chat] = i
 			creates = append(creates, s.db.Message.Create().SetSessionID(session).SetMessageID(fmt.Sprintf("M%06d", i)).
 				SetChat(chat).SetSender(chat).SetFromMe(false).SetType("text").SetText("message").
-				SetStatus(entmessage.StatusReceived).SetTimestamp(t0.Add(time.Duration(i/3) * time.Second)))
+				SetStatus(entmessage.StatusReceived).SetTimestamp(t0.Add(time.Duration(i/3)*time.Second)))
 		}
 		if err := s.db.Message.CreateBulk(creates...).Exec(ctx); err != nil {
 			b.Fatal(err)

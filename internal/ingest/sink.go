@@ -2,8 +2,7 @@
 // Sink every event of the session manager (and of the messaging service)
 // passes through, in order, before WhatsApp's stanza is acknowledged — the
 // message store, the chat store, the events it implies (chats.upsert), the
-// bus in one
-// transaction, then what must learn of the commit.
+// bus in one transaction, then what must learn of the commit.
 package ingest
 
 import (
@@ -166,8 +165,8 @@ func (s *Sink) follow(sessionID string, evs []whatsapp.Event, own []int, envs []
 }
 
 // prepare completes ev, records it in the message store and the chat
-// store, and returns the
-// events to store for it: the chats.upsert it implies, if any, then ev.
+// store, and returns the events to store for it: the chats.upsert it
+// implies, if any, then ev.
 func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
 	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
