@@ -177,6 +177,16 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
 		}
 	}
+	if d, ok := ev.Data.(*payload.HistorySet); ok && s.mediaPath != nil && len(ev.History) == len(d.Messages) {
+		// A history sync's messages are stored like the others (the
+		// records in ev.History, one per message of the data): the media
+		// route serves theirs too.
+		for i := range d.Messages {
+			if ev.History[i].Media != nil {
+				d.Messages[i].MediaURL = payload.Text(s.mediaPath(sessionID, d.Messages[i].ID))
+			}
+		}
+	}
 	var evs []events.New
 	if s.messages != nil {
 		chat, err := s.newChat(ctx, sessionID, ev)
@@ -230,6 +240,18 @@ func storable(evs []whatsapp.Event) []whatsapp.Event {
 			}
 			textrule.CleanAll(&m)
 			ev.Message = &m
+		}
+		if len(ev.History) > 0 {
+			h := make([]whatsapp.Message, len(ev.History))
+			for j, m := range ev.History {
+				if m.Media != nil {
+					media := *m.Media
+					m.Media = &media
+				}
+				textrule.CleanAll(&m)
+				h[j] = m
+			}
+			ev.History = h
 		}
 		out[i] = ev
 	}
