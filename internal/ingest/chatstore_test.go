@@ -98,7 +98,9 @@ func TestSinkHistory(t *testing.T) {
 	if len(rows) != 2 || rows[0].Text != "a\uFFFDb" || len(rows[1].Media) == 0 {
 		t.Fatalf("stored %v, want H1 with its NUL replaced and H2 with its media", rows)
 	}
-	var d struct{ Messages []struct{ ID, MediaURL string } }
+	var d struct {
+		Messages []struct{ ID, MediaURL string }
+	}
 	envs := e.storedEvents(t)
 	if err := json.Unmarshal(envs[len(envs)-1].Data, &d); err != nil {
 		t.Fatal(err)
