@@ -88,7 +88,7 @@ screenshots: deps-test
 # that have them: compiling every package's tests would take longer than
 # running the benchmarks. BENCHTIME=3s (or 2000x) for steadier figures.
 BENCHTIME ?= 1s
-BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./restcompat ./graph
+BENCH_PKGS := ./whatsapp ./internal/events ./internal/webhook ./internal/auth ./internal/chats ./restcompat ./graph
 
 # The load program's short run for `make bench`, per goal (`make load` runs
 # the issue's full figures): goal 2 (sends) 1 s windows; goal 4 (fanout)

@@ -13,8 +13,11 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/chat"
+	"github.com/wagraph/wagraph/ent/contact"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/identity"
 	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/node"
@@ -85,8 +88,11 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			attempt.Table:       attempt.ValidColumn,
+			chat.Table:          chat.ValidColumn,
+			contact.Table:       contact.ValidColumn,
 			delivery.Table:      delivery.ValidColumn,
 			event.Table:         event.ValidColumn,
+			identity.Table:      identity.ValidColumn,
 			lease.Table:         lease.ValidColumn,
 			message.Table:       message.ValidColumn,
 			node.Table:          node.ValidColumn,

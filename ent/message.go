@@ -52,6 +52,8 @@ type Message struct {
 	ViewOnce bool `json:"view_once,omitempty"`
 	// ViewedAt holds the value of the "viewed_at" field.
 	ViewedAt *time.Time `json:"viewed_at,omitempty"`
+	// EditedAt holds the value of the "edited_at" field.
+	EditedAt *time.Time `json:"edited_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MessageQuery when eager-loading is set.
 	Edges        MessageEdges `json:"edges"`
@@ -91,7 +93,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case message.FieldSessionID, message.FieldMessageID, message.FieldChat, message.FieldSender, message.FieldType, message.FieldText, message.FieldCaption, message.FieldStatus:
 			values[i] = new(sql.NullString)
-		case message.FieldTimestamp, message.FieldReadAt, message.FieldViewedAt:
+		case message.FieldTimestamp, message.FieldReadAt, message.FieldViewedAt, message.FieldEditedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -216,6 +218,13 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				_m.ViewedAt = new(time.Time)
 				*_m.ViewedAt = value.Time
 			}
+		case message.FieldEditedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field edited_at", values[i])
+			} else if value.Valid {
+				_m.EditedAt = new(time.Time)
+				*_m.EditedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -306,6 +315,11 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	if v := _m.ViewedAt; v != nil {
 		builder.WriteString("viewed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.EditedAt; v != nil {
+		builder.WriteString("edited_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

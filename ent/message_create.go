@@ -160,6 +160,20 @@ func (_c *MessageCreate) SetNillableViewedAt(v *time.Time) *MessageCreate {
 	return _c
 }
 
+// SetEditedAt sets the "edited_at" field.
+func (_c *MessageCreate) SetEditedAt(v time.Time) *MessageCreate {
+	_c.mutation.SetEditedAt(v)
+	return _c
+}
+
+// SetNillableEditedAt sets the "edited_at" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableEditedAt(v *time.Time) *MessageCreate {
+	if v != nil {
+		_c.SetEditedAt(*v)
+	}
+	return _c
+}
+
 // SetSession sets the "session" edge to the Session entity.
 func (_c *MessageCreate) SetSession(v *Session) *MessageCreate {
 	return _c.SetSessionID(v.ID)
@@ -334,6 +348,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ViewedAt(); ok {
 		_spec.SetField(message.FieldViewedAt, field.TypeTime, value)
 		_node.ViewedAt = &value
+	}
+	if value, ok := _c.mutation.EditedAt(); ok {
+		_spec.SetField(message.FieldEditedAt, field.TypeTime, value)
+		_node.EditedAt = &value
 	}
 	if nodes := _c.mutation.SessionIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -611,6 +629,24 @@ func (u *MessageUpsert) UpdateViewedAt() *MessageUpsert {
 // ClearViewedAt clears the value of the "viewed_at" field.
 func (u *MessageUpsert) ClearViewedAt() *MessageUpsert {
 	u.SetNull(message.FieldViewedAt)
+	return u
+}
+
+// SetEditedAt sets the "edited_at" field.
+func (u *MessageUpsert) SetEditedAt(v time.Time) *MessageUpsert {
+	u.Set(message.FieldEditedAt, v)
+	return u
+}
+
+// UpdateEditedAt sets the "edited_at" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateEditedAt() *MessageUpsert {
+	u.SetExcluded(message.FieldEditedAt)
+	return u
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (u *MessageUpsert) ClearEditedAt() *MessageUpsert {
+	u.SetNull(message.FieldEditedAt)
 	return u
 }
 
@@ -904,6 +940,27 @@ func (u *MessageUpsertOne) UpdateViewedAt() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearViewedAt() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearViewedAt()
+	})
+}
+
+// SetEditedAt sets the "edited_at" field.
+func (u *MessageUpsertOne) SetEditedAt(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetEditedAt(v)
+	})
+}
+
+// UpdateEditedAt sets the "edited_at" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateEditedAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateEditedAt()
+	})
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (u *MessageUpsertOne) ClearEditedAt() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearEditedAt()
 	})
 }
 
@@ -1363,6 +1420,27 @@ func (u *MessageUpsertBulk) UpdateViewedAt() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearViewedAt() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearViewedAt()
+	})
+}
+
+// SetEditedAt sets the "edited_at" field.
+func (u *MessageUpsertBulk) SetEditedAt(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetEditedAt(v)
+	})
+}
+
+// UpdateEditedAt sets the "edited_at" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateEditedAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateEditedAt()
+	})
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (u *MessageUpsertBulk) ClearEditedAt() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearEditedAt()
 	})
 }
 

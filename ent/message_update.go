@@ -250,6 +250,26 @@ func (_u *MessageUpdate) ClearViewedAt() *MessageUpdate {
 	return _u
 }
 
+// SetEditedAt sets the "edited_at" field.
+func (_u *MessageUpdate) SetEditedAt(v time.Time) *MessageUpdate {
+	_u.mutation.SetEditedAt(v)
+	return _u
+}
+
+// SetNillableEditedAt sets the "edited_at" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableEditedAt(v *time.Time) *MessageUpdate {
+	if v != nil {
+		_u.SetEditedAt(*v)
+	}
+	return _u
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (_u *MessageUpdate) ClearEditedAt() *MessageUpdate {
+	_u.mutation.ClearEditedAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -374,6 +394,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ViewedAtCleared() {
 		_spec.ClearField(message.FieldViewedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.EditedAt(); ok {
+		_spec.SetField(message.FieldEditedAt, field.TypeTime, value)
+	}
+	if _u.mutation.EditedAtCleared() {
+		_spec.ClearField(message.FieldEditedAt, field.TypeTime)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -615,6 +641,26 @@ func (_u *MessageUpdateOne) ClearViewedAt() *MessageUpdateOne {
 	return _u
 }
 
+// SetEditedAt sets the "edited_at" field.
+func (_u *MessageUpdateOne) SetEditedAt(v time.Time) *MessageUpdateOne {
+	_u.mutation.SetEditedAt(v)
+	return _u
+}
+
+// SetNillableEditedAt sets the "edited_at" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableEditedAt(v *time.Time) *MessageUpdateOne {
+	if v != nil {
+		_u.SetEditedAt(*v)
+	}
+	return _u
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (_u *MessageUpdateOne) ClearEditedAt() *MessageUpdateOne {
+	_u.mutation.ClearEditedAt()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -769,6 +815,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ViewedAtCleared() {
 		_spec.ClearField(message.FieldViewedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.EditedAt(); ok {
+		_spec.SetField(message.FieldEditedAt, field.TypeTime, value)
+	}
+	if _u.mutation.EditedAtCleared() {
+		_spec.ClearField(message.FieldEditedAt, field.TypeTime)
 	}
 	_node = &Message{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -12,8 +12,11 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/chat"
+	"github.com/wagraph/wagraph/ent/contact"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/identity"
 	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/node"
@@ -37,8 +40,11 @@ const (
 
 	// Node types.
 	TypeAttempt       = "Attempt"
+	TypeChat          = "Chat"
+	TypeContact       = "Contact"
 	TypeDelivery      = "Delivery"
 	TypeEvent         = "Event"
+	TypeIdentity      = "Identity"
 	TypeLease         = "Lease"
 	TypeMessage       = "Message"
 	TypeNode          = "Node"
@@ -823,6 +829,2306 @@ func (m *AttemptMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Attempt edge %s", name)
+}
+
+// ChatMutation represents an operation that mutates the Chat nodes in the graph.
+type ChatMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int
+	jid             *string
+	name            *string
+	is_group        *bool
+	lid             *string
+	unread_count    *int
+	addunread_count *int
+	counted_row     *int
+	addcounted_row  *int
+	last_message_id *string
+	last_message_at *time.Time
+	active_at       *time.Time
+	active_row      *int
+	addactive_row   *int
+	archived        *bool
+	pinned          *bool
+	muted_until     *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	session         *string
+	clearedsession  bool
+	done            bool
+	oldValue        func(context.Context) (*Chat, error)
+	predicates      []predicate.Chat
+}
+
+var _ ent.Mutation = (*ChatMutation)(nil)
+
+// chatOption allows management of the mutation configuration using functional options.
+type chatOption func(*ChatMutation)
+
+// newChatMutation creates new mutation for the Chat entity.
+func newChatMutation(c config, op Op, opts ...chatOption) *ChatMutation {
+	m := &ChatMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChat,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChatID sets the ID field of the mutation.
+func withChatID(id int) chatOption {
+	return func(m *ChatMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Chat
+		)
+		m.oldValue = func(ctx context.Context) (*Chat, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Chat.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChat sets the old Chat of the mutation.
+func withChat(node *Chat) chatOption {
+	return func(m *ChatMutation) {
+		m.oldValue = func(context.Context) (*Chat, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChatMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChatMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChatMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChatMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Chat.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ChatMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ChatMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ChatMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetJid sets the "jid" field.
+func (m *ChatMutation) SetJid(s string) {
+	m.jid = &s
+}
+
+// Jid returns the value of the "jid" field in the mutation.
+func (m *ChatMutation) Jid() (r string, exists bool) {
+	v := m.jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJid returns the old "jid" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJid: %w", err)
+	}
+	return oldValue.Jid, nil
+}
+
+// ResetJid resets all changes to the "jid" field.
+func (m *ChatMutation) ResetJid() {
+	m.jid = nil
+}
+
+// SetName sets the "name" field.
+func (m *ChatMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ChatMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ClearName clears the value of the "name" field.
+func (m *ChatMutation) ClearName() {
+	m.name = nil
+	m.clearedFields[chat.FieldName] = struct{}{}
+}
+
+// NameCleared returns if the "name" field was cleared in this mutation.
+func (m *ChatMutation) NameCleared() bool {
+	_, ok := m.clearedFields[chat.FieldName]
+	return ok
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ChatMutation) ResetName() {
+	m.name = nil
+	delete(m.clearedFields, chat.FieldName)
+}
+
+// SetIsGroup sets the "is_group" field.
+func (m *ChatMutation) SetIsGroup(b bool) {
+	m.is_group = &b
+}
+
+// IsGroup returns the value of the "is_group" field in the mutation.
+func (m *ChatMutation) IsGroup() (r bool, exists bool) {
+	v := m.is_group
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsGroup returns the old "is_group" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldIsGroup(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsGroup is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsGroup requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsGroup: %w", err)
+	}
+	return oldValue.IsGroup, nil
+}
+
+// ResetIsGroup resets all changes to the "is_group" field.
+func (m *ChatMutation) ResetIsGroup() {
+	m.is_group = nil
+}
+
+// SetLid sets the "lid" field.
+func (m *ChatMutation) SetLid(s string) {
+	m.lid = &s
+}
+
+// Lid returns the value of the "lid" field in the mutation.
+func (m *ChatMutation) Lid() (r string, exists bool) {
+	v := m.lid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLid returns the old "lid" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLid: %w", err)
+	}
+	return oldValue.Lid, nil
+}
+
+// ClearLid clears the value of the "lid" field.
+func (m *ChatMutation) ClearLid() {
+	m.lid = nil
+	m.clearedFields[chat.FieldLid] = struct{}{}
+}
+
+// LidCleared returns if the "lid" field was cleared in this mutation.
+func (m *ChatMutation) LidCleared() bool {
+	_, ok := m.clearedFields[chat.FieldLid]
+	return ok
+}
+
+// ResetLid resets all changes to the "lid" field.
+func (m *ChatMutation) ResetLid() {
+	m.lid = nil
+	delete(m.clearedFields, chat.FieldLid)
+}
+
+// SetUnreadCount sets the "unread_count" field.
+func (m *ChatMutation) SetUnreadCount(i int) {
+	m.unread_count = &i
+	m.addunread_count = nil
+}
+
+// UnreadCount returns the value of the "unread_count" field in the mutation.
+func (m *ChatMutation) UnreadCount() (r int, exists bool) {
+	v := m.unread_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnreadCount returns the old "unread_count" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldUnreadCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnreadCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnreadCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnreadCount: %w", err)
+	}
+	return oldValue.UnreadCount, nil
+}
+
+// AddUnreadCount adds i to the "unread_count" field.
+func (m *ChatMutation) AddUnreadCount(i int) {
+	if m.addunread_count != nil {
+		*m.addunread_count += i
+	} else {
+		m.addunread_count = &i
+	}
+}
+
+// AddedUnreadCount returns the value that was added to the "unread_count" field in this mutation.
+func (m *ChatMutation) AddedUnreadCount() (r int, exists bool) {
+	v := m.addunread_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUnreadCount resets all changes to the "unread_count" field.
+func (m *ChatMutation) ResetUnreadCount() {
+	m.unread_count = nil
+	m.addunread_count = nil
+}
+
+// SetCountedRow sets the "counted_row" field.
+func (m *ChatMutation) SetCountedRow(i int) {
+	m.counted_row = &i
+	m.addcounted_row = nil
+}
+
+// CountedRow returns the value of the "counted_row" field in the mutation.
+func (m *ChatMutation) CountedRow() (r int, exists bool) {
+	v := m.counted_row
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCountedRow returns the old "counted_row" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldCountedRow(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCountedRow is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCountedRow requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCountedRow: %w", err)
+	}
+	return oldValue.CountedRow, nil
+}
+
+// AddCountedRow adds i to the "counted_row" field.
+func (m *ChatMutation) AddCountedRow(i int) {
+	if m.addcounted_row != nil {
+		*m.addcounted_row += i
+	} else {
+		m.addcounted_row = &i
+	}
+}
+
+// AddedCountedRow returns the value that was added to the "counted_row" field in this mutation.
+func (m *ChatMutation) AddedCountedRow() (r int, exists bool) {
+	v := m.addcounted_row
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCountedRow resets all changes to the "counted_row" field.
+func (m *ChatMutation) ResetCountedRow() {
+	m.counted_row = nil
+	m.addcounted_row = nil
+}
+
+// SetLastMessageID sets the "last_message_id" field.
+func (m *ChatMutation) SetLastMessageID(s string) {
+	m.last_message_id = &s
+}
+
+// LastMessageID returns the value of the "last_message_id" field in the mutation.
+func (m *ChatMutation) LastMessageID() (r string, exists bool) {
+	v := m.last_message_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastMessageID returns the old "last_message_id" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLastMessageID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastMessageID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastMessageID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastMessageID: %w", err)
+	}
+	return oldValue.LastMessageID, nil
+}
+
+// ClearLastMessageID clears the value of the "last_message_id" field.
+func (m *ChatMutation) ClearLastMessageID() {
+	m.last_message_id = nil
+	m.clearedFields[chat.FieldLastMessageID] = struct{}{}
+}
+
+// LastMessageIDCleared returns if the "last_message_id" field was cleared in this mutation.
+func (m *ChatMutation) LastMessageIDCleared() bool {
+	_, ok := m.clearedFields[chat.FieldLastMessageID]
+	return ok
+}
+
+// ResetLastMessageID resets all changes to the "last_message_id" field.
+func (m *ChatMutation) ResetLastMessageID() {
+	m.last_message_id = nil
+	delete(m.clearedFields, chat.FieldLastMessageID)
+}
+
+// SetLastMessageAt sets the "last_message_at" field.
+func (m *ChatMutation) SetLastMessageAt(t time.Time) {
+	m.last_message_at = &t
+}
+
+// LastMessageAt returns the value of the "last_message_at" field in the mutation.
+func (m *ChatMutation) LastMessageAt() (r time.Time, exists bool) {
+	v := m.last_message_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastMessageAt returns the old "last_message_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLastMessageAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastMessageAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastMessageAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastMessageAt: %w", err)
+	}
+	return oldValue.LastMessageAt, nil
+}
+
+// ClearLastMessageAt clears the value of the "last_message_at" field.
+func (m *ChatMutation) ClearLastMessageAt() {
+	m.last_message_at = nil
+	m.clearedFields[chat.FieldLastMessageAt] = struct{}{}
+}
+
+// LastMessageAtCleared returns if the "last_message_at" field was cleared in this mutation.
+func (m *ChatMutation) LastMessageAtCleared() bool {
+	_, ok := m.clearedFields[chat.FieldLastMessageAt]
+	return ok
+}
+
+// ResetLastMessageAt resets all changes to the "last_message_at" field.
+func (m *ChatMutation) ResetLastMessageAt() {
+	m.last_message_at = nil
+	delete(m.clearedFields, chat.FieldLastMessageAt)
+}
+
+// SetActiveAt sets the "active_at" field.
+func (m *ChatMutation) SetActiveAt(t time.Time) {
+	m.active_at = &t
+}
+
+// ActiveAt returns the value of the "active_at" field in the mutation.
+func (m *ChatMutation) ActiveAt() (r time.Time, exists bool) {
+	v := m.active_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActiveAt returns the old "active_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldActiveAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActiveAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActiveAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActiveAt: %w", err)
+	}
+	return oldValue.ActiveAt, nil
+}
+
+// ResetActiveAt resets all changes to the "active_at" field.
+func (m *ChatMutation) ResetActiveAt() {
+	m.active_at = nil
+}
+
+// SetActiveRow sets the "active_row" field.
+func (m *ChatMutation) SetActiveRow(i int) {
+	m.active_row = &i
+	m.addactive_row = nil
+}
+
+// ActiveRow returns the value of the "active_row" field in the mutation.
+func (m *ChatMutation) ActiveRow() (r int, exists bool) {
+	v := m.active_row
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActiveRow returns the old "active_row" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldActiveRow(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActiveRow is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActiveRow requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActiveRow: %w", err)
+	}
+	return oldValue.ActiveRow, nil
+}
+
+// AddActiveRow adds i to the "active_row" field.
+func (m *ChatMutation) AddActiveRow(i int) {
+	if m.addactive_row != nil {
+		*m.addactive_row += i
+	} else {
+		m.addactive_row = &i
+	}
+}
+
+// AddedActiveRow returns the value that was added to the "active_row" field in this mutation.
+func (m *ChatMutation) AddedActiveRow() (r int, exists bool) {
+	v := m.addactive_row
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetActiveRow resets all changes to the "active_row" field.
+func (m *ChatMutation) ResetActiveRow() {
+	m.active_row = nil
+	m.addactive_row = nil
+}
+
+// SetArchived sets the "archived" field.
+func (m *ChatMutation) SetArchived(b bool) {
+	m.archived = &b
+}
+
+// Archived returns the value of the "archived" field in the mutation.
+func (m *ChatMutation) Archived() (r bool, exists bool) {
+	v := m.archived
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldArchived returns the old "archived" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldArchived(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldArchived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldArchived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldArchived: %w", err)
+	}
+	return oldValue.Archived, nil
+}
+
+// ResetArchived resets all changes to the "archived" field.
+func (m *ChatMutation) ResetArchived() {
+	m.archived = nil
+}
+
+// SetPinned sets the "pinned" field.
+func (m *ChatMutation) SetPinned(b bool) {
+	m.pinned = &b
+}
+
+// Pinned returns the value of the "pinned" field in the mutation.
+func (m *ChatMutation) Pinned() (r bool, exists bool) {
+	v := m.pinned
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPinned returns the old "pinned" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldPinned(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPinned is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPinned requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPinned: %w", err)
+	}
+	return oldValue.Pinned, nil
+}
+
+// ResetPinned resets all changes to the "pinned" field.
+func (m *ChatMutation) ResetPinned() {
+	m.pinned = nil
+}
+
+// SetMutedUntil sets the "muted_until" field.
+func (m *ChatMutation) SetMutedUntil(t time.Time) {
+	m.muted_until = &t
+}
+
+// MutedUntil returns the value of the "muted_until" field in the mutation.
+func (m *ChatMutation) MutedUntil() (r time.Time, exists bool) {
+	v := m.muted_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMutedUntil returns the old "muted_until" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldMutedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMutedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMutedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMutedUntil: %w", err)
+	}
+	return oldValue.MutedUntil, nil
+}
+
+// ClearMutedUntil clears the value of the "muted_until" field.
+func (m *ChatMutation) ClearMutedUntil() {
+	m.muted_until = nil
+	m.clearedFields[chat.FieldMutedUntil] = struct{}{}
+}
+
+// MutedUntilCleared returns if the "muted_until" field was cleared in this mutation.
+func (m *ChatMutation) MutedUntilCleared() bool {
+	_, ok := m.clearedFields[chat.FieldMutedUntil]
+	return ok
+}
+
+// ResetMutedUntil resets all changes to the "muted_until" field.
+func (m *ChatMutation) ResetMutedUntil() {
+	m.muted_until = nil
+	delete(m.clearedFields, chat.FieldMutedUntil)
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ChatMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ChatMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ChatMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *ChatMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[chat.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *ChatMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ChatMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ChatMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ChatMutation builder.
+func (m *ChatMutation) Where(ps ...predicate.Chat) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChatMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChatMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Chat, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChatMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChatMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Chat).
+func (m *ChatMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChatMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.session != nil {
+		fields = append(fields, chat.FieldSessionID)
+	}
+	if m.jid != nil {
+		fields = append(fields, chat.FieldJid)
+	}
+	if m.name != nil {
+		fields = append(fields, chat.FieldName)
+	}
+	if m.is_group != nil {
+		fields = append(fields, chat.FieldIsGroup)
+	}
+	if m.lid != nil {
+		fields = append(fields, chat.FieldLid)
+	}
+	if m.unread_count != nil {
+		fields = append(fields, chat.FieldUnreadCount)
+	}
+	if m.counted_row != nil {
+		fields = append(fields, chat.FieldCountedRow)
+	}
+	if m.last_message_id != nil {
+		fields = append(fields, chat.FieldLastMessageID)
+	}
+	if m.last_message_at != nil {
+		fields = append(fields, chat.FieldLastMessageAt)
+	}
+	if m.active_at != nil {
+		fields = append(fields, chat.FieldActiveAt)
+	}
+	if m.active_row != nil {
+		fields = append(fields, chat.FieldActiveRow)
+	}
+	if m.archived != nil {
+		fields = append(fields, chat.FieldArchived)
+	}
+	if m.pinned != nil {
+		fields = append(fields, chat.FieldPinned)
+	}
+	if m.muted_until != nil {
+		fields = append(fields, chat.FieldMutedUntil)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, chat.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChatMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chat.FieldSessionID:
+		return m.SessionID()
+	case chat.FieldJid:
+		return m.Jid()
+	case chat.FieldName:
+		return m.Name()
+	case chat.FieldIsGroup:
+		return m.IsGroup()
+	case chat.FieldLid:
+		return m.Lid()
+	case chat.FieldUnreadCount:
+		return m.UnreadCount()
+	case chat.FieldCountedRow:
+		return m.CountedRow()
+	case chat.FieldLastMessageID:
+		return m.LastMessageID()
+	case chat.FieldLastMessageAt:
+		return m.LastMessageAt()
+	case chat.FieldActiveAt:
+		return m.ActiveAt()
+	case chat.FieldActiveRow:
+		return m.ActiveRow()
+	case chat.FieldArchived:
+		return m.Archived()
+	case chat.FieldPinned:
+		return m.Pinned()
+	case chat.FieldMutedUntil:
+		return m.MutedUntil()
+	case chat.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChatMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chat.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case chat.FieldJid:
+		return m.OldJid(ctx)
+	case chat.FieldName:
+		return m.OldName(ctx)
+	case chat.FieldIsGroup:
+		return m.OldIsGroup(ctx)
+	case chat.FieldLid:
+		return m.OldLid(ctx)
+	case chat.FieldUnreadCount:
+		return m.OldUnreadCount(ctx)
+	case chat.FieldCountedRow:
+		return m.OldCountedRow(ctx)
+	case chat.FieldLastMessageID:
+		return m.OldLastMessageID(ctx)
+	case chat.FieldLastMessageAt:
+		return m.OldLastMessageAt(ctx)
+	case chat.FieldActiveAt:
+		return m.OldActiveAt(ctx)
+	case chat.FieldActiveRow:
+		return m.OldActiveRow(ctx)
+	case chat.FieldArchived:
+		return m.OldArchived(ctx)
+	case chat.FieldPinned:
+		return m.OldPinned(ctx)
+	case chat.FieldMutedUntil:
+		return m.OldMutedUntil(ctx)
+	case chat.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Chat field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chat.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case chat.FieldJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJid(v)
+		return nil
+	case chat.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case chat.FieldIsGroup:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsGroup(v)
+		return nil
+	case chat.FieldLid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLid(v)
+		return nil
+	case chat.FieldUnreadCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnreadCount(v)
+		return nil
+	case chat.FieldCountedRow:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCountedRow(v)
+		return nil
+	case chat.FieldLastMessageID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastMessageID(v)
+		return nil
+	case chat.FieldLastMessageAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastMessageAt(v)
+		return nil
+	case chat.FieldActiveAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActiveAt(v)
+		return nil
+	case chat.FieldActiveRow:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActiveRow(v)
+		return nil
+	case chat.FieldArchived:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetArchived(v)
+		return nil
+	case chat.FieldPinned:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPinned(v)
+		return nil
+	case chat.FieldMutedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMutedUntil(v)
+		return nil
+	case chat.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chat field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChatMutation) AddedFields() []string {
+	var fields []string
+	if m.addunread_count != nil {
+		fields = append(fields, chat.FieldUnreadCount)
+	}
+	if m.addcounted_row != nil {
+		fields = append(fields, chat.FieldCountedRow)
+	}
+	if m.addactive_row != nil {
+		fields = append(fields, chat.FieldActiveRow)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChatMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case chat.FieldUnreadCount:
+		return m.AddedUnreadCount()
+	case chat.FieldCountedRow:
+		return m.AddedCountedRow()
+	case chat.FieldActiveRow:
+		return m.AddedActiveRow()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case chat.FieldUnreadCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUnreadCount(v)
+		return nil
+	case chat.FieldCountedRow:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCountedRow(v)
+		return nil
+	case chat.FieldActiveRow:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddActiveRow(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chat numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChatMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(chat.FieldName) {
+		fields = append(fields, chat.FieldName)
+	}
+	if m.FieldCleared(chat.FieldLid) {
+		fields = append(fields, chat.FieldLid)
+	}
+	if m.FieldCleared(chat.FieldLastMessageID) {
+		fields = append(fields, chat.FieldLastMessageID)
+	}
+	if m.FieldCleared(chat.FieldLastMessageAt) {
+		fields = append(fields, chat.FieldLastMessageAt)
+	}
+	if m.FieldCleared(chat.FieldMutedUntil) {
+		fields = append(fields, chat.FieldMutedUntil)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChatMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChatMutation) ClearField(name string) error {
+	switch name {
+	case chat.FieldName:
+		m.ClearName()
+		return nil
+	case chat.FieldLid:
+		m.ClearLid()
+		return nil
+	case chat.FieldLastMessageID:
+		m.ClearLastMessageID()
+		return nil
+	case chat.FieldLastMessageAt:
+		m.ClearLastMessageAt()
+		return nil
+	case chat.FieldMutedUntil:
+		m.ClearMutedUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChatMutation) ResetField(name string) error {
+	switch name {
+	case chat.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case chat.FieldJid:
+		m.ResetJid()
+		return nil
+	case chat.FieldName:
+		m.ResetName()
+		return nil
+	case chat.FieldIsGroup:
+		m.ResetIsGroup()
+		return nil
+	case chat.FieldLid:
+		m.ResetLid()
+		return nil
+	case chat.FieldUnreadCount:
+		m.ResetUnreadCount()
+		return nil
+	case chat.FieldCountedRow:
+		m.ResetCountedRow()
+		return nil
+	case chat.FieldLastMessageID:
+		m.ResetLastMessageID()
+		return nil
+	case chat.FieldLastMessageAt:
+		m.ResetLastMessageAt()
+		return nil
+	case chat.FieldActiveAt:
+		m.ResetActiveAt()
+		return nil
+	case chat.FieldActiveRow:
+		m.ResetActiveRow()
+		return nil
+	case chat.FieldArchived:
+		m.ResetArchived()
+		return nil
+	case chat.FieldPinned:
+		m.ResetPinned()
+		return nil
+	case chat.FieldMutedUntil:
+		m.ResetMutedUntil()
+		return nil
+	case chat.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChatMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, chat.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChatMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case chat.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChatMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChatMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChatMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, chat.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChatMutation) EdgeCleared(name string) bool {
+	switch name {
+	case chat.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChatMutation) ClearEdge(name string) error {
+	switch name {
+	case chat.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChatMutation) ResetEdge(name string) error {
+	switch name {
+	case chat.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat edge %s", name)
+}
+
+// ContactMutation represents an operation that mutates the Contact nodes in the graph.
+type ContactMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	jid            *string
+	phone          *string
+	lid            *string
+	name           *string
+	push_name      *string
+	business_name  *string
+	sort_name      *string
+	search         *string
+	updated_at     *time.Time
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*Contact, error)
+	predicates     []predicate.Contact
+}
+
+var _ ent.Mutation = (*ContactMutation)(nil)
+
+// contactOption allows management of the mutation configuration using functional options.
+type contactOption func(*ContactMutation)
+
+// newContactMutation creates new mutation for the Contact entity.
+func newContactMutation(c config, op Op, opts ...contactOption) *ContactMutation {
+	m := &ContactMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeContact,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withContactID sets the ID field of the mutation.
+func withContactID(id int) contactOption {
+	return func(m *ContactMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Contact
+		)
+		m.oldValue = func(ctx context.Context) (*Contact, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Contact.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withContact sets the old Contact of the mutation.
+func withContact(node *Contact) contactOption {
+	return func(m *ContactMutation) {
+		m.oldValue = func(context.Context) (*Contact, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ContactMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ContactMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ContactMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ContactMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Contact.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *ContactMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *ContactMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *ContactMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetJid sets the "jid" field.
+func (m *ContactMutation) SetJid(s string) {
+	m.jid = &s
+}
+
+// Jid returns the value of the "jid" field in the mutation.
+func (m *ContactMutation) Jid() (r string, exists bool) {
+	v := m.jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJid returns the old "jid" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJid: %w", err)
+	}
+	return oldValue.Jid, nil
+}
+
+// ResetJid resets all changes to the "jid" field.
+func (m *ContactMutation) ResetJid() {
+	m.jid = nil
+}
+
+// SetPhone sets the "phone" field.
+func (m *ContactMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *ContactMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ClearPhone clears the value of the "phone" field.
+func (m *ContactMutation) ClearPhone() {
+	m.phone = nil
+	m.clearedFields[contact.FieldPhone] = struct{}{}
+}
+
+// PhoneCleared returns if the "phone" field was cleared in this mutation.
+func (m *ContactMutation) PhoneCleared() bool {
+	_, ok := m.clearedFields[contact.FieldPhone]
+	return ok
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *ContactMutation) ResetPhone() {
+	m.phone = nil
+	delete(m.clearedFields, contact.FieldPhone)
+}
+
+// SetLid sets the "lid" field.
+func (m *ContactMutation) SetLid(s string) {
+	m.lid = &s
+}
+
+// Lid returns the value of the "lid" field in the mutation.
+func (m *ContactMutation) Lid() (r string, exists bool) {
+	v := m.lid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLid returns the old "lid" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldLid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLid: %w", err)
+	}
+	return oldValue.Lid, nil
+}
+
+// ClearLid clears the value of the "lid" field.
+func (m *ContactMutation) ClearLid() {
+	m.lid = nil
+	m.clearedFields[contact.FieldLid] = struct{}{}
+}
+
+// LidCleared returns if the "lid" field was cleared in this mutation.
+func (m *ContactMutation) LidCleared() bool {
+	_, ok := m.clearedFields[contact.FieldLid]
+	return ok
+}
+
+// ResetLid resets all changes to the "lid" field.
+func (m *ContactMutation) ResetLid() {
+	m.lid = nil
+	delete(m.clearedFields, contact.FieldLid)
+}
+
+// SetName sets the "name" field.
+func (m *ContactMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ContactMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ClearName clears the value of the "name" field.
+func (m *ContactMutation) ClearName() {
+	m.name = nil
+	m.clearedFields[contact.FieldName] = struct{}{}
+}
+
+// NameCleared returns if the "name" field was cleared in this mutation.
+func (m *ContactMutation) NameCleared() bool {
+	_, ok := m.clearedFields[contact.FieldName]
+	return ok
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ContactMutation) ResetName() {
+	m.name = nil
+	delete(m.clearedFields, contact.FieldName)
+}
+
+// SetPushName sets the "push_name" field.
+func (m *ContactMutation) SetPushName(s string) {
+	m.push_name = &s
+}
+
+// PushName returns the value of the "push_name" field in the mutation.
+func (m *ContactMutation) PushName() (r string, exists bool) {
+	v := m.push_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushName returns the old "push_name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldPushName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushName: %w", err)
+	}
+	return oldValue.PushName, nil
+}
+
+// ClearPushName clears the value of the "push_name" field.
+func (m *ContactMutation) ClearPushName() {
+	m.push_name = nil
+	m.clearedFields[contact.FieldPushName] = struct{}{}
+}
+
+// PushNameCleared returns if the "push_name" field was cleared in this mutation.
+func (m *ContactMutation) PushNameCleared() bool {
+	_, ok := m.clearedFields[contact.FieldPushName]
+	return ok
+}
+
+// ResetPushName resets all changes to the "push_name" field.
+func (m *ContactMutation) ResetPushName() {
+	m.push_name = nil
+	delete(m.clearedFields, contact.FieldPushName)
+}
+
+// SetBusinessName sets the "business_name" field.
+func (m *ContactMutation) SetBusinessName(s string) {
+	m.business_name = &s
+}
+
+// BusinessName returns the value of the "business_name" field in the mutation.
+func (m *ContactMutation) BusinessName() (r string, exists bool) {
+	v := m.business_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBusinessName returns the old "business_name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldBusinessName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBusinessName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBusinessName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBusinessName: %w", err)
+	}
+	return oldValue.BusinessName, nil
+}
+
+// ClearBusinessName clears the value of the "business_name" field.
+func (m *ContactMutation) ClearBusinessName() {
+	m.business_name = nil
+	m.clearedFields[contact.FieldBusinessName] = struct{}{}
+}
+
+// BusinessNameCleared returns if the "business_name" field was cleared in this mutation.
+func (m *ContactMutation) BusinessNameCleared() bool {
+	_, ok := m.clearedFields[contact.FieldBusinessName]
+	return ok
+}
+
+// ResetBusinessName resets all changes to the "business_name" field.
+func (m *ContactMutation) ResetBusinessName() {
+	m.business_name = nil
+	delete(m.clearedFields, contact.FieldBusinessName)
+}
+
+// SetSortName sets the "sort_name" field.
+func (m *ContactMutation) SetSortName(s string) {
+	m.sort_name = &s
+}
+
+// SortName returns the value of the "sort_name" field in the mutation.
+func (m *ContactMutation) SortName() (r string, exists bool) {
+	v := m.sort_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSortName returns the old "sort_name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldSortName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSortName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSortName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSortName: %w", err)
+	}
+	return oldValue.SortName, nil
+}
+
+// ResetSortName resets all changes to the "sort_name" field.
+func (m *ContactMutation) ResetSortName() {
+	m.sort_name = nil
+}
+
+// SetSearch sets the "search" field.
+func (m *ContactMutation) SetSearch(s string) {
+	m.search = &s
+}
+
+// Search returns the value of the "search" field in the mutation.
+func (m *ContactMutation) Search() (r string, exists bool) {
+	v := m.search
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSearch returns the old "search" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldSearch(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSearch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSearch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSearch: %w", err)
+	}
+	return oldValue.Search, nil
+}
+
+// ResetSearch resets all changes to the "search" field.
+func (m *ContactMutation) ResetSearch() {
+	m.search = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ContactMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ContactMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ContactMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *ContactMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[contact.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *ContactMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *ContactMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *ContactMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the ContactMutation builder.
+func (m *ContactMutation) Where(ps ...predicate.Contact) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ContactMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ContactMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Contact, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ContactMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ContactMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Contact).
+func (m *ContactMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ContactMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.session != nil {
+		fields = append(fields, contact.FieldSessionID)
+	}
+	if m.jid != nil {
+		fields = append(fields, contact.FieldJid)
+	}
+	if m.phone != nil {
+		fields = append(fields, contact.FieldPhone)
+	}
+	if m.lid != nil {
+		fields = append(fields, contact.FieldLid)
+	}
+	if m.name != nil {
+		fields = append(fields, contact.FieldName)
+	}
+	if m.push_name != nil {
+		fields = append(fields, contact.FieldPushName)
+	}
+	if m.business_name != nil {
+		fields = append(fields, contact.FieldBusinessName)
+	}
+	if m.sort_name != nil {
+		fields = append(fields, contact.FieldSortName)
+	}
+	if m.search != nil {
+		fields = append(fields, contact.FieldSearch)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, contact.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ContactMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case contact.FieldSessionID:
+		return m.SessionID()
+	case contact.FieldJid:
+		return m.Jid()
+	case contact.FieldPhone:
+		return m.Phone()
+	case contact.FieldLid:
+		return m.Lid()
+	case contact.FieldName:
+		return m.Name()
+	case contact.FieldPushName:
+		return m.PushName()
+	case contact.FieldBusinessName:
+		return m.BusinessName()
+	case contact.FieldSortName:
+		return m.SortName()
+	case contact.FieldSearch:
+		return m.Search()
+	case contact.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ContactMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case contact.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case contact.FieldJid:
+		return m.OldJid(ctx)
+	case contact.FieldPhone:
+		return m.OldPhone(ctx)
+	case contact.FieldLid:
+		return m.OldLid(ctx)
+	case contact.FieldName:
+		return m.OldName(ctx)
+	case contact.FieldPushName:
+		return m.OldPushName(ctx)
+	case contact.FieldBusinessName:
+		return m.OldBusinessName(ctx)
+	case contact.FieldSortName:
+		return m.OldSortName(ctx)
+	case contact.FieldSearch:
+		return m.OldSearch(ctx)
+	case contact.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Contact field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContactMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case contact.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case contact.FieldJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJid(v)
+		return nil
+	case contact.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
+		return nil
+	case contact.FieldLid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLid(v)
+		return nil
+	case contact.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case contact.FieldPushName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushName(v)
+		return nil
+	case contact.FieldBusinessName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBusinessName(v)
+		return nil
+	case contact.FieldSortName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSortName(v)
+		return nil
+	case contact.FieldSearch:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSearch(v)
+		return nil
+	case contact.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Contact field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ContactMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ContactMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContactMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Contact numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ContactMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(contact.FieldPhone) {
+		fields = append(fields, contact.FieldPhone)
+	}
+	if m.FieldCleared(contact.FieldLid) {
+		fields = append(fields, contact.FieldLid)
+	}
+	if m.FieldCleared(contact.FieldName) {
+		fields = append(fields, contact.FieldName)
+	}
+	if m.FieldCleared(contact.FieldPushName) {
+		fields = append(fields, contact.FieldPushName)
+	}
+	if m.FieldCleared(contact.FieldBusinessName) {
+		fields = append(fields, contact.FieldBusinessName)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ContactMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ContactMutation) ClearField(name string) error {
+	switch name {
+	case contact.FieldPhone:
+		m.ClearPhone()
+		return nil
+	case contact.FieldLid:
+		m.ClearLid()
+		return nil
+	case contact.FieldName:
+		m.ClearName()
+		return nil
+	case contact.FieldPushName:
+		m.ClearPushName()
+		return nil
+	case contact.FieldBusinessName:
+		m.ClearBusinessName()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ContactMutation) ResetField(name string) error {
+	switch name {
+	case contact.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case contact.FieldJid:
+		m.ResetJid()
+		return nil
+	case contact.FieldPhone:
+		m.ResetPhone()
+		return nil
+	case contact.FieldLid:
+		m.ResetLid()
+		return nil
+	case contact.FieldName:
+		m.ResetName()
+		return nil
+	case contact.FieldPushName:
+		m.ResetPushName()
+		return nil
+	case contact.FieldBusinessName:
+		m.ResetBusinessName()
+		return nil
+	case contact.FieldSortName:
+		m.ResetSortName()
+		return nil
+	case contact.FieldSearch:
+		m.ResetSearch()
+		return nil
+	case contact.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ContactMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, contact.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ContactMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case contact.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ContactMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ContactMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ContactMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, contact.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ContactMutation) EdgeCleared(name string) bool {
+	switch name {
+	case contact.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ContactMutation) ClearEdge(name string) error {
+	switch name {
+	case contact.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ContactMutation) ResetEdge(name string) error {
+	switch name {
+	case contact.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact edge %s", name)
 }
 
 // DeliveryMutation represents an operation that mutates the Delivery nodes in the graph.
@@ -2772,6 +5078,494 @@ func (m *EventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Event edge %s", name)
 }
 
+// IdentityMutation represents an operation that mutates the Identity nodes in the graph.
+type IdentityMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	phone          *string
+	lid            *string
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*Identity, error)
+	predicates     []predicate.Identity
+}
+
+var _ ent.Mutation = (*IdentityMutation)(nil)
+
+// identityOption allows management of the mutation configuration using functional options.
+type identityOption func(*IdentityMutation)
+
+// newIdentityMutation creates new mutation for the Identity entity.
+func newIdentityMutation(c config, op Op, opts ...identityOption) *IdentityMutation {
+	m := &IdentityMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeIdentity,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withIdentityID sets the ID field of the mutation.
+func withIdentityID(id int) identityOption {
+	return func(m *IdentityMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Identity
+		)
+		m.oldValue = func(ctx context.Context) (*Identity, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Identity.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withIdentity sets the old Identity of the mutation.
+func withIdentity(node *Identity) identityOption {
+	return func(m *IdentityMutation) {
+		m.oldValue = func(context.Context) (*Identity, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m IdentityMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m IdentityMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *IdentityMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *IdentityMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Identity.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *IdentityMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *IdentityMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *IdentityMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetPhone sets the "phone" field.
+func (m *IdentityMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *IdentityMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *IdentityMutation) ResetPhone() {
+	m.phone = nil
+}
+
+// SetLid sets the "lid" field.
+func (m *IdentityMutation) SetLid(s string) {
+	m.lid = &s
+}
+
+// Lid returns the value of the "lid" field in the mutation.
+func (m *IdentityMutation) Lid() (r string, exists bool) {
+	v := m.lid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLid returns the old "lid" field's value of the Identity entity.
+// If the Identity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdentityMutation) OldLid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLid: %w", err)
+	}
+	return oldValue.Lid, nil
+}
+
+// ResetLid resets all changes to the "lid" field.
+func (m *IdentityMutation) ResetLid() {
+	m.lid = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *IdentityMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[identity.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *IdentityMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *IdentityMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *IdentityMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the IdentityMutation builder.
+func (m *IdentityMutation) Where(ps ...predicate.Identity) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the IdentityMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *IdentityMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Identity, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *IdentityMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *IdentityMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Identity).
+func (m *IdentityMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *IdentityMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.session != nil {
+		fields = append(fields, identity.FieldSessionID)
+	}
+	if m.phone != nil {
+		fields = append(fields, identity.FieldPhone)
+	}
+	if m.lid != nil {
+		fields = append(fields, identity.FieldLid)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *IdentityMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case identity.FieldSessionID:
+		return m.SessionID()
+	case identity.FieldPhone:
+		return m.Phone()
+	case identity.FieldLid:
+		return m.Lid()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *IdentityMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case identity.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case identity.FieldPhone:
+		return m.OldPhone(ctx)
+	case identity.FieldLid:
+		return m.OldLid(ctx)
+	}
+	return nil, fmt.Errorf("unknown Identity field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdentityMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case identity.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case identity.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
+		return nil
+	case identity.FieldLid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLid(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Identity field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *IdentityMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *IdentityMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *IdentityMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Identity numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *IdentityMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *IdentityMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *IdentityMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Identity nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *IdentityMutation) ResetField(name string) error {
+	switch name {
+	case identity.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case identity.FieldPhone:
+		m.ResetPhone()
+		return nil
+	case identity.FieldLid:
+		m.ResetLid()
+		return nil
+	}
+	return fmt.Errorf("unknown Identity field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *IdentityMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, identity.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *IdentityMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case identity.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *IdentityMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *IdentityMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *IdentityMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, identity.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *IdentityMutation) EdgeCleared(name string) bool {
+	switch name {
+	case identity.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *IdentityMutation) ClearEdge(name string) error {
+	switch name {
+	case identity.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Identity unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *IdentityMutation) ResetEdge(name string) error {
+	switch name {
+	case identity.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown Identity edge %s", name)
+}
+
 // LeaseMutation represents an operation that mutates the Lease nodes in the graph.
 type LeaseMutation struct {
 	config
@@ -3318,6 +6112,7 @@ type MessageMutation struct {
 	poll            **schema.Poll
 	view_once       *bool
 	viewed_at       *time.Time
+	edited_at       *time.Time
 	clearedFields   map[string]struct{}
 	session         *string
 	clearedsession  bool
@@ -4107,6 +6902,55 @@ func (m *MessageMutation) ResetViewedAt() {
 	delete(m.clearedFields, message.FieldViewedAt)
 }
 
+// SetEditedAt sets the "edited_at" field.
+func (m *MessageMutation) SetEditedAt(t time.Time) {
+	m.edited_at = &t
+}
+
+// EditedAt returns the value of the "edited_at" field in the mutation.
+func (m *MessageMutation) EditedAt() (r time.Time, exists bool) {
+	v := m.edited_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEditedAt returns the old "edited_at" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldEditedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEditedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEditedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEditedAt: %w", err)
+	}
+	return oldValue.EditedAt, nil
+}
+
+// ClearEditedAt clears the value of the "edited_at" field.
+func (m *MessageMutation) ClearEditedAt() {
+	m.edited_at = nil
+	m.clearedFields[message.FieldEditedAt] = struct{}{}
+}
+
+// EditedAtCleared returns if the "edited_at" field was cleared in this mutation.
+func (m *MessageMutation) EditedAtCleared() bool {
+	_, ok := m.clearedFields[message.FieldEditedAt]
+	return ok
+}
+
+// ResetEditedAt resets all changes to the "edited_at" field.
+func (m *MessageMutation) ResetEditedAt() {
+	m.edited_at = nil
+	delete(m.clearedFields, message.FieldEditedAt)
+}
+
 // ClearSession clears the "session" edge to the Session entity.
 func (m *MessageMutation) ClearSession() {
 	m.clearedsession = true
@@ -4168,7 +7012,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -4217,6 +7061,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.viewed_at != nil {
 		fields = append(fields, message.FieldViewedAt)
 	}
+	if m.edited_at != nil {
+		fields = append(fields, message.FieldEditedAt)
+	}
 	return fields
 }
 
@@ -4257,6 +7104,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.ViewOnce()
 	case message.FieldViewedAt:
 		return m.ViewedAt()
+	case message.FieldEditedAt:
+		return m.EditedAt()
 	}
 	return nil, false
 }
@@ -4298,6 +7147,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldViewOnce(ctx)
 	case message.FieldViewedAt:
 		return m.OldViewedAt(ctx)
+	case message.FieldEditedAt:
+		return m.OldEditedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -4419,6 +7270,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetViewedAt(v)
 		return nil
+	case message.FieldEditedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEditedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -4470,6 +7328,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldViewedAt) {
 		fields = append(fields, message.FieldViewedAt)
 	}
+	if m.FieldCleared(message.FieldEditedAt) {
+		fields = append(fields, message.FieldEditedAt)
+	}
 	return fields
 }
 
@@ -4504,6 +7365,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldViewedAt:
 		m.ClearViewedAt()
+		return nil
+	case message.FieldEditedAt:
+		m.ClearEditedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -4560,6 +7424,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldViewedAt:
 		m.ResetViewedAt()
+		return nil
+	case message.FieldEditedAt:
+		m.ResetEditedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
@@ -7097,6 +9964,15 @@ type SessionMutation struct {
 	messages                map[int]struct{}
 	removedmessages         map[int]struct{}
 	clearedmessages         bool
+	chats                   map[int]struct{}
+	removedchats            map[int]struct{}
+	clearedchats            bool
+	contacts                map[int]struct{}
+	removedcontacts         map[int]struct{}
+	clearedcontacts         bool
+	identities              map[int]struct{}
+	removedidentities       map[int]struct{}
+	clearedidentities       bool
 	scheduled_sends         map[string]struct{}
 	removedscheduled_sends  map[string]struct{}
 	clearedscheduled_sends  bool
@@ -8140,6 +11016,168 @@ func (m *SessionMutation) ResetMessages() {
 	m.removedmessages = nil
 }
 
+// AddChatIDs adds the "chats" edge to the Chat entity by ids.
+func (m *SessionMutation) AddChatIDs(ids ...int) {
+	if m.chats == nil {
+		m.chats = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.chats[ids[i]] = struct{}{}
+	}
+}
+
+// ClearChats clears the "chats" edge to the Chat entity.
+func (m *SessionMutation) ClearChats() {
+	m.clearedchats = true
+}
+
+// ChatsCleared reports if the "chats" edge to the Chat entity was cleared.
+func (m *SessionMutation) ChatsCleared() bool {
+	return m.clearedchats
+}
+
+// RemoveChatIDs removes the "chats" edge to the Chat entity by IDs.
+func (m *SessionMutation) RemoveChatIDs(ids ...int) {
+	if m.removedchats == nil {
+		m.removedchats = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.chats, ids[i])
+		m.removedchats[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedChats returns the removed IDs of the "chats" edge to the Chat entity.
+func (m *SessionMutation) RemovedChatsIDs() (ids []int) {
+	for id := range m.removedchats {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ChatsIDs returns the "chats" edge IDs in the mutation.
+func (m *SessionMutation) ChatsIDs() (ids []int) {
+	for id := range m.chats {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetChats resets all changes to the "chats" edge.
+func (m *SessionMutation) ResetChats() {
+	m.chats = nil
+	m.clearedchats = false
+	m.removedchats = nil
+}
+
+// AddContactIDs adds the "contacts" edge to the Contact entity by ids.
+func (m *SessionMutation) AddContactIDs(ids ...int) {
+	if m.contacts == nil {
+		m.contacts = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.contacts[ids[i]] = struct{}{}
+	}
+}
+
+// ClearContacts clears the "contacts" edge to the Contact entity.
+func (m *SessionMutation) ClearContacts() {
+	m.clearedcontacts = true
+}
+
+// ContactsCleared reports if the "contacts" edge to the Contact entity was cleared.
+func (m *SessionMutation) ContactsCleared() bool {
+	return m.clearedcontacts
+}
+
+// RemoveContactIDs removes the "contacts" edge to the Contact entity by IDs.
+func (m *SessionMutation) RemoveContactIDs(ids ...int) {
+	if m.removedcontacts == nil {
+		m.removedcontacts = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.contacts, ids[i])
+		m.removedcontacts[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedContacts returns the removed IDs of the "contacts" edge to the Contact entity.
+func (m *SessionMutation) RemovedContactsIDs() (ids []int) {
+	for id := range m.removedcontacts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ContactsIDs returns the "contacts" edge IDs in the mutation.
+func (m *SessionMutation) ContactsIDs() (ids []int) {
+	for id := range m.contacts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetContacts resets all changes to the "contacts" edge.
+func (m *SessionMutation) ResetContacts() {
+	m.contacts = nil
+	m.clearedcontacts = false
+	m.removedcontacts = nil
+}
+
+// AddIdentityIDs adds the "identities" edge to the Identity entity by ids.
+func (m *SessionMutation) AddIdentityIDs(ids ...int) {
+	if m.identities == nil {
+		m.identities = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.identities[ids[i]] = struct{}{}
+	}
+}
+
+// ClearIdentities clears the "identities" edge to the Identity entity.
+func (m *SessionMutation) ClearIdentities() {
+	m.clearedidentities = true
+}
+
+// IdentitiesCleared reports if the "identities" edge to the Identity entity was cleared.
+func (m *SessionMutation) IdentitiesCleared() bool {
+	return m.clearedidentities
+}
+
+// RemoveIdentityIDs removes the "identities" edge to the Identity entity by IDs.
+func (m *SessionMutation) RemoveIdentityIDs(ids ...int) {
+	if m.removedidentities == nil {
+		m.removedidentities = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.identities, ids[i])
+		m.removedidentities[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedIdentities returns the removed IDs of the "identities" edge to the Identity entity.
+func (m *SessionMutation) RemovedIdentitiesIDs() (ids []int) {
+	for id := range m.removedidentities {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// IdentitiesIDs returns the "identities" edge IDs in the mutation.
+func (m *SessionMutation) IdentitiesIDs() (ids []int) {
+	for id := range m.identities {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetIdentities resets all changes to the "identities" edge.
+func (m *SessionMutation) ResetIdentities() {
+	m.identities = nil
+	m.clearedidentities = false
+	m.removedidentities = nil
+}
+
 // AddScheduledSendIDs adds the "scheduled_sends" edge to the ScheduledSend entity by ids.
 func (m *SessionMutation) AddScheduledSendIDs(ids ...string) {
 	if m.scheduled_sends == nil {
@@ -8773,7 +11811,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 10)
 	if m.owner != nil {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -8785,6 +11823,15 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.messages != nil {
 		edges = append(edges, session.EdgeMessages)
+	}
+	if m.chats != nil {
+		edges = append(edges, session.EdgeChats)
+	}
+	if m.contacts != nil {
+		edges = append(edges, session.EdgeContacts)
+	}
+	if m.identities != nil {
+		edges = append(edges, session.EdgeIdentities)
 	}
 	if m.scheduled_sends != nil {
 		edges = append(edges, session.EdgeScheduledSends)
@@ -8824,6 +11871,24 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeChats:
+		ids := make([]ent.Value, 0, len(m.chats))
+		for id := range m.chats {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeContacts:
+		ids := make([]ent.Value, 0, len(m.contacts))
+		for id := range m.contacts {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeIdentities:
+		ids := make([]ent.Value, 0, len(m.identities))
+		for id := range m.identities {
+			ids = append(ids, id)
+		}
+		return ids
 	case session.EdgeScheduledSends:
 		ids := make([]ent.Value, 0, len(m.scheduled_sends))
 		for id := range m.scheduled_sends {
@@ -8848,7 +11913,7 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 10)
 	if m.removedtokens != nil {
 		edges = append(edges, session.EdgeTokens)
 	}
@@ -8857,6 +11922,15 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedmessages != nil {
 		edges = append(edges, session.EdgeMessages)
+	}
+	if m.removedchats != nil {
+		edges = append(edges, session.EdgeChats)
+	}
+	if m.removedcontacts != nil {
+		edges = append(edges, session.EdgeContacts)
+	}
+	if m.removedidentities != nil {
+		edges = append(edges, session.EdgeIdentities)
 	}
 	if m.removedscheduled_sends != nil {
 		edges = append(edges, session.EdgeScheduledSends)
@@ -8892,6 +11966,24 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeChats:
+		ids := make([]ent.Value, 0, len(m.removedchats))
+		for id := range m.removedchats {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeContacts:
+		ids := make([]ent.Value, 0, len(m.removedcontacts))
+		for id := range m.removedcontacts {
+			ids = append(ids, id)
+		}
+		return ids
+	case session.EdgeIdentities:
+		ids := make([]ent.Value, 0, len(m.removedidentities))
+		for id := range m.removedidentities {
+			ids = append(ids, id)
+		}
+		return ids
 	case session.EdgeScheduledSends:
 		ids := make([]ent.Value, 0, len(m.removedscheduled_sends))
 		for id := range m.removedscheduled_sends {
@@ -8916,7 +12008,7 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 10)
 	if m.clearedowner {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -8928,6 +12020,15 @@ func (m *SessionMutation) ClearedEdges() []string {
 	}
 	if m.clearedmessages {
 		edges = append(edges, session.EdgeMessages)
+	}
+	if m.clearedchats {
+		edges = append(edges, session.EdgeChats)
+	}
+	if m.clearedcontacts {
+		edges = append(edges, session.EdgeContacts)
+	}
+	if m.clearedidentities {
+		edges = append(edges, session.EdgeIdentities)
 	}
 	if m.clearedscheduled_sends {
 		edges = append(edges, session.EdgeScheduledSends)
@@ -8953,6 +12054,12 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedwebhooks
 	case session.EdgeMessages:
 		return m.clearedmessages
+	case session.EdgeChats:
+		return m.clearedchats
+	case session.EdgeContacts:
+		return m.clearedcontacts
+	case session.EdgeIdentities:
+		return m.clearedidentities
 	case session.EdgeScheduledSends:
 		return m.clearedscheduled_sends
 	case session.EdgeSendKeys:
@@ -8989,6 +12096,15 @@ func (m *SessionMutation) ResetEdge(name string) error {
 		return nil
 	case session.EdgeMessages:
 		m.ResetMessages()
+		return nil
+	case session.EdgeChats:
+		m.ResetChats()
+		return nil
+	case session.EdgeContacts:
+		m.ResetContacts()
+		return nil
+	case session.EdgeIdentities:
+		m.ResetIdentities()
 		return nil
 	case session.EdgeScheduledSends:
 		m.ResetScheduledSends()

@@ -6,8 +6,11 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/ent/attempt"
+	"github.com/wagraph/wagraph/ent/chat"
+	"github.com/wagraph/wagraph/ent/contact"
 	"github.com/wagraph/wagraph/ent/delivery"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/identity"
 	"github.com/wagraph/wagraph/ent/lease"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/node"
@@ -34,6 +37,54 @@ func init() {
 	attemptDescError := attemptFields[4].Descriptor()
 	// attempt.DefaultError holds the default value on creation for the error field.
 	attempt.DefaultError = attemptDescError.Default.(string)
+	chatFields := schema.Chat{}.Fields()
+	_ = chatFields
+	// chatDescJid is the schema descriptor for jid field.
+	chatDescJid := chatFields[1].Descriptor()
+	// chat.JidValidator is a validator for the "jid" field. It is called by the builders before save.
+	chat.JidValidator = chatDescJid.Validators[0].(func(string) error)
+	// chatDescIsGroup is the schema descriptor for is_group field.
+	chatDescIsGroup := chatFields[3].Descriptor()
+	// chat.DefaultIsGroup holds the default value on creation for the is_group field.
+	chat.DefaultIsGroup = chatDescIsGroup.Default.(bool)
+	// chatDescUnreadCount is the schema descriptor for unread_count field.
+	chatDescUnreadCount := chatFields[5].Descriptor()
+	// chat.DefaultUnreadCount holds the default value on creation for the unread_count field.
+	chat.DefaultUnreadCount = chatDescUnreadCount.Default.(int)
+	// chatDescCountedRow is the schema descriptor for counted_row field.
+	chatDescCountedRow := chatFields[6].Descriptor()
+	// chat.DefaultCountedRow holds the default value on creation for the counted_row field.
+	chat.DefaultCountedRow = chatDescCountedRow.Default.(int)
+	// chatDescActiveRow is the schema descriptor for active_row field.
+	chatDescActiveRow := chatFields[10].Descriptor()
+	// chat.DefaultActiveRow holds the default value on creation for the active_row field.
+	chat.DefaultActiveRow = chatDescActiveRow.Default.(int)
+	// chatDescArchived is the schema descriptor for archived field.
+	chatDescArchived := chatFields[11].Descriptor()
+	// chat.DefaultArchived holds the default value on creation for the archived field.
+	chat.DefaultArchived = chatDescArchived.Default.(bool)
+	// chatDescPinned is the schema descriptor for pinned field.
+	chatDescPinned := chatFields[12].Descriptor()
+	// chat.DefaultPinned holds the default value on creation for the pinned field.
+	chat.DefaultPinned = chatDescPinned.Default.(bool)
+	// chatDescUpdatedAt is the schema descriptor for updated_at field.
+	chatDescUpdatedAt := chatFields[14].Descriptor()
+	// chat.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	chat.DefaultUpdatedAt = chatDescUpdatedAt.Default.(func() time.Time)
+	// chat.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	chat.UpdateDefaultUpdatedAt = chatDescUpdatedAt.UpdateDefault.(func() time.Time)
+	contactFields := schema.Contact{}.Fields()
+	_ = contactFields
+	// contactDescJid is the schema descriptor for jid field.
+	contactDescJid := contactFields[1].Descriptor()
+	// contact.JidValidator is a validator for the "jid" field. It is called by the builders before save.
+	contact.JidValidator = contactDescJid.Validators[0].(func(string) error)
+	// contactDescUpdatedAt is the schema descriptor for updated_at field.
+	contactDescUpdatedAt := contactFields[9].Descriptor()
+	// contact.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	contact.DefaultUpdatedAt = contactDescUpdatedAt.Default.(func() time.Time)
+	// contact.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	contact.UpdateDefaultUpdatedAt = contactDescUpdatedAt.UpdateDefault.(func() time.Time)
 	deliveryFields := schema.Delivery{}.Fields()
 	_ = deliveryFields
 	// deliveryDescAttempts is the schema descriptor for attempts field.
@@ -70,6 +121,16 @@ func init() {
 	eventDescID := eventFields[0].Descriptor()
 	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	event.IDValidator = eventDescID.Validators[0].(func(string) error)
+	identityFields := schema.Identity{}.Fields()
+	_ = identityFields
+	// identityDescPhone is the schema descriptor for phone field.
+	identityDescPhone := identityFields[1].Descriptor()
+	// identity.PhoneValidator is a validator for the "phone" field. It is called by the builders before save.
+	identity.PhoneValidator = identityDescPhone.Validators[0].(func(string) error)
+	// identityDescLid is the schema descriptor for lid field.
+	identityDescLid := identityFields[2].Descriptor()
+	// identity.LidValidator is a validator for the "lid" field. It is called by the builders before save.
+	identity.LidValidator = identityDescLid.Validators[0].(func(string) error)
 	leaseFields := schema.Lease{}.Fields()
 	_ = leaseFields
 	// leaseDescSessionID is the schema descriptor for session_id field.

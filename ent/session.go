@@ -68,6 +68,12 @@ type SessionEdges struct {
 	Webhooks []*Webhook `json:"webhooks,omitempty"`
 	// Messages holds the value of the messages edge.
 	Messages []*Message `json:"messages,omitempty"`
+	// Chats holds the value of the chats edge.
+	Chats []*Chat `json:"chats,omitempty"`
+	// Contacts holds the value of the contacts edge.
+	Contacts []*Contact `json:"contacts,omitempty"`
+	// Identities holds the value of the identities edge.
+	Identities []*Identity `json:"identities,omitempty"`
 	// ScheduledSends holds the value of the scheduled_sends edge.
 	ScheduledSends []*ScheduledSend `json:"scheduled_sends,omitempty"`
 	// SendKeys holds the value of the send_keys edge.
@@ -76,7 +82,7 @@ type SessionEdges struct {
 	Events []*Event `json:"events,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [10]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -117,10 +123,37 @@ func (e SessionEdges) MessagesOrErr() ([]*Message, error) {
 	return nil, &NotLoadedError{edge: "messages"}
 }
 
+// ChatsOrErr returns the Chats value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) ChatsOrErr() ([]*Chat, error) {
+	if e.loadedTypes[4] {
+		return e.Chats, nil
+	}
+	return nil, &NotLoadedError{edge: "chats"}
+}
+
+// ContactsOrErr returns the Contacts value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) ContactsOrErr() ([]*Contact, error) {
+	if e.loadedTypes[5] {
+		return e.Contacts, nil
+	}
+	return nil, &NotLoadedError{edge: "contacts"}
+}
+
+// IdentitiesOrErr returns the Identities value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) IdentitiesOrErr() ([]*Identity, error) {
+	if e.loadedTypes[6] {
+		return e.Identities, nil
+	}
+	return nil, &NotLoadedError{edge: "identities"}
+}
+
 // ScheduledSendsOrErr returns the ScheduledSends value or an error if the edge
 // was not loaded in eager-loading.
 func (e SessionEdges) ScheduledSendsOrErr() ([]*ScheduledSend, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[7] {
 		return e.ScheduledSends, nil
 	}
 	return nil, &NotLoadedError{edge: "scheduled_sends"}
@@ -129,7 +162,7 @@ func (e SessionEdges) ScheduledSendsOrErr() ([]*ScheduledSend, error) {
 // SendKeysOrErr returns the SendKeys value or an error if the edge
 // was not loaded in eager-loading.
 func (e SessionEdges) SendKeysOrErr() ([]*SendKey, error) {
-	if e.loadedTypes[5] {
+	if e.loadedTypes[8] {
 		return e.SendKeys, nil
 	}
 	return nil, &NotLoadedError{edge: "send_keys"}
@@ -138,7 +171,7 @@ func (e SessionEdges) SendKeysOrErr() ([]*SendKey, error) {
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e SessionEdges) EventsOrErr() ([]*Event, error) {
-	if e.loadedTypes[6] {
+	if e.loadedTypes[9] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -319,6 +352,21 @@ func (_m *Session) QueryWebhooks() *WebhookQuery {
 // QueryMessages queries the "messages" edge of the Session entity.
 func (_m *Session) QueryMessages() *MessageQuery {
 	return NewSessionClient(_m.config).QueryMessages(_m)
+}
+
+// QueryChats queries the "chats" edge of the Session entity.
+func (_m *Session) QueryChats() *ChatQuery {
+	return NewSessionClient(_m.config).QueryChats(_m)
+}
+
+// QueryContacts queries the "contacts" edge of the Session entity.
+func (_m *Session) QueryContacts() *ContactQuery {
+	return NewSessionClient(_m.config).QueryContacts(_m)
+}
+
+// QueryIdentities queries the "identities" edge of the Session entity.
+func (_m *Session) QueryIdentities() *IdentityQuery {
+	return NewSessionClient(_m.config).QueryIdentities(_m)
 }
 
 // QueryScheduledSends queries the "scheduled_sends" edge of the Session entity.

@@ -12,7 +12,10 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/wagraph/wagraph/ent/chat"
+	"github.com/wagraph/wagraph/ent/contact"
 	"github.com/wagraph/wagraph/ent/event"
+	"github.com/wagraph/wagraph/ent/identity"
 	"github.com/wagraph/wagraph/ent/message"
 	"github.com/wagraph/wagraph/ent/predicate"
 	"github.com/wagraph/wagraph/ent/scheduledsend"
@@ -34,6 +37,9 @@ type SessionQuery struct {
 	withTokens         *TokenQuery
 	withWebhooks       *WebhookQuery
 	withMessages       *MessageQuery
+	withChats          *ChatQuery
+	withContacts       *ContactQuery
+	withIdentities     *IdentityQuery
 	withScheduledSends *ScheduledSendQuery
 	withSendKeys       *SendKeyQuery
 	withEvents         *EventQuery
@@ -154,6 +160,72 @@ func (_q *SessionQuery) QueryMessages() *MessageQuery {
 			sqlgraph.From(session.Table, session.FieldID, selector),
 			sqlgraph.To(message.Table, message.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, session.MessagesTable, session.MessagesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryChats chains the current query on the "chats" edge.
+func (_q *SessionQuery) QueryChats() *ChatQuery {
+	query := (&ChatClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(chat.Table, chat.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ChatsTable, session.ChatsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryContacts chains the current query on the "contacts" edge.
+func (_q *SessionQuery) QueryContacts() *ContactQuery {
+	query := (&ContactClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(contact.Table, contact.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.ContactsTable, session.ContactsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryIdentities chains the current query on the "identities" edge.
+func (_q *SessionQuery) QueryIdentities() *IdentityQuery {
+	query := (&IdentityClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(identity.Table, identity.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.IdentitiesTable, session.IdentitiesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -423,6 +495,9 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		withTokens:         _q.withTokens.Clone(),
 		withWebhooks:       _q.withWebhooks.Clone(),
 		withMessages:       _q.withMessages.Clone(),
+		withChats:          _q.withChats.Clone(),
+		withContacts:       _q.withContacts.Clone(),
+		withIdentities:     _q.withIdentities.Clone(),
 		withScheduledSends: _q.withScheduledSends.Clone(),
 		withSendKeys:       _q.withSendKeys.Clone(),
 		withEvents:         _q.withEvents.Clone(),
@@ -473,6 +548,39 @@ func (_q *SessionQuery) WithMessages(opts ...func(*MessageQuery)) *SessionQuery 
 		opt(query)
 	}
 	_q.withMessages = query
+	return _q
+}
+
+// WithChats tells the query-builder to eager-load the nodes that are connected to
+// the "chats" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithChats(opts ...func(*ChatQuery)) *SessionQuery {
+	query := (&ChatClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withChats = query
+	return _q
+}
+
+// WithContacts tells the query-builder to eager-load the nodes that are connected to
+// the "contacts" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithContacts(opts ...func(*ContactQuery)) *SessionQuery {
+	query := (&ContactClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withContacts = query
+	return _q
+}
+
+// WithIdentities tells the query-builder to eager-load the nodes that are connected to
+// the "identities" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithIdentities(opts ...func(*IdentityQuery)) *SessionQuery {
+	query := (&IdentityClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withIdentities = query
 	return _q
 }
 
@@ -587,11 +695,14 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [10]bool{
 			_q.withOwner != nil,
 			_q.withTokens != nil,
 			_q.withWebhooks != nil,
 			_q.withMessages != nil,
+			_q.withChats != nil,
+			_q.withContacts != nil,
+			_q.withIdentities != nil,
 			_q.withScheduledSends != nil,
 			_q.withSendKeys != nil,
 			_q.withEvents != nil,
@@ -639,6 +750,27 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadMessages(ctx, query, nodes,
 			func(n *Session) { n.Edges.Messages = []*Message{} },
 			func(n *Session, e *Message) { n.Edges.Messages = append(n.Edges.Messages, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withChats; query != nil {
+		if err := _q.loadChats(ctx, query, nodes,
+			func(n *Session) { n.Edges.Chats = []*Chat{} },
+			func(n *Session, e *Chat) { n.Edges.Chats = append(n.Edges.Chats, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withContacts; query != nil {
+		if err := _q.loadContacts(ctx, query, nodes,
+			func(n *Session) { n.Edges.Contacts = []*Contact{} },
+			func(n *Session, e *Contact) { n.Edges.Contacts = append(n.Edges.Contacts, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withIdentities; query != nil {
+		if err := _q.loadIdentities(ctx, query, nodes,
+			func(n *Session) { n.Edges.Identities = []*Identity{} },
+			func(n *Session, e *Identity) { n.Edges.Identities = append(n.Edges.Identities, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -773,6 +905,96 @@ func (_q *SessionQuery) loadMessages(ctx context.Context, query *MessageQuery, n
 	}
 	query.Where(predicate.Message(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.MessagesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadChats(ctx context.Context, query *ChatQuery, nodes []*Session, init func(*Session), assign func(*Session, *Chat)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(chat.FieldSessionID)
+	}
+	query.Where(predicate.Chat(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.ChatsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadContacts(ctx context.Context, query *ContactQuery, nodes []*Session, init func(*Session), assign func(*Session, *Contact)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(contact.FieldSessionID)
+	}
+	query.Where(predicate.Contact(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.ContactsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadIdentities(ctx context.Context, query *IdentityQuery, nodes []*Session, init func(*Session), assign func(*Session, *Identity)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(identity.FieldSessionID)
+	}
+	query.Where(predicate.Identity(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.IdentitiesColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

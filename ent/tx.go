@@ -16,10 +16,16 @@ type Tx struct {
 	config
 	// Attempt is the client for interacting with the Attempt builders.
 	Attempt *AttemptClient
+	// Chat is the client for interacting with the Chat builders.
+	Chat *ChatClient
+	// Contact is the client for interacting with the Contact builders.
+	Contact *ContactClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
+	// Identity is the client for interacting with the Identity builders.
+	Identity *IdentityClient
 	// Lease is the client for interacting with the Lease builders.
 	Lease *LeaseClient
 	// Message is the client for interacting with the Message builders.
@@ -170,8 +176,11 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Attempt = NewAttemptClient(tx.config)
+	tx.Chat = NewChatClient(tx.config)
+	tx.Contact = NewContactClient(tx.config)
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
+	tx.Identity = NewIdentityClient(tx.config)
 	tx.Lease = NewLeaseClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.Node = NewNodeClient(tx.config)

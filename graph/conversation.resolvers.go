@@ -80,7 +80,7 @@ func (r *queryResolver) Poll(ctx context.Context, sessionID string, messageID st
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	p, err := r.Messages.Poll(ctx, sessionID, messageID)
+	p, err := r.Resolver.Messages.Poll(ctx, sessionID, messageID)
 	if isNotFound(err) {
 		return nil, nil
 	}

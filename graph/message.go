@@ -57,7 +57,7 @@ func toMessage(m *ent.Message) *model.Message {
 	out := &model.Message{
 		ID: m.MessageID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type,
 		Text: optional(m.Text), Caption: optional(m.Caption), Status: string(m.Status), Timestamp: m.Timestamp,
-		ViewOnce: m.ViewOnce,
+		ViewOnce: m.ViewOnce, Edited: m.EditedAt != nil,
 	}
 	if len(m.Media) > 0 {
 		u := MediaPath(m.SessionID, m.MessageID)

@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
 	"github.com/wagraph/wagraph/internal/messaging"
 )
@@ -68,12 +69,16 @@ func (r *queryResolver) Message(ctx context.Context, sessionID string, id string
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	m, err := r.Messages.Get(ctx, sessionID, id)
+	m, err := r.Resolver.Messages.Get(ctx, sessionID, id)
 	if isNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return toMessage(m), nil
+	out, err := r.toMessages(ctx, sessionID, []*ent.Message{m})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/chats"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/lookup"
@@ -37,11 +38,17 @@ type Resolver struct {
 	WhatsApp WhatsApp
 	// Account applies the rules of a linked account's profile, privacy
 	// and groups, then runs their operations.
-	Account  *account.Service
+	Account *account.Service
+	// Messages is the messaging service. A query resolver reaches it as
+	// r.Resolver.Messages: its method Messages (Query.messages) shadows
+	// the field there.
 	Messages *messaging.Service
 	// Lookup asks WhatsApp who numbers and LIDs are, and runs the block
 	// list.
 	Lookup *lookup.Service
+	// Chats is the chat store: the stored reads of chats, messages and
+	// contacts, and the phones and LIDs a session learned.
+	ChatStore *chats.Store
 	// Media loads the source of a display picture (and of sandbox images).
 	Media *media.Loader
 	// Pictures makes display pictures, in the media pools sends use.

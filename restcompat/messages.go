@@ -3,6 +3,7 @@ package restcompat
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/graph/model"
@@ -87,6 +88,42 @@ type messageJSON struct {
 	Status    string    `json:"status" required:"true" description:"Delivery status."`
 	Timestamp timestamp `json:"timestamp" required:"true"`
 	ViewOnce  bool      `json:"viewOnce" required:"true" description:"An image, video or voice note its recipient may open once: never forwarded, and its media served once (the first successful download through the media route is the one view; after it the route answers 404)."`
+	// Section 2 of surface.md: who sent it by every address, and what
+	// happened to it since.
+	SenderPhone *string        `json:"senderPhone" required:"true" description:"The sender's phone number (digits), when ever learned, whichever address the message used."`
+	SenderLID   *string        `json:"senderLid" required:"true" description:"The sender's LID (…@lid), when ever learned."`
+	Edited      bool           `json:"edited" required:"true" description:"Whether the sender edited the message (text or caption is the edited one)."`
+	Reactions   []reactionJSON `json:"reactions" required:"true" description:"The message's current reactions: one per person."`
+}
+
+// reactionJSON is an emoji on a message, and who put it there.
+type reactionJSON struct {
+	Emoji  string `json:"emoji" required:"true"`
+	Sender string `json:"sender" required:"true" description:"The JID of who reacted."`
+	FromMe bool   `json:"fromMe" required:"true" description:"Whether this account reacted."`
+}
+
+// toMessageJSON is a stored message as REST answers it.
+func toMessageJSON(m *model.Message) messageJSON {
+	out := messageJSON{
+		ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Text: m.Text,
+		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: timestamp(model.FormatTime(m.Timestamp)),
+		ViewOnce: m.ViewOnce, SenderPhone: m.SenderPhone, SenderLID: m.SenderLid, Edited: m.Edited,
+		Reactions: make([]reactionJSON, len(m.Reactions)),
+	}
+	for i, r := range m.Reactions {
+		out.Reactions[i] = reactionJSON{Emoji: r.Emoji, Sender: r.Sender, FromMe: r.FromMe}
+	}
+	return out
+}
+
+// optionalTime is t as REST writes it; nil stays null.
+func optionalTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := model.FormatTime(*t)
+	return &s
 }
 
 func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
@@ -99,9 +136,5 @@ func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	ok(w, http.StatusOK, messageJSON{
-		ID: m.ID, Chat: m.Chat, Sender: m.Sender, FromMe: m.FromMe, Type: m.Type, Text: m.Text,
-		Caption: m.Caption, MediaURL: m.MediaURL, Status: m.Status, Timestamp: timestamp(model.FormatTime(m.Timestamp)),
-		ViewOnce: m.ViewOnce,
-	})
+	ok(w, http.StatusOK, toMessageJSON(m))
 }

@@ -74,7 +74,7 @@ func messageRoutes() []route {
 			handling:    noBody((*Handler).getMessage),
 			status:      200, answer: "The stored record of the message.",
 			data:        messageJSON{},
-			dataExample: `{"id":"3EB0C431C26A1916E0A1","chat":"491701234567@s.whatsapp.net","sender":"491709876543@s.whatsapp.net","fromMe":true,"type":"text","text":"Hello from wagraph","caption":null,"mediaUrl":null,"status":"DELIVERY_ACK","timestamp":"2026-01-02T03:04:15.000Z","viewOnce":false}`,
+			dataExample: `{"id":"3EB0C431C26A1916E0A1","chat":"491701234567@s.whatsapp.net","sender":"491709876543@s.whatsapp.net","fromMe":true,"type":"text","text":"Hello from wagraph","caption":null,"mediaUrl":null,"status":"DELIVERY_ACK","timestamp":"2026-01-02T03:04:15.000Z","viewOnce":false,"senderPhone":"491709876543","senderLid":"200000000000123@lid","edited":false,"reactions":[{"emoji":"👍","sender":"491701234567@s.whatsapp.net","fromMe":false}]}`,
 		},
 		{
 			method: "GET", path: "/session/{sessionId}/message/{messageId}/media", id: "messageMedia", tag: "messages",

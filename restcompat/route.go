@@ -132,7 +132,7 @@ func (rt route) muxPattern() string {
 // routes is the table, by area.
 func routes() []route {
 	var all []route
-	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(), groupMemberRoutes(),
+	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), chatRoutes(), groupRoutes(), groupMemberRoutes(),
 		accountRoutes(), privacyRoutes(), lookupRoutes(), webhookRoutes(), limitsRoutes()} {
 		all = append(all, area...)
 	}

@@ -29,6 +29,7 @@ func tags() []openapi31.Tag {
 		tag("sessions", "A session is one linked WhatsApp account (a linked device). Create one, connect it, link it by scanning its QR code or entering a pairing code on the phone, and use it to send."),
 		tag("messages", "Send texts, media, locations and contact cards to users and groups, read a stored message or its media, and revoke a sent message. Sends need a CONNECTED session (409 otherwise)."),
 		tag("conversation", "What a person does in a conversation besides sending: mark messages read, show presence and typing, follow a contact's presence, react to and edit messages, reject calls. Needs a CONNECTED session."),
+		tag("chats", "Read the session's chats, a chat's messages and its contacts, as stored from the session's own events: answered from the database whatever the session's status."),
 		tag("groups", "Create, read and change groups: participants, admins, invite links, joining, leaving, join requests and settings."),
 		tag("account", "The linked account's profile: display picture, profile name, and logging the linked device out."),
 		tag("privacy", "Read and change the linked account's privacy settings."),
@@ -100,7 +101,8 @@ var (
 )
 
 // allParams are the shared parameters, in the order components list them.
-var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall, pNumber, pPreview, pInviteCode, pReset}
+var allParams = []param{pSession, pMessage, pGroup, pWebhook, pPage, pPageSize, pDelivery, pFirst, pAfter, pChat, pIdempotencyKey, pCall,
+	pNumber, pPreview, pInviteCode, pReset, pLimit, pCursor, pBefore, pArchived, pSearch}
 
 // failure is a failure answer routes share: the Failure envelope with what
 // the status means in this API (internal/fault's codes behind it).

@@ -117,6 +117,7 @@ func (r *clientRun) publishRetrying(ev Event) bool {
 func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.HistorySync) []Event {
 	var chats, contacts []Event
 	var msgs []payload.Message
+	var recs []Message
 	for _, conv := range hs.GetConversations() {
 		jid, err := types.ParseJID(conv.GetID())
 		if err != nil || jid.IsEmpty() {
@@ -138,8 +139,9 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 			if c.typ == "" {
 				continue
 			}
-			_, d := describe(&m.Info, chatOf(ctx, r.cli, &m.Info.MessageSource), senderOf(ctx, r.cli, &m.Info.MessageSource), c)
+			rec, d := describe(&m.Info, chatOf(ctx, r.cli, &m.Info.MessageSource), senderOf(ctx, r.cli, &m.Info.MessageSource), c)
 			msgs = append(msgs, *d)
+			recs = append(recs, *rec)
 		}
 	}
 	for _, pn := range hs.GetPushnames() {
@@ -168,7 +170,7 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 		if set.Messages == nil {
 			set.Messages = []payload.Message{}
 		}
-		evs = append(evs, Event{Kind: KindHistorySet, Data: set})
+		evs = append(evs, Event{Kind: KindHistorySet, Data: set, History: recs[i*historyPartSize : min((i+1)*historyPartSize, len(recs))]})
 	}
 	return evs
 }

@@ -54,6 +54,10 @@ type Event struct {
 	// finds a message's chat there); and on a successful
 	// messages.media-update: the record with its media's new location.
 	Message *Message
+	// History is set on messaging-history.set: the records of the
+	// messages the part carries (Data's messages), which the message
+	// store keeps like any other (first record of an id wins).
+	History []Message
 }
 
 // Message is one sent or received message as the message store keeps it.

@@ -46,6 +46,8 @@ const (
 	FieldViewOnce = "view_once"
 	// FieldViewedAt holds the string denoting the viewed_at field in the database.
 	FieldViewedAt = "viewed_at"
+	// FieldEditedAt holds the string denoting the edited_at field in the database.
+	FieldEditedAt = "edited_at"
 	// EdgeSession holds the string denoting the session edge name in mutations.
 	EdgeSession = "session"
 	// Table holds the table name of the message in the database.
@@ -78,6 +80,7 @@ var Columns = []string{
 	FieldPoll,
 	FieldViewOnce,
 	FieldViewedAt,
+	FieldEditedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -194,6 +197,11 @@ func ByViewOnce(opts ...sql.OrderTermOption) OrderOption {
 // ByViewedAt orders the results by the viewed_at field.
 func ByViewedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldViewedAt, opts...).ToFunc()
+}
+
+// ByEditedAt orders the results by the edited_at field.
+func ByEditedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEditedAt, opts...).ToFunc()
 }
 
 // BySessionField orders the results by session field.

@@ -40,6 +40,101 @@ var (
 			},
 		},
 	}
+	// ChatsColumns holds the columns for the "chats" table.
+	ChatsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "jid", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Nullable: true},
+		{Name: "is_group", Type: field.TypeBool, Default: false},
+		{Name: "lid", Type: field.TypeString, Nullable: true},
+		{Name: "unread_count", Type: field.TypeInt, Default: 0},
+		{Name: "counted_row", Type: field.TypeInt, Default: 0},
+		{Name: "last_message_id", Type: field.TypeString, Nullable: true},
+		{Name: "last_message_at", Type: field.TypeTime, Nullable: true},
+		{Name: "active_at", Type: field.TypeTime},
+		{Name: "active_row", Type: field.TypeInt, Default: 0},
+		{Name: "archived", Type: field.TypeBool, Default: false},
+		{Name: "pinned", Type: field.TypeBool, Default: false},
+		{Name: "muted_until", Type: field.TypeTime, Nullable: true},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// ChatsTable holds the schema information for the "chats" table.
+	ChatsTable = &schema.Table{
+		Name:       "chats",
+		Columns:    ChatsColumns,
+		PrimaryKey: []*schema.Column{ChatsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "chats_sessions_chats",
+				Columns:    []*schema.Column{ChatsColumns[15]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "chat_session_id_jid",
+				Unique:  true,
+				Columns: []*schema.Column{ChatsColumns[15], ChatsColumns[1]},
+			},
+			{
+				Name:    "chat_session_id_active_at_active_row_id",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[15], ChatsColumns[9], ChatsColumns[10], ChatsColumns[0]},
+			},
+			{
+				Name:    "chat_session_id_archived_active_at_active_row_id",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[15], ChatsColumns[11], ChatsColumns[9], ChatsColumns[10], ChatsColumns[0]},
+			},
+			{
+				Name:    "chat_session_id_lid",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[15], ChatsColumns[4]},
+			},
+		},
+	}
+	// ContactsColumns holds the columns for the "contacts" table.
+	ContactsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "jid", Type: field.TypeString},
+		{Name: "phone", Type: field.TypeString, Nullable: true},
+		{Name: "lid", Type: field.TypeString, Nullable: true},
+		{Name: "name", Type: field.TypeString, Nullable: true},
+		{Name: "push_name", Type: field.TypeString, Nullable: true},
+		{Name: "business_name", Type: field.TypeString, Nullable: true},
+		{Name: "sort_name", Type: field.TypeString},
+		{Name: "search", Type: field.TypeString},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// ContactsTable holds the schema information for the "contacts" table.
+	ContactsTable = &schema.Table{
+		Name:       "contacts",
+		Columns:    ContactsColumns,
+		PrimaryKey: []*schema.Column{ContactsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "contacts_sessions_contacts",
+				Columns:    []*schema.Column{ContactsColumns[10]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "contact_session_id_jid",
+				Unique:  true,
+				Columns: []*schema.Column{ContactsColumns[10], ContactsColumns[1]},
+			},
+			{
+				Name:    "contact_session_id_sort_name_id",
+				Unique:  false,
+				Columns: []*schema.Column{ContactsColumns[10], ContactsColumns[7], ContactsColumns[0]},
+			},
+		},
+	}
 	// DeliveriesColumns holds the columns for the "deliveries" table.
 	DeliveriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -132,6 +227,39 @@ var (
 			},
 		},
 	}
+	// IdentitiesColumns holds the columns for the "identities" table.
+	IdentitiesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "phone", Type: field.TypeString},
+		{Name: "lid", Type: field.TypeString},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// IdentitiesTable holds the schema information for the "identities" table.
+	IdentitiesTable = &schema.Table{
+		Name:       "identities",
+		Columns:    IdentitiesColumns,
+		PrimaryKey: []*schema.Column{IdentitiesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "identities_sessions_identities",
+				Columns:    []*schema.Column{IdentitiesColumns[3]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "identity_session_id_phone",
+				Unique:  true,
+				Columns: []*schema.Column{IdentitiesColumns[3], IdentitiesColumns[1]},
+			},
+			{
+				Name:    "identity_session_id_lid",
+				Unique:  true,
+				Columns: []*schema.Column{IdentitiesColumns[3], IdentitiesColumns[2]},
+			},
+		},
+	}
 	// SessionLeasesColumns holds the columns for the "session_leases" table.
 	SessionLeasesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -171,6 +299,7 @@ var (
 		{Name: "poll", Type: field.TypeJSON, Nullable: true},
 		{Name: "view_once", Type: field.TypeBool, Default: false},
 		{Name: "viewed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "edited_at", Type: field.TypeTime, Nullable: true},
 		{Name: "session_id", Type: field.TypeString},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
@@ -181,7 +310,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_sessions_messages",
-				Columns:    []*schema.Column{MessagesColumns[16]},
+				Columns:    []*schema.Column{MessagesColumns[17]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -190,12 +319,12 @@ var (
 			{
 				Name:    "message_session_id_message_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[16], MessagesColumns[1]},
+				Columns: []*schema.Column{MessagesColumns[17], MessagesColumns[1]},
 			},
 			{
-				Name:    "message_session_id_chat",
+				Name:    "message_session_id_chat_timestamp_id",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[16], MessagesColumns[2]},
+				Columns: []*schema.Column{MessagesColumns[17], MessagesColumns[2], MessagesColumns[9], MessagesColumns[0]},
 			},
 		},
 	}
@@ -419,8 +548,11 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AttemptsTable,
+		ChatsTable,
+		ContactsTable,
 		DeliveriesTable,
 		EventsTable,
+		IdentitiesTable,
 		SessionLeasesTable,
 		MessagesTable,
 		ClusterNodesTable,
@@ -435,9 +567,12 @@ var (
 
 func init() {
 	AttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
+	ChatsTable.ForeignKeys[0].RefTable = SessionsTable
+	ContactsTable.ForeignKeys[0].RefTable = SessionsTable
 	DeliveriesTable.ForeignKeys[0].RefTable = EventsTable
 	DeliveriesTable.ForeignKeys[1].RefTable = WebhooksTable
 	EventsTable.ForeignKeys[0].RefTable = SessionsTable
+	IdentitiesTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionLeasesTable.Annotation = &entsql.Annotation{
 		Table: "session_leases",
 	}

@@ -9,11 +9,20 @@ import (
 // Attempt is the predicate function for attempt builders.
 type Attempt func(*sql.Selector)
 
+// Chat is the predicate function for chat builders.
+type Chat func(*sql.Selector)
+
+// Contact is the predicate function for contact builders.
+type Contact func(*sql.Selector)
+
 // Delivery is the predicate function for delivery builders.
 type Delivery func(*sql.Selector)
 
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
+
+// Identity is the predicate function for identity builders.
+type Identity func(*sql.Selector)
 
 // Lease is the predicate function for lease builders.
 type Lease func(*sql.Selector)

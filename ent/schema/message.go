@@ -47,6 +47,9 @@ func (Message) Fields() []ent.Field {
 		// the download starts, given back when it fails); null: not yet.
 		field.Bool("view_once").Default(false),
 		field.Time("viewed_at").Optional().Nillable(),
+		// edited_at is when the sender's edit was applied; null: never
+		// edited (Message.edited).
+		field.Time("edited_at").Optional().Nillable(),
 	}
 }
 
@@ -84,8 +87,12 @@ func (Message) Edges() []ent.Edge {
 func (Message) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("session_id", "message_id").Unique(),
-		// A chat is known once it has a message: looked up for every
-		// message stored (chats.upsert).
-		index.Fields("session_id", "chat"),
+		// A chat's messages newest first (messages(chat, before)): a page
+		// is a range scan of this index from the cursor (timestamp, row id:
+		// of two messages of the same second the later-stored comes
+		// first), however deep in the history. Its prefix also answers
+		// whether a chat is known (chats.upsert, for every message
+		// stored) and a chat's unread messages (markRead).
+		index.Fields("session_id", "chat", "timestamp", "id"),
 	}
 }

@@ -10,6 +10,67 @@ import (
 	"time"
 )
 
+// A chat of the session: a user or a group, kept from the session's events
+// (messages, receipts, history sync, app state).
+type Chat struct {
+	// The chat: a user by phone JID when known (else by LID), or a group JID.
+	Jid string `json:"jid"`
+	// The group's subject, or the contact's name (address book, else push name, else business name).
+	Name    *string `json:"name,omitempty"`
+	IsGroup bool    `json:"isGroup"`
+	// A user's phone number (digits), when ever learned; null for groups.
+	Phone *string `json:"phone,omitempty"`
+	// A user's LID (…@lid), when ever learned; null for groups.
+	Lid *string `json:"lid,omitempty"`
+	// Received messages not read yet (0 once the chat is marked read here or on another device).
+	UnreadCount int `json:"unreadCount"`
+	// The newest stored message; null when none is stored.
+	LastMessage *Message `json:"lastMessage,omitempty"`
+	// When the newest message was sent; null when none is known.
+	LastMessageAt *time.Time `json:"lastMessageAt,omitempty"`
+	Archived      bool       `json:"archived"`
+	Pinned        bool       `json:"pinned"`
+	// When the chat's mute ends (year 9999 for a mute without end); null when not muted.
+	MutedUntil *time.Time `json:"mutedUntil,omitempty"`
+}
+
+type ChatConnection struct {
+	Edges    []*ChatEdge `json:"edges"`
+	PageInfo *PageInfo   `json:"pageInfo"`
+}
+
+type ChatEdge struct {
+	Cursor string `json:"cursor"`
+	Node   *Chat  `json:"node"`
+}
+
+// A person the session knows: from the phone's address book or from what
+// WhatsApp told about them (push names, business names, message senders).
+type Contact struct {
+	// By phone JID when known, else by LID.
+	Jid string `json:"jid"`
+	// Digits, no +; null when never learned.
+	Phone *string `json:"phone,omitempty"`
+	// …@lid; null when never learned.
+	Lid *string `json:"lid,omitempty"`
+	// The address book's name.
+	Name *string `json:"name,omitempty"`
+	// The name the person gave themselves.
+	PushName *string `json:"pushName,omitempty"`
+	// A verified business name.
+	BusinessName *string `json:"businessName,omitempty"`
+}
+
+type ContactConnection struct {
+	Edges    []*ContactEdge `json:"edges"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+type ContactEdge struct {
+	Cursor string   `json:"cursor"`
+	Node   *Contact `json:"node"`
+}
+
 type ContactInput struct {
 	PhoneNumber string  `json:"phoneNumber"`
 	FirstName   string  `json:"firstName"`
@@ -174,6 +235,22 @@ type Message struct {
 	ViewOnce bool `json:"viewOnce"`
 	// The message's current reactions: one per person.
 	Reactions []*Reaction `json:"reactions"`
+	// Whether the sender edited the message (text or caption is the edited one).
+	Edited bool `json:"edited"`
+	// The sender's phone number (digits), when ever learned, whichever address the message used.
+	SenderPhone *string `json:"senderPhone,omitempty"`
+	// The sender's LID (…@lid), when ever learned.
+	SenderLid *string `json:"senderLid,omitempty"`
+}
+
+type MessageConnection struct {
+	Edges    []*MessageEdge `json:"edges"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+type MessageEdge struct {
+	Cursor string   `json:"cursor"`
+	Node   *Message `json:"node"`
 }
 
 type Mutation struct {

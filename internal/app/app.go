@@ -25,6 +25,7 @@ import (
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/account"
 	"github.com/wagraph/wagraph/internal/auth"
+	"github.com/wagraph/wagraph/internal/chats"
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/datadir"
@@ -167,10 +168,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		AllowPrivate: cfg.AllowPrivateURLs, Timeout: cfg.WebhookTimeout, Random: random,
 	})
 	parts.hooks = hooks
-	messageStore := messaging.NewStore(db, cfg.Clustered())
+	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.Bus, Messages: messageStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
+		Bus: stream.Bus, Messages: messageStore, Chats: chatStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
 	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -270,6 +271,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Account:    accounts,
 		Lookup:     lookup.NewService(ops),
 		Messages:   messages,
+		ChatStore:  chatStore,
 		Media:      loader,
 		Pictures:   preparer,
 		Sandbox:    network,

@@ -1,8 +1,8 @@
 // Package ingest is the path of a session's events into the store: the
 // Sink every event of the session manager (and of the messaging service)
 // passes through, in order, before WhatsApp's stanza is acknowledged — the
-// message store, the events it implies (chats.upsert), the bus in one
-// transaction, then what must learn of the commit.
+// message store, the chat store, the events it implies (chats.upsert), the
+// bus in one transaction, then what must learn of the commit.
 package ingest
 
 import (
@@ -37,6 +37,13 @@ type MessageStore interface {
 	ChatSeen(ctx context.Context, sessionID, chat, messageID string) (bool, error)
 }
 
+// ChatStore is the chat store (chats.Store): what an event says about the
+// session's chats, contacts and identities is kept there once the message
+// store has recorded it, before the event is stored.
+type ChatStore interface {
+	Record(ctx context.Context, sessionID string, ev whatsapp.Event) error
+}
+
 // Waker learns that events were committed (the webhook dispatcher: new
 // delivery rows may be due).
 type Waker interface{ Wake() }
@@ -54,6 +61,8 @@ type Follower interface {
 type SinkOptions struct {
 	Bus      Bus
 	Messages MessageStore
+	// Chats, when set, keeps the chat store from the events.
+	Chats ChatStore
 	// MediaPath is this service's media route of a message (mediaUrl);
 	// nil leaves mediaUrl as the adapter set it.
 	MediaPath func(sessionID, messageID string) string
@@ -66,7 +75,7 @@ type SinkOptions struct {
 // Sink is the session manager's Publisher (and the messaging service's):
 // every event of a session passes through it, in order, before WhatsApp's
 // stanza is acknowledged. It completes the event (mediaUrl), records it in
-// the message store, derives the events it implies (chats.upsert for the
+// the message store and then the chat store, derives the events it implies (chats.upsert for the
 // first message of a chat), stores them all in one transaction through the
 // bus, and only then wakes the dispatcher. An error means the event is not
 // stored: the adapter does not acknowledge it and WhatsApp sends it again,
@@ -75,6 +84,7 @@ type SinkOptions struct {
 type Sink struct {
 	bus       Bus
 	messages  MessageStore
+	chatStore ChatStore
 	mediaPath func(sessionID, messageID string) string
 	waker     Waker
 	follower  Follower
@@ -87,7 +97,7 @@ func NewSink(opts SinkOptions) *Sink {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Sink{bus: opts.Bus, messages: opts.Messages, mediaPath: opts.MediaPath,
+	return &Sink{bus: opts.Bus, messages: opts.Messages, chatStore: opts.Chats, mediaPath: opts.MediaPath,
 		waker: opts.Waker, follower: opts.Follower, log: opts.Logger}
 }
 
@@ -154,8 +164,9 @@ func (s *Sink) follow(sessionID string, evs []whatsapp.Event, own []int, envs []
 	}
 }
 
-// prepare completes ev, records it in the message store and returns the
-// events to store for it: the chats.upsert it implies, if any, then ev.
+// prepare completes ev, records it in the message store and the chat
+// store, and returns the events to store for it: the chats.upsert it
+// implies, if any, then ev.
 func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
 	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
@@ -164,6 +175,16 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
 		case *payload.MediaUpdate: // the phone uploaded it again: the route serves it
 			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
+		}
+	}
+	if d, ok := ev.Data.(*payload.HistorySet); ok && s.mediaPath != nil && len(ev.History) == len(d.Messages) {
+		// A history sync's messages are stored like the others (the
+		// records in ev.History, one per message of the data): the media
+		// route serves theirs too.
+		for i := range d.Messages {
+			if ev.History[i].Media != nil {
+				d.Messages[i].MediaURL = payload.Text(s.mediaPath(sessionID, d.Messages[i].ID))
+			}
 		}
 	}
 	var evs []events.New
@@ -186,6 +207,11 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
 		}
 		if err := s.messages.Record(ctx, sessionID, &ev); err != nil {
+			return nil, err
+		}
+	}
+	if s.chatStore != nil {
+		if err := s.chatStore.Record(ctx, sessionID, ev); err != nil {
 			return nil, err
 		}
 	}
@@ -214,6 +240,18 @@ func storable(evs []whatsapp.Event) []whatsapp.Event {
 			}
 			textrule.CleanAll(&m)
 			ev.Message = &m
+		}
+		if len(ev.History) > 0 {
+			h := make([]whatsapp.Message, len(ev.History))
+			for j, m := range ev.History {
+				if m.Media != nil {
+					media := *m.Media
+					m.Media = &media
+				}
+				textrule.CleanAll(&m)
+				h[j] = m
+			}
+			ev.History = h
 		}
 		out[i] = ev
 	}

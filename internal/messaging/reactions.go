@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
@@ -59,7 +60,7 @@ func (s *Store) react(ctx context.Context, sessionID string, d *payload.Reaction
 
 // applyEdit keeps an edit its sender made: the new text, or caption.
 func (s *Store) applyEdit(ctx context.Context, m *ent.Message, d *payload.MessageStatus) error {
-	u := m.Update()
+	u := m.Update().SetEditedAt(time.Now().UTC())
 	switch {
 	case d.Text != "":
 		u.SetText(string(d.Text))

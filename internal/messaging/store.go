@@ -72,6 +72,9 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev *whatsapp.Event
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
+	if ev.Kind == whatsapp.KindHistorySet {
+		return s.recordHistory(ctx, sessionID, ev.History)
+	}
 	if d, ok := ev.Data.(*payload.ChatUpdate); ok && ev.Kind == whatsapp.KindChatsUpdate && d.Read != nil && *d.Read {
 		return s.markChatRead(ctx, sessionID, d.ID)
 	}
@@ -211,6 +214,23 @@ func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp
 	}
 	if err != nil {
 		return fmt.Errorf("record message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// recordHistory keeps the messages a history sync carried like any other
+// (the first record of an id wins: a message the session saw live stays as
+// it was stored then). A reaction, an edit or a revoke in a history sync
+// is what happened to another message, never a message of its chat.
+func (s *Store) recordHistory(ctx context.Context, sessionID string, ms []whatsapp.Message) error {
+	for i := range ms {
+		switch ms[i].Type {
+		case "reaction", "edit", "revoke":
+			continue
+		}
+		if err := s.recordMessage(ctx, sessionID, &ms[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
