@@ -120,7 +120,7 @@ func (rt route) pattern() string { return rt.method + " " + rt.path }
 func routes() []route {
 	var all []route
 	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), groupRoutes(),
-		accountRoutes(), privacyRoutes(), webhookRoutes(), limitsRoutes()} {
+		accountRoutes(), privacyRoutes(), webhookRoutes(), limitsRoutes(), historyRoutes()} {
 		all = append(all, area...)
 	}
 	return all

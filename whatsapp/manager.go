@@ -54,6 +54,10 @@ type Event struct {
 	// finds a message's chat there); and on a successful
 	// messages.media-update: the record with its media's new location.
 	Message *Message
+	// History is set on messaging-history.set: the records of its
+	// messages, one for each of the data's messages in order, which the
+	// message store keeps as it keeps Message.
+	History []*Message
 }
 
 // Message is one sent or received message as the message store keeps it.

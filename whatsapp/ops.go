@@ -83,6 +83,7 @@ func Operations() []Operation {
 		OpSetPicture(), OpSetProfileName(), OpPrivacy(), OpSetPrivacy(), OpSetDefaultDisappearingTimer(),
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
 		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(), OpRejectCall(),
+		OpRequestHistory(),
 	}
 }
 

@@ -166,6 +166,13 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			d.MediaURL = payload.Text(s.mediaPath(sessionID, ev.Message.ID))
 		}
 	}
+	if d, ok := ev.Data.(*payload.HistorySet); ok && s.mediaPath != nil {
+		for i, m := range ev.History {
+			if m.Media != nil && i < len(d.Messages) {
+				d.Messages[i].MediaURL = payload.Text(s.mediaPath(sessionID, m.ID))
+			}
+		}
+	}
 	var evs []events.New
 	if s.messages != nil {
 		chat, err := s.newChat(ctx, sessionID, ev)
@@ -206,18 +213,32 @@ func storable(evs []whatsapp.Event) []whatsapp.Event {
 	for i, ev := range evs {
 		ev.Key = textrule.Clean(ev.Key)
 		textrule.CleanAll(ev.Data)
-		if ev.Message != nil {
-			m := *ev.Message
-			if m.Media != nil {
-				media := *m.Media
-				m.Media = &media
+		ev.Message = cleanRecord(ev.Message)
+		if ev.History != nil {
+			history := make([]*whatsapp.Message, len(ev.History))
+			for j, m := range ev.History {
+				history[j] = cleanRecord(m)
 			}
-			textrule.CleanAll(&m)
-			ev.Message = &m
+			ev.History = history
 		}
 		out[i] = ev
 	}
 	return out
+}
+
+// cleanRecord is a copy of the message record m with its text cleaned
+// (textrule), the adapter's left as it was; nil for nil.
+func cleanRecord(m *whatsapp.Message) *whatsapp.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	if c.Media != nil {
+		media := *c.Media
+		c.Media = &media
+	}
+	textrule.CleanAll(&c)
+	return &c
 }
 
 // kindsOf names the kinds of evs, for errors.

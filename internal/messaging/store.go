@@ -72,6 +72,13 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev *whatsapp.Event
 	if m := ev.Message; m != nil {
 		return s.recordMessage(ctx, sessionID, m)
 	}
+	// A history sync's messages (at link time, or asked for with
+	// requestHistory) are the chat's messages like any other.
+	for _, m := range ev.History {
+		if err := s.recordMessage(ctx, sessionID, m); err != nil {
+			return err
+		}
+	}
 	if d, ok := ev.Data.(*payload.ChatUpdate); ok && ev.Kind == whatsapp.KindChatsUpdate && d.Read != nil && *d.Read {
 		return s.markChatRead(ctx, sessionID, d.ID)
 	}
