@@ -294,7 +294,7 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		run.qr, run.qrCtx = newQRRotation(m.qrTimeouts), qrCtx
 	}
 	pushName := dev.PushName // read before the client runs
-	run.named = newNameSignal(linked && pushName != "")
+	run.named = newNameSignal(linked && (pushName != "" || m.appStateFetched(s, dev)))
 	attached, _ := m.change(s, nil, func(s *session) bool {
 		s.cli, s.stop, s.named = cli, stop, run.named
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.mau.fi/whatsmeow/appstate"
+	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types/events"
 )
 
@@ -53,6 +54,20 @@ func (n *nameSignal) wait(ctx context.Context) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// appStateFetched reports whether dev has fetched critical_block before
+// (a device that did has whatever name the phone gave it): read from the
+// device store before its client runs.
+func (m *Manager) appStateFetched(s *session, dev *store.Device) bool {
+	ctx, cancel := context.WithTimeout(m.ctx, storeTimeout)
+	defer cancel()
+	version, _, err := dev.AppState.GetAppStateVersion(ctx, string(appstate.WAPatchCriticalBlock))
+	if err != nil {
+		s.log.Warn("reading the device's app state version failed", "err", err)
+		return false
+	}
+	return version > 0
 }
 
 // handleAppStateSynced notes the end of a full sync of an app state
