@@ -244,6 +244,7 @@ type ComplexityRoot struct {
 		RejectCall                  func(childComplexity int, sessionID string, callID string, from string) int
 		RejectGroupJoinRequests     func(childComplexity int, sessionID string, jid string, participants []string) int
 		RemoveGroupParticipants     func(childComplexity int, sessionID string, jid string, participants []string) int
+		RequestHistory              func(childComplexity int, sessionID string, chat string, count *int) int
 		RevokeToken                 func(childComplexity int, token string) int
 		SandboxCall                 func(childComplexity int, sessionID string, from string, video *bool) int
 		SandboxDropConnection       func(childComplexity int, sessionID string) int
@@ -642,6 +643,7 @@ type MutationResolver interface {
 	LeaveGroup(ctx context.Context, sessionID string, jid string) (bool, error)
 	ApproveGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
 	RejectGroupJoinRequests(ctx context.Context, sessionID string, jid string, participants []string) ([]*model.ParticipantResult, error)
+	RequestHistory(ctx context.Context, sessionID string, chat string, count *int) (bool, error)
 	SandboxReachoutTimelock(ctx context.Context, sessionID string, seconds int) (bool, error)
 	Block(ctx context.Context, sessionID string, number string) (bool, error)
 	Unblock(ctx context.Context, sessionID string, number string) (bool, error)
@@ -1695,6 +1697,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveGroupParticipants(childComplexity, args["sessionId"].(string), args["jid"].(string), args["participants"].([]string)), true
+	case "Mutation.requestHistory":
+		if e.ComplexityRoot.Mutation.RequestHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestHistory(childComplexity, args["sessionId"].(string), args["chat"].(string), args["count"].(*int)), true
 	case "Mutation.revokeToken":
 		if e.ComplexityRoot.Mutation.RevokeToken == nil {
 			break
@@ -3786,7 +3799,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "access.graphqls" "account.graphqls" "chats.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "limits.graphqls" "lookup.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "settings.graphqls" "webhook.graphqls"
+//go:embed "access.graphqls" "account.graphqls" "chats.graphqls" "conversation.graphqls" "event.graphqls" "group.graphqls" "history.graphqls" "limits.graphqls" "lookup.graphqls" "message.graphqls" "passkey.graphqls" "sandbox.graphqls" "schema.graphqls" "session.graphqls" "settings.graphqls" "webhook.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -3804,6 +3817,7 @@ var sources = []*ast.Source{
 	{Name: "conversation.graphqls", Input: sourceData("conversation.graphqls"), BuiltIn: false},
 	{Name: "event.graphqls", Input: sourceData("event.graphqls"), BuiltIn: false},
 	{Name: "group.graphqls", Input: sourceData("group.graphqls"), BuiltIn: false},
+	{Name: "history.graphqls", Input: sourceData("history.graphqls"), BuiltIn: false},
 	{Name: "limits.graphqls", Input: sourceData("limits.graphqls"), BuiltIn: false},
 	{Name: "lookup.graphqls", Input: sourceData("lookup.graphqls"), BuiltIn: false},
 	{Name: "message.graphqls", Input: sourceData("message.graphqls"), BuiltIn: false},
@@ -5471,6 +5485,36 @@ func (ec *executionContext) field_Mutation_removeGroupParticipants_args(ctx cont
 		return nil, err
 	}
 	args["participants"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sessionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sessionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "chat",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chat"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "count",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["count"] = arg2
 	return args, nil
 }
 
@@ -11300,6 +11344,50 @@ func (ec *executionContext) fieldContext_Mutation_rejectGroupJoinRequests(ctx co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_rejectGroupJoinRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestHistory(ctx, fc.Args["sessionId"].(string), fc.Args["chat"].(string), fc.Args["count"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22665,6 +22753,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "rejectGroupJoinRequests":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_rejectGroupJoinRequests(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestHistory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestHistory(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

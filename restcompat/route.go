@@ -133,7 +133,7 @@ func (rt route) muxPattern() string {
 func routes() []route {
 	var all []route
 	for _, area := range [][]route{sessionRoutes(), settingsRoutes(), passkeyRoutes(), messageRoutes(), conversationRoutes(), chatRoutes(), groupRoutes(), groupMemberRoutes(),
-		accountRoutes(), privacyRoutes(), lookupRoutes(), webhookRoutes(), limitsRoutes()} {
+		accountRoutes(), privacyRoutes(), lookupRoutes(), webhookRoutes(), limitsRoutes(), historyRoutes()} {
 		all = append(all, area...)
 	}
 	return all

@@ -62,13 +62,16 @@ func TestProfileNameWritesTakeTurns(t *testing.T) {
 	e.pairQR(m, "s2", phone) // another linked device of the same account
 	// whatsmeow fetches a collection at version 0 as a full sync, which
 	// emits no events: the other device learns names from the patches after
-	// its first one.
+	// the warm-up.
 	if err := m.SetProfileName(ctx, "s1", "Warm up"); err != nil {
 		t.Fatal(err)
 	}
-	e.waitUntil("the other device fetched the first patch", func() bool {
+	// The phone gave each device its state at link (a first patch of its
+	// own): the other device has fetched the warm-up once it stands where
+	// the network does.
+	e.waitUntil("the other device fetched the warm-up patch", func() bool {
 		v, _ := storedVersion(t, m, "s2")
-		return v == 1
+		return v == e.net.AppStateVersion(phone, critical)
 	})
 
 	for round, n := range []int{5, 8} {

@@ -240,6 +240,11 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 	// notification (history.go), so that their events are stored before
 	// the phone is told the sync arrived and the blob is deleted.
 	cli.ManualHistorySyncDownload, cli.DisableManualHistorySyncReceipt = true, true
+	// What the phone gives a new device in app state (its name, chats
+	// archived, pinned, muted, read, its contacts) comes in the device's
+	// first fetch of each collection, a full sync: its events are the
+	// session's like any later change.
+	cli.EmitAppStateEventsOnFullSync = true
 	cli.EnableAutoReconnect = true
 	cli.InitialAutoReconnect = linked // a network outage at start retries in the background
 	cli.AutoReconnectHook = func(err error) bool {
@@ -289,8 +294,9 @@ func (m *Manager) start(s *session, dev *store.Device, h ClientHTTP) error {
 		run.qr, run.qrCtx = newQRRotation(m.qrTimeouts), qrCtx
 	}
 	pushName := dev.PushName // read before the client runs
+	run.named = newNameSignal(linked && (pushName != "" || m.appStateFetched(s, dev)))
 	attached, _ := m.change(s, nil, func(s *session) bool {
-		s.cli, s.stop, s.media = cli, stop, h.media
+		s.cli, s.stop, s.media, s.named = cli, stop, h.media, run.named
 		s.st.status, s.st.reason, s.st.qr, s.st.pairingCode, s.st.passkey = StatusConnecting, "", "", "", PasskeyStep{}
 		if !linked {
 			s.st.jid, s.st.lid, s.st.pushName = jidNone, jidNone, ""

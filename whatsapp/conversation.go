@@ -76,12 +76,15 @@ type Presence struct {
 // SendPresence shows p. Availability goes to the contacts that subscribed
 // to the account; a chat state to the chat.
 func (m *Manager) SendPresence(ctx context.Context, sessionID string, p Presence) error {
-	cli, err := m.client(sessionID)
+	s, cli, err := m.sessionClient(sessionID)
 	if err != nil {
 		return err
 	}
 	switch p.State {
 	case PresenceAvailable, PresenceUnavailable:
+		// A device linked a moment ago may not have the name from the
+		// phone yet (pushname.go).
+		s.nameSignalOf().wait(ctx)
 		err = cli.SendPresence(ctx, types.Presence(p.State))
 		if errors.Is(err, whatsmeow.ErrNoPushName) {
 			// WhatsApp shows a presence with the account's name.

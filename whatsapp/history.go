@@ -28,7 +28,7 @@ import (
 
 // The history kinds (events.md).
 const (
-	KindHistorySet     = "messaging-history.set" // {syncType, chunkOrder, progress, part, parts, …, messages}
+	KindHistorySet     = "messaging-history.set" // {syncType, chunkOrder, progress, part, parts, conversations, contacts, messageCount, chat, messages}
 	KindChatsUpsert    = "chats.upsert"          // {id, name, unreadCount, archived, pinned, muteUntil, …}
 	KindContactsUpsert = "contacts.upsert"       // {id, phone, lid, pushName, fullName, firstName, businessName}
 )
@@ -118,13 +118,23 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 	var chats, contacts []Event
 	var msgs []payload.Message
 	var recs []Message
+	// An answer to requestHistory names the chat asked about; its
+	// conversation carries messages only, not the chat's state.
+	onDemand := hs.GetSyncType() == waHistorySync.HistorySync_ON_DEMAND
+	var asked payload.Text
+	convs := 0
 	for _, conv := range hs.GetConversations() {
 		jid, err := types.ParseJID(conv.GetID())
 		if err != nil || jid.IsEmpty() {
 			continue
 		}
+		convs++
 		chat := r.historyChat(ctx, jid, conv)
-		chats = append(chats, Event{Kind: KindChatsUpsert, Data: chat})
+		if onDemand {
+			asked = payload.Text(chat.ID)
+		} else {
+			chats = append(chats, Event{Kind: KindChatsUpsert, Data: chat})
+		}
 		for _, hm := range conv.GetMessages() {
 			m, err := r.cli.ParseWebMessage(jid, hm.GetMessage())
 			if err != nil {
@@ -158,10 +168,11 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 	parts := max(1, (len(msgs)+historyPartSize-1)/historyPartSize)
 	evs := append(chats, contacts...)
 	for i := range parts {
+		from, to := i*historyPartSize, min((i+1)*historyPartSize, len(msgs))
 		set := &payload.HistorySet{
 			SyncType: hs.GetSyncType().String(), ChunkOrder: int(hs.GetChunkOrder()), Part: i + 1, Parts: parts,
-			Conversations: len(chats), Contacts: len(contacts), MessageCount: len(msgs),
-			Messages: msgs[i*historyPartSize : min((i+1)*historyPartSize, len(msgs))],
+			Conversations: convs, Contacts: len(contacts), MessageCount: len(msgs),
+			Messages: msgs[from:to], Chat: asked,
 		}
 		if hs.Progress != nil {
 			progress := int(hs.GetProgress())
@@ -170,7 +181,7 @@ func (r *clientRun) historyEvents(ctx context.Context, hs *waHistorySync.History
 		if set.Messages == nil {
 			set.Messages = []payload.Message{}
 		}
-		evs = append(evs, Event{Kind: KindHistorySet, Data: set, History: recs[i*historyPartSize : min((i+1)*historyPartSize, len(recs))]})
+		evs = append(evs, Event{Kind: KindHistorySet, Data: set, History: recs[from:to]})
 	}
 	return evs
 }

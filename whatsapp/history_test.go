@@ -51,6 +51,16 @@ func TestHistorySync(t *testing.T) {
 			})
 		case KindHistorySet:
 			sets = append(sets, ev.Data)
+			// The message store's records: one per message, in order.
+			msgs, _ := ev.Data["messages"].([]any)
+			if len(ev.History) != len(msgs) {
+				t.Fatalf("a history set of %d messages carries %d records", len(msgs), len(ev.History))
+			}
+			for i, rec := range ev.History {
+				if m, _ := msgs[i].(map[string]any); rec.ID != m["id"] || rec.Chat != chat.String() || rec.Text != m["text"] || rec.FromMe != m["fromMe"] {
+					t.Errorf("record %d %+v, want message %v", i, rec, m)
+				}
+			}
 		}
 		if ev.Message != nil {
 			t.Errorf("a history event carries a message record: %+v", ev)

@@ -74,6 +74,7 @@ type published struct {
 	Kind    string
 	Data    map[string]any
 	Message *Message
+	History []Message
 }
 
 func (r *recorder) Publish(_ context.Context, id string, ev Event) error {
@@ -87,7 +88,7 @@ func (r *recorder) Publish(_ context.Context, id string, ev Event) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.evs[id] = append(r.evs[id], published{Kind: ev.Kind, Data: data, Message: ev.Message})
+	r.evs[id] = append(r.evs[id], published{Kind: ev.Kind, Data: data, Message: ev.Message, History: ev.History})
 	return nil
 }
 

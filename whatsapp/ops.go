@@ -85,6 +85,7 @@ func Operations() []Operation {
 		OpSend(), OpRevoke(), OpDownload(), OpRequestMediaRetry(),
 		OpMarkRead(), OpSendPresence(), OpSubscribePresence(), OpReact(), OpEditMessage(), OpRejectCall(),
 		OpCheckNumbers(), OpUserInfo(), OpProfilePicture(), OpProfilePictureJPEG(), OpIdentities(), OpBlocklist(), OpSetBlocked(),
+		OpRequestHistory(),
 	}
 }
 

@@ -43,6 +43,7 @@ type session struct {
 	mu        sync.Mutex
 	cli       *whatsmeow.Client  // nil when no connection is running
 	media     *http.Client       // cli's media client: downloads outside whatsmeow (lookups.go)
+	named     *nameSignal        // cli's device has its profile name (pushname.go)
 	stop      context.CancelFunc // ends cli's QR watcher
 	st        sessionState
 	stored    StatusRecord  // the last record persisted
@@ -300,6 +301,8 @@ type clientRun struct {
 	// paired is set when this client paired the device: its first login
 	// lists the account's groups (derived.go).
 	paired atomic.Bool
+	// named is closed once the device has its profile name (pushname.go).
+	named *nameSignal
 	// connected is set once this client has logged in: from then on a
 	// failure to reach WhatsApp through the proxy is retried, as any
 	// lost connection is (start).
@@ -371,7 +374,10 @@ func (r *clientRun) dispatch(raw any) bool {
 	case *events.ClientOutdated:
 		return r.handleClientOutdated()
 	case *events.PushNameSetting:
+		defer r.named.done()
 		return r.handlePushName(evt)
+	case *events.AppStateSyncComplete:
+		return r.handleAppStateSynced(evt)
 	case *events.Message:
 		return r.handleMessage(evt)
 	case *events.Receipt:

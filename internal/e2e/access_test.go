@@ -45,6 +45,14 @@ var validBodies = map[string]string{
 	"POST /session/{sessionId}/call/{callId}/reject":             `{"from":"4915550012002"}`,
 	"POST /session/{sessionId}/presence/subscribe":               `{"chat":"4915550012002"}`,
 	"PUT /session/{sessionId}/webhook/{webhookId}":               `{"enabled":true}`,
+	"POST /session/{sessionId}/contact/check":                    `{"numbers":["4915550012002"]}`,
+	"POST /session/{sessionId}/contact/identity":                 `{"ids":["4915550012002"]}`,
+	"POST /session/{sessionId}/group/join":                       `{"link":"https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv"}`,
+	"POST /session/{sessionId}/group/{jid}/add":                  `["4915550012002"]`,
+	"POST /session/{sessionId}/group/{jid}/remove":               `["4915550012002"]`,
+	"POST /session/{sessionId}/group/{jid}/promote":              `["4915550012002"]`,
+	"POST /session/{sessionId}/group/{jid}/requests/approve":     `["4915550012002"]`,
+	"POST /session/{sessionId}/group/{jid}/requests/reject":      `["4915550012002"]`,
 }
 
 // TestEveryRouteChecksAccess walks the REST route table itself: on every

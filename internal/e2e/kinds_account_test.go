@@ -204,13 +204,13 @@ func accountRows() []kindRow {
 			}
 			call := func(set map[string]any) map[string]any {
 				return with(map[string]any{
-					"id": id, "from": userJID(caller), "fromPhone": caller, "fromLid": k.lid(t, caller),
+					"callId": id, "from": userJID(caller), "fromPhone": caller, "fromLid": k.lid(t, caller),
 					"isGroup": false, "groupJid": nil, "reason": nil, "timestamp": recent,
 				}, set)
 			}
 			k.stored(t,
-				ev("call", call(map[string]any{"status": "offer", "isVideo": true}), "id", "status"),
-				ev("call", call(map[string]any{"status": "terminate", "isVideo": nil, "reason": "timeout"}), "id", "status"),
+				ev("call", call(map[string]any{"status": "offer", "isVideo": true}), "callId", "status"),
+				ev("call", call(map[string]any{"status": "terminate", "isVideo": nil, "reason": "timeout"}), "callId", "status"),
 			)
 		}},
 		{kind: "webhook.test", run: func(t *testing.T, k *kindsEnv) {

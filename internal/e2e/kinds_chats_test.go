@@ -143,7 +143,7 @@ func chatRows() []kindRow {
 			sync := func(set map[string]any) map[string]any {
 				return with(map[string]any{
 					"syncType": "INITIAL_BOOTSTRAP", "chunkOrder": 1, "progress": 100, "part": 1, "parts": 1,
-					"conversations": 0, "contacts": 0, "messageCount": 0, "messages": []any{},
+					"conversations": 0, "contacts": 0, "messageCount": 0, "chat": nil, "messages": []any{},
 				}, set)
 			}
 			k.stored(t,

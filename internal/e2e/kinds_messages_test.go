@@ -48,8 +48,7 @@ func messageRows() []kindRow {
 				t.Fatal(err)
 			}
 			// The phone's stanza carries its push name (wafake's default).
-			k.stored(t, ev("outbound-message.upsert", with(k.outbound(t, kindsPhone, self, recent, "Notiz an mich"),
-				map[string]any{"pushName": "Contact " + kindsPhone}), "id"))
+			k.stored(t, ev("outbound-message.upsert", k.outbound(t, kindsPhone, self, recent, "Notiz an mich"), "id"))
 		}},
 		{kind: "messages.send", run: func(t *testing.T, k *kindsEnv) {
 			// Derived: the outcome of a send through the API, after its
@@ -193,7 +192,8 @@ func (k *kindsEnv) outbound(t *testing.T, to, id string, timestamp any, text str
 	t.Helper()
 	return messageData(map[string]any{
 		"id": id, "chat": userJID(to), "sender": userJID(kindsPhone), "senderPhone": kindsPhone, "senderLid": k.lid(t, kindsPhone),
-		"fromMe": true, "timestamp": timestamp, "type": "text", "text": text,
+		// The account's name, which the phone gave the device at link.
+		"fromMe": true, "timestamp": timestamp, "type": "text", "text": text, "pushName": "Contact " + kindsPhone,
 	})
 }
 

@@ -369,7 +369,8 @@ func (k *kindsEnv) dump(t *testing.T) string {
 
 // waitAppState waits until the device fetched the app state collections
 // the phone writes to: a write before that would come in the device's
-// first full sync, which gives no events (events.md, contacts.upsert).
+// first full sync, as part of the collection's whole state rather than as
+// the one change the row expects.
 func (k *kindsEnv) waitAppState(t *testing.T) {
 	t.Helper()
 	if k.synced {

@@ -232,30 +232,32 @@ func storable(evs []whatsapp.Event) []whatsapp.Event {
 	for i, ev := range evs {
 		ev.Key = textrule.Clean(ev.Key)
 		textrule.CleanAll(ev.Data)
-		if ev.Message != nil {
-			m := *ev.Message
-			if m.Media != nil {
-				media := *m.Media
-				m.Media = &media
-			}
-			textrule.CleanAll(&m)
-			ev.Message = &m
-		}
+		ev.Message = cleanRecord(ev.Message)
 		if len(ev.History) > 0 {
 			h := make([]whatsapp.Message, len(ev.History))
-			for j, m := range ev.History {
-				if m.Media != nil {
-					media := *m.Media
-					m.Media = &media
-				}
-				textrule.CleanAll(&m)
-				h[j] = m
+			for j := range ev.History {
+				h[j] = *cleanRecord(&ev.History[j])
 			}
 			ev.History = h
 		}
 		out[i] = ev
 	}
 	return out
+}
+
+// cleanRecord is a copy of the message record m with its text cleaned
+// (textrule), the adapter's left as it was; nil for nil.
+func cleanRecord(m *whatsapp.Message) *whatsapp.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	if c.Media != nil {
+		media := *c.Media
+		c.Media = &media
+	}
+	textrule.CleanAll(&c)
+	return &c
 }
 
 // kindsOf names the kinds of evs, for errors.

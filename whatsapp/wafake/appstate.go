@@ -56,7 +56,11 @@ func (n *Network) enqueueKeyShare(comp *companion) error {
 	}
 	comp.keyShared = true
 	st := acct.appState
-	err := n.seedAppStateLocked(acct)
+	err := n.linkPushNameLocked(acct)
+	if err == nil {
+		err = n.seedAppStateLocked(acct)
+	}
+	history := linkHistoryLocked(acct)
 	n.mu.Unlock()
 	if err != nil {
 		return err
@@ -73,6 +77,18 @@ func (n *Network) enqueueKeyShare(comp *companion) error {
 		}}},
 	}}
 	id, node, err := n.peerMessage(acct, comp, msg)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.enqueueLocked(comp, id, node)
+	n.mu.Unlock()
+	if history == nil {
+		return nil
+	}
+	// Then the phone's history: each chat's most recent message
+	// (phonehistory.go).
+	node, id, err = n.historyNotification(comp, history, "")
 	if err != nil {
 		return err
 	}

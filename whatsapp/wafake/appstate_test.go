@@ -29,22 +29,26 @@ func waitAppStateKey(t *testing.T, cli *whatsmeow.Client) {
 }
 
 // TestPushNameThroughAppState: the phone shares the app state key with a new
-// linked device; the device can then set the account's push name with an app
-// state patch, which the network decrypts; the device's follow-up sync of the
-// collection verifies against the version the network stamped. The account's
-// other linked device is told (server_sync), fetches the patch and learns
-// the name.
+// linked device, and gives it the name the account goes by (version 1 of
+// critical_block); the device can then set the account's push name with an
+// app state patch, which the network decrypts; the device's follow-up sync
+// of the collection verifies against the version the network stamped. The
+// account's other linked device is told (server_sync), fetches the patch
+// and learns the name.
 func TestPushNameThroughAppState(t *testing.T) {
 	t.Parallel()
 	const phone = "491701234567"
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
 	other, _ := linkSettled(t, n, phone)
-	waitAppStateKey(t, cli)
-	waitAppStateKey(t, other)
 	learned := eventsOf[*events.PushNameSetting](other)
 	ctx := context.Background()
+	for _, c := range []*whatsmeow.Client{cli, other} {
+		waitAppStateKey(t, c)
+		waitAppStateVersion(t, c, 1)
+	}
 	for i, name := range []string{"Shop Bot", "Shop Bot 2"} {
+		i++ // after the phone's name
 		if err := cli.SendAppState(ctx, appstate.BuildSettingPushName(name)); err != nil {
 			t.Fatalf("set push name %d: %v", i+1, err)
 		}
@@ -62,14 +66,25 @@ func TestPushNameThroughAppState(t *testing.T) {
 			v, _, err := other.Store.AppState.GetAppStateVersion(ctx, critical)
 			return err == nil && v == uint64(i+1)
 		})
-		// From version 0 whatsmeow fetches a collection as a full sync,
-		// which emits no events; the patches after it do.
-		if i > 0 {
-			if got := nextEvent(t, learned).Action.GetName(); got != name {
-				t.Errorf("the other device learned push name %q, want %q", got, name)
-			}
+		got := nextEvent(t, learned).Action.GetName()
+		if got == "Contact "+phone {
+			// The phone's name, from the device's first fetch (a full
+			// sync), when it came after learned was listening.
+			got = nextEvent(t, learned).Action.GetName()
+		}
+		if got != name {
+			t.Errorf("the other device learned push name %q, want %q", got, name)
 		}
 	}
+}
+
+// waitAppStateVersion waits until cli holds critical_block at version v.
+func waitAppStateVersion(t *testing.T, cli *whatsmeow.Client, v uint64) {
+	t.Helper()
+	testclient.Until(t, 10*time.Second, "the device at the collection's version", func() bool {
+		got, _, err := cli.Store.AppState.GetAppStateVersion(context.Background(), critical)
+		return err == nil && got == v
+	})
 }
 
 // uploadPatch uploads patch to collection critical_block as built on
@@ -106,6 +121,7 @@ func TestAppStateUploadOnStaleVersion(t *testing.T) {
 	n := startNetwork(t)
 	cli, _ := linkSettled(t, n, phone)
 	waitAppStateKey(t, cli)
+	waitAppStateVersion(t, cli, 1) // the phone's name
 	ctx := context.Background()
 	for _, name := range []string{"One", "Two"} {
 		if err := cli.SendAppState(ctx, appstate.BuildSettingPushName(name)); err != nil {
@@ -122,8 +138,8 @@ func TestAppStateUploadOnStaleVersion(t *testing.T) {
 		base uint64
 		want []uint64 // versions of the patches sent back
 	}{
-		{"one behind", 1, []uint64{2}},
-		{"from nothing", 0, []uint64{1, 2}},
+		{"one behind", 2, []uint64{3}},
+		{"from nothing", 0, []uint64{1, 2, 3}},
 		{"ahead", 5, nil},
 	}
 	for _, tt := range tests {
@@ -148,8 +164,8 @@ func TestAppStateUploadOnStaleVersion(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("patches sent back %v, want %v", got, tt.want)
 			}
-			if v := n.AppStateVersion(phone, critical); v != 2 {
-				t.Errorf("network critical_block version %d after a refused upload, want 2", v)
+			if v := n.AppStateVersion(phone, critical); v != 3 {
+				t.Errorf("network critical_block version %d after a refused upload, want 3", v)
 			}
 		})
 	}

@@ -40,6 +40,17 @@
 // before the network links it (passkey.go). PasskeyAssertion is the
 // account's authenticator answering a challenge.
 //
+// A phone gives a device it links what a real one does (surface.md §5): with
+// the app state key, its profile name (critical_block) and the state its
+// app state holds (chats archived, pinned, muted, its address book), then a
+// history sync of each chat with its most recent message only. It keeps
+// every message of its direct chats (phonehistory.go; AddHistory gives it
+// older ones, from before any device linked) and answers a device's history
+// request (BuildHistorySyncRequest) with the messages before the device's
+// oldest, an empty sync when it holds none. What the phone's owner does to
+// chats later (ArchiveChat, PinChat, MuteChat, MarkChatRead, EditContact…)
+// reaches the devices as app state patches.
+//
 // The world follows sandbox.md: every number of 7 to 15 digits is an account
 // with a phone, except those ending in 0000. The network only ever listens on
 // loopback, and nothing but an explicit call (New, TrustRoot, Point) turns a

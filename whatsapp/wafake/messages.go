@@ -74,6 +74,11 @@ func (n *Network) handleMessage(c *conn, node *waBinary.Node) {
 		_ = c.send(ack)
 		return
 	}
+	if ag.OptionalString("category") == "peer" && to.User == c.dev.acct.phone && to.Device == 0 {
+		// A device writing to its own phone (history requests).
+		n.handlePeerMessage(c, node, ack)
+		return
+	}
 	if n.reachoutRefuses(c.dev.acct, to) {
 		// The account is under a reach-out timelock and to is new to it
 		// (reachout.go): WhatsApp refuses the message, relays nothing.
@@ -160,6 +165,10 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 	if chat.Server == types.GroupServer {
 		chatJID = chat
 	}
+	peer := chat.ToNonAD() // whom a copy of the account's own send went to
+	if peer.Server == types.HiddenUserServer {
+		peer = n.pnOfLID(peer)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	// A phone keeps one message of an id from one sender: a send made
@@ -169,7 +178,17 @@ func (n *Network) deliverCopy(sender, chat, dest types.JID, id string, enc waBin
 			return
 		}
 	}
-	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, To: chat, Message: msg, Timestamp: time.Now()})
+	now := time.Now()
+	acct.inbox = append(acct.inbox, Received{ID: id, From: sender, Chat: chatJID, To: chat, Message: msg, Timestamp: now})
+	if chat.Server != types.GroupServer && historyWorthy(msg) {
+		// The phone's history of the chat: a message of one of its own
+		// devices is its own, in the chat it was sent to.
+		if sender.User == acct.phone {
+			keepHistoryLocked(acct, peer, historyEntry(id, true, msg, now))
+		} else {
+			keepHistoryLocked(acct, chatJID, historyEntry(id, false, msg, now))
+		}
+	}
 }
 
 // relayCopy passes a copy one client encrypted for a linked device of acct
@@ -335,11 +354,13 @@ func (n *Network) sendMessage(from, to string, msg *waE2E.Message, withSecrets b
 		comps = append(comps, recipient.devices[j.Device])
 	}
 	contactedLocked(sender, recipient)
-	notify, identity := n.senderIdentityLocked(sender)
-	n.mu.Unlock()
 	if len(comps) == 0 {
+		n.mu.Unlock()
 		return "", fmt.Errorf("wafake: account %s has no linked device", to)
 	}
+	recordDirectLocked(sender, recipient, id, msg, at)
+	notify, identity := n.senderIdentityLocked(sender)
+	n.mu.Unlock()
 	for _, comp := range comps {
 		enc, err := n.phoneEncrypt(sender, comp, plain)
 		if err != nil {

@@ -25,6 +25,9 @@ type account struct {
 	state    accountState      // settings, blocklist, presence, receipts (account.go)
 	appState *appState         // encrypted app state patches (appstate.go)
 	pushName string            // as set through app state
+	// history is every message of each chat the phone holds, by chat JID,
+	// oldest first (phonehistory.go); not kept across a restart.
+	history map[string][]HistoryMessage
 	// chatStates are the chat states clients showed the account
 	// (chatstate.go); not kept across a restart, as they pass.
 	chatStates []ChatStateInfo

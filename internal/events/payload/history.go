@@ -24,6 +24,10 @@ type HistorySet struct {
 	Conversations int `json:"conversations"`
 	Contacts      int `json:"contacts"`
 	MessageCount  int `json:"messageCount"`
+	// Chat is, on an ON_DEMAND sync (the answer to requestHistory), the
+	// chat asked about, also when the phone held nothing older; null on
+	// the others.
+	Chat Text `json:"chat"`
 	// Messages are this part's messages, in the shape of the message
 	// kinds, chat after chat, each chat's messages as the phone ordered
 	// them.
