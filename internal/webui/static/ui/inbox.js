@@ -282,7 +282,7 @@ function renderChat(root, ctx, id, jid) {
           "click",
           busy(b, async () => {
             // Pressing one's reaction again takes it away (an empty emoji).
-            await query(`mutation($id: ID!, $m: ID!, $e: String!) { sendReaction(sessionId: $id, messageId: $m, emoji: $e) { id } }`, {
+            await query(`mutation($id: ID!, $m: ID!, $e: String!) { sendReaction(sessionId: $id, messageId: $m, emoji: $e) { messageId } }`, {
               id,
               m: m.id,
               e: e === mine ? "" : e,
@@ -303,7 +303,7 @@ function renderChat(root, ctx, id, jid) {
         text.focus();
         return;
       }
-      await query(`mutation($id: ID!, $in: SendTextInput!) { sendText(sessionId: $id, input: $in) { id } }`, {
+      await query(`mutation($id: ID!, $in: SendTextInput!) { sendText(sessionId: $id, input: $in) { messageId } }`, {
         id,
         in: { number: jid, text: words },
       });
