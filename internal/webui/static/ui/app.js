@@ -10,10 +10,12 @@ import * as pair from "./pair.js";
 import * as events from "./events.js";
 import * as webhooks from "./webhooks.js";
 import * as deliveries from "./deliveries.js";
+import * as inbox from "./inbox.js";
 
 const routes = [
   [/^#\/sessions\/([^/]+)\/pair$/, pair],
   [/^#\/sessions\/([^/]+)\/events$/, events],
+  [/^#\/sessions\/([^/]+)\/chats(?:\/([^/]+))?$/, inbox],
   [/^#\/sessions\/([^/]+)\/webhooks$/, webhooks],
   [/^#\/sessions\/([^/]+)\/webhooks\/([^/]+)$/, deliveries],
   [/^#?\/?(?:sessions)?$/, sessions],
@@ -123,7 +125,7 @@ async function show() {
     if (!m) continue;
     for (const a of document.querySelectorAll("nav a")) a.classList.toggle("current", hash.startsWith(a.getAttribute("href")));
     replace(main);
-    const ctx = { live, viewer, params: m.slice(1).map(decodeURIComponent), show };
+    const ctx = { live, viewer, params: m.slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p))), show };
     try {
       stop = page.render(main, ctx) || (() => {});
     } catch (e) {

@@ -167,6 +167,8 @@ function fill(tr, s, reload) {
       h("div.muted.mono", s.id),
       h(
         "div.links",
+        h("a", { href: `#/sessions/${id}/chats`, "data-action": "chats" }, "Chats"),
+        " · ",
         h("a", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
         " · ",
         h("a", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks")
