@@ -31,8 +31,8 @@ sandbox: build
 
 # Every test on SQLite and, when a PostgreSQL server is at hand
 # (WAGRAPH_TEST_POSTGRES: `.ci/postgres.sh make test` starts a throwaway
-# one), the tests again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres), the
-# two passes at the same time (build/testpasses.sh says why): each test
+# one), the tests again on PostgreSQL (WAGRAPH_TEST_BACKEND=postgres), one
+# pass after the other (build/testpasses.sh says why): each test
 # that stores anything opens its database through internal/dbtest, a fresh
 # one per test, and a server or child process it starts gets its
 # --database-url (internal/dbtest says why a pass, not subtests). The

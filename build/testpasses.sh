@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
 # make test's passes (see the Makefile's test target, which sets what this
 # reads): every package on SQLite and, when WAGRAPH_TEST_POSTGRES names a
-# server, the packages that open a test database again on PostgreSQL — the
-# two at the same time, then the cluster test alone.
+# server, the packages that open a test database again on PostgreSQL, then
+# the cluster test alone.
 #
-# At the same time because neither keeps two cores busy: alone, the SQLite
-# pass used 1.55 of them on average (1,011 CPU-seconds in 651 s), waiting
-# on browsers, child processes, timers and the database; one after the
-# other the passes took the sum of their times, together they fill the
-# cores. The PostgreSQL pass takes its packages in
-# reverse order, so that the heaviest of each pass (the crash, end-to-end
-# and browser tests) do not run at once. Each pass writes to a log of its
-# own, shown whole when it ends, so the output reads one pass at a time.
-# The cluster test runs last and alone: it measures the failover time.
+# One after the other: run at the same time (tried this stop), the
+# two passes filled both cores, and the crash tests' recovery goals (all
+# stored within 30 s of the storage's return) were missed under the load
+# (32.3 s): the experiments measure the server, and need the cores they
+# were written for. Each pass writes to a log of its own, shown whole when
+# it ends. The cluster test runs last and alone: it measures the failover
+# time.
 #
 # Reads: GO, TEST_FLAGS, DB_PKGS (import paths), LOG_DIR, TEST_JSON (a
 # prefix: go test -json to <prefix>-<pass>.json instead of the logs), and
@@ -53,24 +51,15 @@ if [ -z "${WAGRAPH_TEST_POSTGRES:-}" ]; then
 fi
 
 server=$(echo "$WAGRAPH_TEST_POSTGRES" | sed -E 's#^[a-z]+://([^@/]*@)?([^/?]*).*#\2#')
-# shellcheck disable=SC2086 # DB_PKGS is a list
-reversed=$(printf '%s\n' $DB_PKGS | tac | tr '\n' ' ')
-echo "== at the same time: all tests on SQLite, and the $(echo $DB_PKGS | wc -w) packages that open a test database on PostgreSQL (server $server)"
-echo "   logs: $LOG_DIR/sqlite.log, $LOG_DIR/postgres.log"
-pass sqlite ./... &
-sqlite=$!
-# shellcheck disable=SC2086
-WAGRAPH_TEST_BACKEND=postgres pass postgres -skip '^TestClusterFailover$' $reversed &
-postgres=$!
-# Stopped (Ctrl-C, a CI timeout): stop both passes and their test binaries.
-trap 'kill $sqlite $postgres 2>/dev/null; pkill -P $sqlite; pkill -P $postgres; exit 130' INT TERM
-wait $sqlite
+echo "== all tests on SQLite (log: $LOG_DIR/sqlite.log)"
+pass sqlite ./...
 rc_sqlite=$?
 show sqlite $rc_sqlite
-wait $postgres
+echo "== the $(echo $DB_PKGS | wc -w) packages that open a test database, on PostgreSQL (server $server; log: $LOG_DIR/postgres.log)"
+# shellcheck disable=SC2086 # DB_PKGS is a list
+WAGRAPH_TEST_BACKEND=postgres pass postgres -skip '^TestClusterFailover$' $DB_PKGS
 rc_postgres=$?
 show postgres $rc_postgres
-trap - INT TERM
 
 rc_failover=0
 if [ $rc_postgres = 0 ]; then

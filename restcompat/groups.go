@@ -14,15 +14,23 @@ type createGroupRequest struct {
 	Participants []user  `json:"participants,omitempty" description:"Users to add: at most 1024, each once (400 on a repeat), numbers or user JIDs, not groups." maxItems:"1024" uniqueItems:"true"`
 }
 
+// ephemeralTimer is a group's disappearing timer in seconds. Its Enum lists
+// the four WhatsApp offers as integers (an enum tag would list them as
+// strings, which the document's linters refuse for an integer).
+type ephemeralTimer int
+
+// Enum is read by the OpenAPI generator (jsonschema-go).
+func (ephemeralTimer) Enum() []any { return []any{0, 86400, 604800, 7776000} }
+
 type updateGroupRequest struct {
-	Subject               *string  `json:"subject,omitempty" description:"The group's name: not blank, at most 100 characters." minLength:"1" maxLength:"100" pattern:"\\S"`
-	Description           *string  `json:"description,omitempty" description:"At most 2048 characters." maxLength:"2048"`
-	OnlyAdminsCanPost     *bool    `json:"onlyAdminsCanPost,omitempty" description:"Only admins may send messages to the group."`
-	OnlyAdminsCanEditInfo *bool    `json:"onlyAdminsCanEditInfo,omitempty" description:"Only admins may change the group's subject, description and picture."`
-	ApprovalMode          *bool    `json:"approvalMode,omitempty" description:"Admins approve who joins by link."`
-	MemberAddMode         *string  `json:"memberAddMode,omitempty" description:"Who may add members." enum:"ADMINS,ALL"`
-	EphemeralSeconds      *int     `json:"ephemeralSeconds,omitempty" description:"The disappearing timer: 0 (off), 86400, 604800 or 7776000." enum:"0,86400,604800,7776000"`
-	_                     struct{} `description:"Only the given fields change."`
+	Subject               *string         `json:"subject,omitempty" description:"The group's name: not blank, at most 100 characters." minLength:"1" maxLength:"100" pattern:"\\S"`
+	Description           *string         `json:"description,omitempty" description:"At most 2048 characters." maxLength:"2048"`
+	OnlyAdminsCanPost     *bool           `json:"onlyAdminsCanPost,omitempty" description:"Only admins may send messages to the group."`
+	OnlyAdminsCanEditInfo *bool           `json:"onlyAdminsCanEditInfo,omitempty" description:"Only admins may change the group's subject, description and picture."`
+	ApprovalMode          *bool           `json:"approvalMode,omitempty" description:"Admins approve who joins by link."`
+	MemberAddMode         *string         `json:"memberAddMode,omitempty" description:"Who may add members." enum:"ADMINS,ALL"`
+	EphemeralSeconds      *ephemeralTimer `json:"ephemeralSeconds,omitempty" description:"The disappearing timer: 0 (off), 86400, 604800 or 7776000."`
+	_                     struct{}        `description:"Only the given fields change."`
 }
 
 type sendGroupInviteRequest struct {
@@ -58,7 +66,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, in createG
 func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request, in updateGroupRequest) {
 	u := model.UpdateGroupInput{
 		Subject: in.Subject, Description: in.Description, OnlyAdminsCanPost: in.OnlyAdminsCanPost, OnlyAdminsCanEditInfo: in.OnlyAdminsCanEditInfo,
-		ApprovalMode: in.ApprovalMode, EphemeralSeconds: in.EphemeralSeconds}
+		ApprovalMode: in.ApprovalMode, EphemeralSeconds: (*int)(in.EphemeralSeconds)}
 	if in.MemberAddMode != nil {
 		m := model.MemberAddMode(*in.MemberAddMode)
 		u.MemberAddMode = &m
