@@ -39,18 +39,18 @@ type GroupUpdate struct {
 	AuthorPhone Text   `json:"authorPhone"`
 	Subject     Text   `json:"subject"`
 	// Topic is the new description; "" when it was removed.
-	Topic            *string  `json:"topic"`
-	Announce         *bool    `json:"announce"`
-	Locked           *bool    `json:"locked"`
-	EphemeralSeconds *uint32  `json:"ephemeralSeconds"`
-	InviteLink       Text     `json:"inviteLink"` // the new invite link after a reset
-	ApprovalRequired *bool    `json:"approvalRequired"`
+	Topic            *string `json:"topic"`
+	Announce         *bool   `json:"announce"`
+	Locked           *bool   `json:"locked"`
+	EphemeralSeconds *uint32 `json:"ephemeralSeconds"`
+	InviteLink       Text    `json:"inviteLink"` // the new invite link after a reset
+	ApprovalRequired *bool   `json:"approvalRequired"`
 	// MemberAddMode is who may add members now: ADMINS or ALL.
 	MemberAddMode Text     `json:"memberAddMode"`
-	Deleted          *bool    `json:"deleted"`
-	DeleteReason     Text     `json:"deleteReason"`
-	Picture          *Picture `json:"picture"`
-	Timestamp        Time     `json:"timestamp"`
+	Deleted       *bool    `json:"deleted"`
+	DeleteReason  Text     `json:"deleteReason"`
+	Picture       *Picture `json:"picture"`
+	Timestamp     Time     `json:"timestamp"`
 }
 
 // GroupParticipants is the data of group-participants.update: members
