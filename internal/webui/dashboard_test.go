@@ -287,6 +287,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 
 	b.report(t)
+	writeShots(t, shots)
+}
+
+// writeShots checks that each screenshot is a PNG and, with
+// -update-screenshots and the test passed, writes it into docs/screenshots
+// (the README's).
+func writeShots(t *testing.T, shots map[string][]byte) {
+	t.Helper()
 	for name, shot := range shots {
 		if _, err := png.Decode(bytes.NewReader(shot)); err != nil {
 			t.Errorf("screenshot %s: %v", name, err)

@@ -1,12 +1,8 @@
 package webui_test
 
 import (
-	"bytes"
 	"fmt"
-	"image/png"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,18 +127,7 @@ func TestInboxInABrowser(t *testing.T) {
 	shots["chat.png"] = chat
 
 	b.report(t)
-	for name, shot := range shots {
-		if _, err := png.Decode(bytes.NewReader(shot)); err != nil {
-			t.Errorf("screenshot %s: %v", name, err)
-		}
-		if *updateScreenshots && !t.Failed() {
-			dst := filepath.Join("..", "..", "docs", "screenshots", name)
-			if err := os.WriteFile(dst, shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("wrote %s", dst)
-		}
-	}
+	writeShots(t, shots)
 }
 
 // waitInbox waits up to 20 s for what a simulated phone received.
