@@ -32,7 +32,9 @@
 // coming back, the session CONNECTED, the event log whole and, for the
 // first two, wagraph_store_failures_total moved on /metrics; it logs the
 // texts stored at the fault, the time to all stored and all delivered, and
-// the duplicates delivered.
+// the duplicates delivered. Their server is wagraph built without the race
+// detector (storagefail_test.go says why); the crash test's and the cluster
+// test's servers run under it.
 //
 // The package has no code besides its tests; they need a Unix system
 // (process groups, signals) and the go command, which builds the binary.

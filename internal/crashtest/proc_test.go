@@ -99,6 +99,24 @@ func (cs *children) start(name string, args ...string) *child {
 	return cs.startCommand(name, cs.bin, args...)
 }
 
+// plainBin is wagraph built without the race detector (testbin.Plain).
+func (cs *children) plainBin() string {
+	cs.t.Helper()
+	bin, err := testbin.Plain()
+	if err != nil {
+		cs.t.Fatal(err)
+	}
+	return bin
+}
+
+// startPlain is start with wagraph built without the race detector: for the
+// storage experiments, whose recovery goal is a figure of the product as it
+// runs (storagefail_test.go says why).
+func (cs *children) startPlain(name string, args ...string) *child {
+	cs.t.Helper()
+	return cs.startCommand(name, cs.plainBin(), args...)
+}
+
 // startNetwork runs the simulated network (`wagraph sandbox-network`) on a
 // data directory of its own as the child "network", and returns its control
 // address once it serves (the servers' --sandbox-network). It is the servers' surroundings, not
@@ -108,12 +126,8 @@ func (cs *children) start(name string, args ...string) *child {
 // package's tests' subject, under the detector).
 func (cs *children) startNetwork() (control string) {
 	cs.t.Helper()
-	bin, err := testbin.Plain()
-	if err != nil {
-		cs.t.Fatal(err)
-	}
 	dataDir := cs.t.TempDir()
-	network := cs.startCommand("network", bin, "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dataDir)
+	network := cs.startCommand("network", cs.plainBin(), "sandbox-network", "--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--data-dir", dataDir)
 	return network.controlAddr(cs.t, dataDir)
 }
 

@@ -27,6 +27,17 @@ import (
 // of a burst of texts for 20 s and comes back. Then every text of the burst
 // is stored exactly once and delivered to the webhook at least once, both
 // within 30 s of the storage coming back, and the session is CONNECTED.
+//
+// The server here is wagraph built without the race detector
+// (startPlain): the 30 s goal is a figure of the product as it runs, and
+// the thousand texts replayed after the storage's return are decrypted and
+// stored at the detector's pace otherwise: on PostgreSQL all stored 14.1 s
+// after its return on a quiet machine (7.8 s plain), and 37.4 s beside the
+// rest of make test in a CI run, past the goal. The code these
+// experiments drive is under the detector elsewhere: the store failures,
+// the stanzas left unacknowledged and the reconnection in whatsapp's
+// storefail_test.go, in process; a server process through a SIGKILL and
+// a restart in crash_test.go.
 const (
 	faultFor = 20 * time.Second // how long the storage stays failed
 	// faultAt is how far the burst has come when the storage fails: half
@@ -59,7 +70,7 @@ func TestPostgresStoppedMidBurst(t *testing.T) {
 	pg := startPostgres(t)
 	loc := dbtest.Location{DataDir: t.TempDir(), URL: pg.URL}
 	r := newRig(t, func(cs *children, control string) *child {
-		return cs.start("server", serveArgs(loc.DataDir, control, loc.URL)...)
+		return cs.startPlain("server", serveArgs(loc.DataDir, control, loc.URL)...)
 	}, fromStore(t, loc))
 
 	r.experiment(t, "PostgreSQL stopped", true, func() time.Time {
@@ -95,7 +106,7 @@ func TestDiskFullMidBurst(t *testing.T) {
 	// that link to the test's own root, where the file is not.
 	r := newRig(t, func(cs *children, control string) *child {
 		args := append([]string{"--user", "--map-root-user", "--mount",
-			"sh", "-c", `mount -t tmpfs -o size=` + tmpfsSize + ` tmpfs "$0" && exec "$@"`, dataDir, cs.bin},
+			"sh", "-c", `mount -t tmpfs -o size=` + tmpfsSize + ` tmpfs "$0" && exec "$@"`, dataDir, cs.plainBin()},
 			serveArgs(dataDir, control, "")...)
 		return cs.startCommand("server", "unshare", args...)
 	}, fromLog)
@@ -143,7 +154,7 @@ func TestDiskFullMidBurst(t *testing.T) {
 func TestFreezeMidBurst(t *testing.T) {
 	loc := dbtest.NewLocation(t)
 	r := newRig(t, func(cs *children, control string) *child {
-		return cs.start("server", serveArgs(loc.DataDir, control, loc.URL)...)
+		return cs.startPlain("server", serveArgs(loc.DataDir, control, loc.URL)...)
 	}, fromStore(t, loc))
 
 	r.experiment(t, "SIGSTOP", false, func() time.Time {
