@@ -19,9 +19,7 @@ package dbtest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	neturl "net/url"
 	"os"
@@ -139,16 +137,21 @@ func Open(t testing.TB) *storage.DB {
 	return NewLocation(t).Open(t)
 }
 
-// createDatabase creates a database copied from the migrated template (see
-// template.go) and drops it at cleanup.
+// createDatabase takes a database copied from the migrated template (see
+// template.go: made ahead of the test) and drops it at cleanup.
 func createDatabase(t testing.TB) string {
 	t.Helper()
 	server := os.Getenv(ServerEnv)
-	tmpl, err := templates.postgres(server)
+	db, err := templates.fresh(server)
 	if err != nil {
-		t.Fatalf("the migrated PostgreSQL database the tests start from, on %s: %v", storage.PostgresWhere(server), err)
+		t.Fatalf("a fresh PostgreSQL database copied from the migrated one the tests start from, on %s: %v", storage.PostgresWhere(server), err)
 	}
-	return CopyDatabase(t, tmpl)
+	t.Cleanup(func() {
+		if err := db.drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return db.url
 }
 
 // CopyDatabase is a fresh PostgreSQL database of the run's server copied
@@ -181,9 +184,7 @@ func NewDatabase(source string) (url string, drop func() error, err error) {
 	if err != nil || server == "" {
 		return "", nil, fmt.Errorf("%s: not a URL", ServerEnv)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "wagraph_test_" + hex.EncodeToString(b[:])
+	name := testDatabaseName(time.Now())
 	if err := adminExec(server, "CREATE DATABASE "+name+" TEMPLATE "+source); err != nil {
 		return "", nil, fmt.Errorf("create a test database on %s: %w", storage.PostgresWhere(server), err)
 	}

@@ -41,8 +41,9 @@ type template struct {
 	sqliteFile []byte
 	sqliteErr  error
 
-	pgMu   sync.Mutex
-	pgName map[string]string // server URL → template database
+	pgMu    sync.Mutex
+	pgName  map[string]string    // server URL → template database
+	pgReady map[string]chan made // server URL → fresh databases made ahead (fresh.go)
 }
 
 // sqlite returns the bytes of a migrated SQLite database file.
@@ -87,6 +88,10 @@ func (tp *template) postgres(server string) (string, error) {
 	}
 	name, err := migratedPostgres(server)
 	if err != nil {
+		return "", err
+	}
+	// Once per binary and server: what earlier binaries abandoned goes.
+	if err := sweep(server, time.Now()); err != nil {
 		return "", err
 	}
 	if tp.pgName == nil {
