@@ -15,6 +15,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver of the device store
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
+	"go.mau.fi/whatsmeow/store/sqlstore/upgrades"
 
 	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -300,6 +301,10 @@ func upgradeStore(ctx context.Context, db *sql.DB, dialect, where string, log *s
 	}
 	return c, nil
 }
+
+// StoreSchemaVersion is the version of whatsmeow's device store tables
+// this build creates or upgrades to.
+func StoreSchemaVersion() int { return len(upgrades.Table) }
 
 // OpenPostgresStore opens (and creates or upgrades) the whatsmeow device
 // store in the PostgreSQL database at url, through driver (the product's

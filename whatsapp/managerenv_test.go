@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,7 +161,7 @@ func openTestStore(t *testing.T, log *slog.Logger) *sqlstore.Container {
 	t.Helper()
 	var store *sqlstore.Container
 	var err error
-	if url := dbtest.DatabaseURL(t); url != "" {
+	if url := dbtest.DatabaseURLWith(t, storeExtension()); url != "" {
 		store, err = OpenPostgresStore(context.Background(), storage.PostgresDriver, url, storage.PostgresWhere(url), log)
 	} else {
 		store, err = OpenStore(context.Background(), filepath.Join(t.TempDir(), "whatsmeow.db"), log)
@@ -170,6 +171,19 @@ func openTestStore(t *testing.T, log *slog.Logger) *sqlstore.Container {
 	}
 	t.Cleanup(func() { store.Close() })
 	return store
+}
+
+// storeExtension has the PostgreSQL test databases made with whatsmeow's
+// device store in them, as the server makes it at its start (its upgrade
+// took half a second a test otherwise).
+func storeExtension() dbtest.Extension {
+	return dbtest.Extension{Name: "whatsmeow_" + strconv.Itoa(StoreSchemaVersion()), Build: func(ctx context.Context, url string) error {
+		st, err := OpenPostgresStore(ctx, storage.PostgresDriver, url, storage.PostgresWhere(url), nil)
+		if err == nil {
+			err = st.Close()
+		}
+		return err
+	}}
 }
 
 // manager returns a new manager on the env's stores, closed when the test

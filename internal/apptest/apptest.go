@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/internal/testclient"
+	"github.com/wagraph/wagraph/whatsapp"
 )
 
 // AdminToken is the bootstrap admin token of every test server.
@@ -58,8 +60,22 @@ func Config(t testing.TB) config.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" on SQLite: the data directory holds it
+	cfg.DatabaseURL = dbtest.DatabaseURLWith(t, StoreExtension()) // "" on SQLite: the data directory holds it
 	return cfg
+}
+
+// StoreExtension has a test's PostgreSQL database made with whatsmeow's
+// device store in it, as the server makes it at its start (its upgrade
+// took half a second a test otherwise): for the tests that give a server
+// a database of their own (dbtest.DatabaseURLWith).
+func StoreExtension() dbtest.Extension {
+	return dbtest.Extension{Name: "whatsmeow_" + strconv.Itoa(whatsapp.StoreSchemaVersion()), Build: func(ctx context.Context, url string) error {
+		st, err := whatsapp.OpenPostgresStore(ctx, storage.PostgresDriver, url, storage.PostgresWhere(url), nil)
+		if err == nil {
+			err = st.Close()
+		}
+		return err
+	}}
 }
 
 // configIn is a test server's settings on the data directory dir, its

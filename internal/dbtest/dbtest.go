@@ -67,7 +67,16 @@ func DatabaseURL(t testing.TB) string {
 	if !Postgres(t) {
 		return ""
 	}
-	return createDatabase(t)
+	return createDatabase(t, Extension{})
+}
+
+// DatabaseURLWith is DatabaseURL with ext's additions in the database.
+func DatabaseURLWith(t testing.TB, ext Extension) string {
+	t.Helper()
+	if !Postgres(t) {
+		return ""
+	}
+	return createDatabase(t, ext)
 }
 
 // Location is where a test's database lives: a data directory (SQLite's
@@ -138,11 +147,12 @@ func Open(t testing.TB) *storage.DB {
 }
 
 // createDatabase takes a database copied from the migrated template (see
-// template.go: made ahead of the test) and drops it at cleanup.
-func createDatabase(t testing.TB) string {
+// template.go), extended by ext, made ahead of the test, and drops it at
+// cleanup.
+func createDatabase(t testing.TB, ext Extension) string {
 	t.Helper()
 	server := os.Getenv(ServerEnv)
-	db, err := templates.fresh(server)
+	db, err := templates.fresh(server, ext)
 	if err != nil {
 		t.Fatalf("a fresh PostgreSQL database copied from the migrated one the tests start from, on %s: %v", storage.PostgresWhere(server), err)
 	}

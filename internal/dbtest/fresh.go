@@ -47,36 +47,38 @@ type made struct {
 }
 
 // fresh returns a database copied from the server's migrated template,
-// made ahead when it could be.
-func (tp *template) fresh(server string) (freshDB, error) {
-	ready, err := tp.supply(server)
+// extended by ext unless it is the zero Extension, made ahead when it
+// could be.
+func (tp *template) fresh(server string, ext Extension) (freshDB, error) {
+	tmpl, err := tp.postgres(server)
 	if err != nil {
-		return freshDB{}, err
+		return freshDB{}, fmt.Errorf("the migrated database the tests start from: %w", err)
 	}
-	m := <-ready
+	if ext.Name != "" {
+		if tmpl, err = tp.extended(server, tmpl, ext); err != nil {
+			return freshDB{}, fmt.Errorf("the migrated database with %s: %w", ext.Name, err)
+		}
+	}
+	m := <-tp.supply(tmpl)
 	return m.db, m.err
 }
 
-// supply returns the channel the server's fresh databases arrive on,
-// starting their maker with the binary's first request: it makes one
-// database after the other from the template, each taken as soon as a
-// test asks. It runs as long as the test binary, blocked while ahead
-// databases wait.
-func (tp *template) supply(server string) (<-chan made, error) {
-	tmpl, err := tp.postgres(server)
-	if err != nil {
-		return nil, fmt.Errorf("the migrated database the tests start from: %w", err)
-	}
+// supply returns the channel the fresh copies of the template database
+// tmpl (of the run's server) arrive on, starting their maker with the
+// binary's first request: it makes one database after the other, each
+// taken as soon as a test asks. It runs as long as the test binary,
+// blocked while ahead databases wait.
+func (tp *template) supply(tmpl string) <-chan made {
 	tp.pgMu.Lock()
 	defer tp.pgMu.Unlock()
-	if ch, ok := tp.pgReady[server]; ok {
-		return ch, nil
+	if ch, ok := tp.pgReady[tmpl]; ok {
+		return ch
 	}
 	if tp.pgReady == nil {
 		tp.pgReady = make(map[string]chan made)
 	}
 	ch := make(chan made, ahead-1) // plus the one the maker holds
-	tp.pgReady[server] = ch
+	tp.pgReady[tmpl] = ch
 	go func() {
 		for {
 			url, drop, err := NewDatabase(tmpl)
@@ -86,7 +88,7 @@ func (tp *template) supply(server string) (<-chan made, error) {
 			}
 		}
 	}()
-	return ch, nil
+	return ch
 }
 
 // testDatabaseName is a new test database's name: when it was made (the

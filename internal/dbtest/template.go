@@ -43,7 +43,61 @@ type template struct {
 
 	pgMu    sync.Mutex
 	pgName  map[string]string    // server URL → template database
-	pgReady map[string]chan made // server URL → fresh databases made ahead (fresh.go)
+	pgExt   map[string]string    // server URL, extension → template database (Extension)
+	pgReady map[string]chan made // template database → fresh copies made ahead (fresh.go)
+}
+
+// An Extension is what a package's tests add to the migrated database
+// before each of their tests gets a copy: whatsmeow's device store, which
+// the server creates at its start (half a second on PostgreSQL per test
+// otherwise). It is made once per PostgreSQL server, like the migrated
+// template, and kept there under Name: a Name says the version of what
+// Build makes, so a server kept across runs never hands out an older one.
+type Extension struct {
+	Name  string // a database name's part: lower-case letters, digits and _
+	Build func(ctx context.Context, url string) error
+}
+
+// extended returns the template database that is base extended by ext on
+// server: made under a name of its own and renamed when complete, as
+// migratedPostgres does.
+func (tp *template) extended(server, base string, ext Extension) (string, error) {
+	key := server + "\x00" + ext.Name
+	tp.pgMu.Lock()
+	defer tp.pgMu.Unlock()
+	if name, ok := tp.pgExt[key]; ok {
+		return name, nil
+	}
+	name := base + "_" + ext.Name
+	exists, err := adminExists(server, name)
+	if err != nil {
+		return "", err
+	}
+	if !exists {
+		url, drop, err := NewDatabase(base)
+		if err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = ext.Build(ctx, url)
+		cancel()
+		if err == nil {
+			err = adminExec(server, "ALTER DATABASE "+DatabaseName(url)+" RENAME TO "+name)
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P04" {
+			err = nil // another binary's was renamed first: the same
+		}
+		_ = drop() // the copy, when it was not renamed
+		if err != nil {
+			return "", err
+		}
+	}
+	if tp.pgExt == nil {
+		tp.pgExt = make(map[string]string)
+	}
+	tp.pgExt[key] = name
+	return name, nil
 }
 
 // sqlite returns the bytes of a migrated SQLite database file.
