@@ -128,7 +128,13 @@ export function render(root, ctx) {
         { id, jid, p: participants }
       );
       showOutcomes(o, d[o.mutation]);
-      await refresh(jid);
+      try {
+        await refresh(jid);
+      } catch (e) {
+        // The group may be out of reach now (the account removed itself):
+        // the list says what is left.
+        await reload();
+      }
       return d[o.mutation];
     }
 
