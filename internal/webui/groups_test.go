@@ -22,7 +22,8 @@ import (
 // an add the person's privacy refuses is said as refused, with WhatsApp's
 // reason, and the invite link sent instead; in a group where the session is
 // a plain member a promote is refused per participant ("not an admin") and
-// the invite link too, the group unchanged. The browser reports no console
+// the invite link too, the group unchanged; the account removing itself
+// takes the group off the page, which says so. The browser reports no console
 // error, exception or request to another origin, and the page stays inside
 // a desktop's and a phone's width.
 func TestGroupsInABrowser(t *testing.T) {
@@ -192,6 +193,22 @@ func TestGroupsInABrowser(t *testing.T) {
 		}
 		return false
 	}, "invite link on the refused person's phone")
+
+	// The account removing itself: the group leaves the page, saying so.
+	self := row(mine, apptest.LinkedPhone) + ` button[data-action="remove"]`
+	b.run(t, "removing the session's own account",
+		chromedp.Click(self, chromedp.ByQuery),
+		chromedp.WaitVisible(self+`.armed`, chromedp.ByQuery),
+		chromedp.Click(self, chromedp.ByQuery),
+		chromedp.WaitNotPresent(card(mine), chromedp.ByQuery),
+		chromedp.Poll(`[...document.querySelectorAll("#notices .notice")].some(n => n.textContent === "Chorprobe: this session's account is no longer in the group.")`, nil),
+	)
+	var errs []string
+	b.run(t, "reading the error notices", chromedp.Evaluate(`[...document.querySelectorAll("#notices .notice.error")].map(n => n.textContent)`, &errs))
+	if len(errs) != 0 {
+		t.Errorf("the page showed errors after the account removed itself: %q", errs)
+	}
+	assertNetworkRoles(t, srv, mine, map[string]string{alice: "admin", carol: "member"}) // the network made the longest-standing member an admin
 
 	b.report(t)
 	writeShots(t, map[string][]byte{"groups.png": shot})

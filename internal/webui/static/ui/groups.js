@@ -60,6 +60,7 @@ export function render(root, ctx) {
       if (groups.some((g) => g.id === jid)) continue;
       card.el.remove();
       cards.delete(jid);
+      notice(`${card.name()}: this session's account is no longer in the group.`);
     }
     groups.forEach((g, i) => {
       let card = cards.get(g.id);
@@ -255,7 +256,7 @@ export function render(root, ctx) {
       replace(rows, [...admins, ...others].map(participantRow));
     }
 
-    return { el, draw };
+    return { el, draw, name: () => current.name || jid };
   }
 
   // inviteBox shows the group's invite link on demand (reading it is an
