@@ -82,7 +82,7 @@ test-short: deps-test-short
 # The README's screenshots of the dashboard, written by its browser test
 # (Chromium from deps-test) walking it against a sandbox server.
 screenshots: deps-test
-	$(GO) test -count=1 -run '^(TestDashboardInABrowser|TestInboxInABrowser)$$' ./internal/webui -args -update-screenshots
+	$(GO) test -count=1 -run '^(TestDashboardInABrowser|TestInboxInABrowser|TestGroupsInABrowser)$$' ./internal/webui -args -update-screenshots
 
 # The Go benchmarks of the hot paths (BENCHMARKS.md), only in the packages
 # that have them: compiling every package's tests would take longer than

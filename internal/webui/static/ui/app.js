@@ -11,11 +11,13 @@ import * as events from "./events.js";
 import * as webhooks from "./webhooks.js";
 import * as deliveries from "./deliveries.js";
 import * as inbox from "./inbox.js";
+import * as groups from "./groups.js";
 
 const routes = [
   [/^#\/sessions\/([^/]+)\/pair$/, pair],
   [/^#\/sessions\/([^/]+)\/events$/, events],
   [/^#\/sessions\/([^/]+)\/chats(?:\/([^/]+))?$/, inbox],
+  [/^#\/sessions\/([^/]+)\/groups$/, groups],
   [/^#\/sessions\/([^/]+)\/webhooks$/, webhooks],
   [/^#\/sessions\/([^/]+)\/webhooks\/([^/]+)$/, deliveries],
   [/^#?\/?(?:sessions)?$/, sessions],

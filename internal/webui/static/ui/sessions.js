@@ -169,6 +169,8 @@ function fill(tr, s, reload) {
         "div.links",
         h("a", { href: `#/sessions/${id}/chats`, "data-action": "chats" }, "Chats"),
         " · ",
+        h("a", { href: `#/sessions/${id}/groups`, "data-action": "groups" }, "Groups"),
+        " · ",
         h("a", { href: `#/sessions/${id}/events`, "data-action": "events" }, "Events"),
         " · ",
         h("a", { href: `#/sessions/${id}/webhooks`, "data-action": "webhooks" }, "Webhooks")
