@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/mcpserver"
 	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -187,6 +188,31 @@ func TestAgent(t *testing.T) {
 		t.Errorf("read_messages: %+v, want the agent's text first", messages)
 	}
 
+	// A contact's text leaves its chat unread (unreadOnly lists it, not
+	// the agent's), until mark_read sends the receipts.
+	const ana = "4915550360004"
+	if _, err := n.SendText(ana, apptest.LinkedPhone, "Ana here"); err != nil {
+		t.Fatal(err)
+	}
+	unread := func() []string {
+		var c struct{ Chats struct{ Edges []chatEdge } }
+		call(t, cs, "list_chats", map[string]any{"sessionId": sess.ID, "unreadOnly": true}, &c)
+		var out []string
+		for _, e := range c.Chats.Edges {
+			out = append(out, e.Node.Jid)
+		}
+		return out
+	}
+	testclient.Until(t, 10*time.Second, "the contact's chat listed unread alone", func() bool {
+		return slices.Equal(unread(), []string{ana + "@s.whatsapp.net"})
+	})
+	var read struct{ MarkRead bool }
+	call(t, cs, "mark_read", map[string]any{"sessionId": sess.ID, "chat": ana}, &read)
+	if !read.MarkRead {
+		t.Errorf("mark_read answered %+v", read)
+	}
+	testclient.Until(t, 10*time.Second, "no chat unread after mark_read", func() bool { return len(unread()) == 0 })
+
 	// The same read as a resource.
 	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "wagraph://sessions/" + sess.ID + "/chats/" + to})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, `"id":"`+id+`"`) {
@@ -330,5 +356,27 @@ func TestSwitches(t *testing.T) {
 		map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
 	if r.Status != http.StatusNotFound {
 		t.Errorf("--mcp=false: POST %s answered %d, want 404", mcpserver.Path, r.Status)
+	}
+}
+
+// TestRateLimit: each call is a request the per-user rate limit charges,
+// as REST's and GraphQL's are: past the burst a call is refused 429.
+func TestRateLimit(t *testing.T) {
+	cfg := apptest.Config(t)
+	cfg.Rate = config.Rate{Per: 0.01, Burst: 4}
+	s := apptest.Start(t, cfg)
+	cs := connect(t, s, apptest.AdminToken) // its initialize is one of the four
+	ok := 0
+	for ; ok < 10; ok++ {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_sessions"})
+		if err != nil {
+			if !strings.Contains(err.Error(), "Too Many Requests") {
+				t.Errorf("call %d refused with %v; want 429 Too Many Requests", ok+1, err)
+			}
+			break
+		}
+	}
+	if ok > 3 {
+		t.Errorf("%d calls let in after connecting, with a burst of 4: the rate limit does not charge tool calls", ok)
 	}
 }
