@@ -55,13 +55,8 @@ func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
 	// its own limit too (restcompat's table), below --max-body.
 	refuseGQL := graph.RequestRefuser(log, requestid.From)
 	mux.Handle("/graphql", authSvc.Middleware(limiter, log, refuseGQL)(middleware.BodyLimits(MaxGraphQLBody, cfg.BodyTimeout, refuseGQL, gql)))
-	if cfg.MCP.Enabled {
-		// The MCP server for AI agents, over the same resolvers: the same
-		// tokens and rate limit, checked before its body is read, which
-		// may hold media (base64) as a REST send's does.
-		agents := mcpserver.New(mcpserver.Options{Resolvers: resolver, Charger: limiter, ReadOnly: cfg.MCP.ReadOnly, Logger: log, RequestID: requestid.From})
-		mux.Handle(mcpserver.Path, authSvc.Middleware(limiter, log, mcpserver.Refuse)(middleware.BodyLimits(cfg.MaxBody, cfg.BodyTimeout, mcpserver.Refuse, agents.Handler())))
-	}
+	// AI agents (--mcp): the same resolvers, tokens and limits, the token checked before the body is read.
+	mcpserver.Mount(mux, authSvc.Middleware(limiter, log, mcpserver.Refuse), mcpserver.Options{Config: cfg.MCP, Resolvers: resolver, Charger: limiter, MaxBody: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Logger: log, RequestID: requestid.From})
 	// The contract's description is public: a client reads it before it
 	// has a token.
 	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())

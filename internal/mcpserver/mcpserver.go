@@ -21,11 +21,14 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wagraph/wagraph/graph"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/middleware"
 )
 
 // Path is where the server is served.
@@ -42,11 +45,27 @@ type Options struct {
 	Resolvers graph.ResolverRoot
 	// Charger charges each tool call to the caller's rate limit.
 	Charger Charger
-	// ReadOnly offers only the read-only tools (--mcp-read-only).
-	ReadOnly bool
-	Logger   *slog.Logger
+	// Config is --mcp and --mcp-read-only: served or not, and all the
+	// tools or the read-only ones.
+	Config config.MCP
+	// MaxBody and BodyTimeout bound a request's body, as a REST send's
+	// (--max-body, --body-timeout): a send_media may carry its media.
+	MaxBody     int64
+	BodyTimeout time.Duration
+	Logger      *slog.Logger
 	// RequestID names a request in an internal error's message.
 	RequestID func(context.Context) string
+}
+
+// Mount serves the server at Path on mux behind guard (the auth
+// middleware, which lets in only a valid token within its rate limit),
+// the body bounded in size and time; with --mcp=false nothing is served
+// there (404).
+func Mount(mux *http.ServeMux, guard func(http.Handler) http.Handler, opts Options) {
+	if !opts.Config.Enabled {
+		return
+	}
+	mux.Handle(Path, guard(middleware.BodyLimits(opts.MaxBody, opts.BodyTimeout, Refuse, New(opts).Handler())))
 }
 
 // Server is the MCP server: its tools and resources, and the handler
@@ -55,8 +74,8 @@ type Server struct {
 	handler http.Handler
 }
 
-// New builds the server with its tools (the read-only ones only, when
-// opts.ReadOnly) and resources.
+// New builds the server with its tools (the read-only ones only under
+// --mcp-read-only) and resources.
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -75,7 +94,7 @@ func New(opts Options) *Server {
 		failures: failures{log: opts.Logger, requestID: opts.RequestID},
 	}
 	for _, t := range Tools() {
-		if opts.ReadOnly && !t.ReadOnly {
+		if opts.Config.ReadOnly && !t.ReadOnly {
 			continue
 		}
 		t.add(srv, b)
@@ -99,7 +118,7 @@ func New(opts Options) *Server {
 }
 
 // Handler serves the Streamable HTTP transport. It expects the caller
-// authenticated (auth's middleware) and the body bounded (BodyLimits).
+// authenticated (auth's middleware) and the body bounded (Mount does both).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 const instructions = `wagraph is a WhatsApp gateway. Its sessions are linked WhatsApp accounts: ` +
