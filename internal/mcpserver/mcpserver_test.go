@@ -2,9 +2,13 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net"
 	"net/http"
 	"os"
@@ -378,5 +382,81 @@ func TestRateLimit(t *testing.T) {
 	}
 	if ok > 3 {
 		t.Errorf("%d calls let in after connecting, with a burst of 4: the rate limit does not charge tool calls", ok)
+	}
+}
+
+// TestEveryTool: the tools TestAgent does not drive answer within their
+// outputSchema (the server checks structuredContent against it) and reach
+// what their fields reach: a group created through GraphQL in list_groups
+// and group_info, a number checked, a contact found, an image that
+// reaches the phone with its caption, a reaction to it.
+func TestEveryTool(t *testing.T) {
+	s, sess := apptest.StartLinked(t)
+	cs := connect(t, s, apptest.AdminToken)
+	n := s.Network(t)
+	const ben = "4915550360005"
+	if _, err := n.SendText(ben, apptest.LinkedPhone, "Ben here"); err != nil {
+		t.Fatal(err)
+	}
+
+	var created struct{ CreateGroup struct{ ID string } }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($s: ID!, $p: [String!]) { createGroup(sessionId: $s, input: {subject: "Agents", participants: $p}) { id } }`,
+		map[string]any{"s": sess.ID, "p": []string{ben}}, &created)
+	var groups struct{ Groups []struct{ ID, Name string } }
+	call(t, cs, "list_groups", map[string]any{"sessionId": sess.ID}, &groups)
+	if !slices.ContainsFunc(groups.Groups, func(g struct{ ID, Name string }) bool { return g.ID == created.CreateGroup.ID && g.Name == "Agents" }) {
+		t.Errorf("list_groups: %+v, want %s", groups, created.CreateGroup.ID)
+	}
+	var info struct {
+		Group struct {
+			ID, Name     string
+			Participants []struct{ Phone string }
+		}
+	}
+	call(t, cs, "group_info", map[string]any{"sessionId": sess.ID, "jid": created.CreateGroup.ID}, &info)
+	if info.Group.Name != "Agents" || !slices.ContainsFunc(info.Group.Participants, func(p struct{ Phone string }) bool { return p.Phone == ben }) {
+		t.Errorf("group_info: %+v, want Agents with %s", info, ben)
+	}
+
+	var checks struct {
+		CheckNumbers []struct {
+			Number     string
+			OnWhatsApp bool
+		}
+	}
+	call(t, cs, "check_numbers", map[string]any{"sessionId": sess.ID, "numbers": []string{ben}}, &checks)
+	if len(checks.CheckNumbers) != 1 || !checks.CheckNumbers[0].OnWhatsApp {
+		t.Errorf("check_numbers: %+v, want %s on WhatsApp", checks, ben)
+	}
+	testclient.Until(t, 10*time.Second, "search_contacts finds the contact who wrote", func() bool {
+		var found struct {
+			Contacts struct {
+				Edges []struct{ Node struct{ Phone string } }
+			}
+		}
+		call(t, cs, "search_contacts", map[string]any{"sessionId": sess.ID, "query": "360005"}, &found)
+		return len(found.Contacts.Edges) == 1 && found.Contacts.Edges[0].Node.Phone == ben
+	})
+
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	var media struct{ SendImage struct{ MessageID string } }
+	call(t, cs, "send_media", map[string]any{"sessionId": sess.ID, "to": ben, "kind": "image",
+		"source": base64.StdEncoding.EncodeToString(buf.Bytes()), "caption": "a picture"}, &media)
+	testclient.Until(t, 15*time.Second, "the phone receives the image", func() bool {
+		return slices.ContainsFunc(n.Inbox(ben), func(m wafake.Received) bool {
+			return m.ID == media.SendImage.MessageID && m.Message.GetImageMessage().GetCaption() == "a picture"
+		})
+	})
+	var reaction struct{ SendReaction struct{ MessageID string } }
+	call(t, cs, "send_reaction", map[string]any{"sessionId": sess.ID, "messageId": media.SendImage.MessageID, "emoji": "👍"}, &reaction)
+	if reaction.SendReaction.MessageID == "" {
+		t.Errorf("send_reaction: %+v", reaction)
+	}
+	if res := callRaw(t, cs, "send_media", map[string]any{"sessionId": sess.ID, "to": ben, "kind": "sticker", "source": "x"}); !strings.HasPrefix(text(res), "BAD_USER_INPUT (argument kind)") {
+		t.Errorf("an unknown kind: %q", text(res))
 	}
 }
