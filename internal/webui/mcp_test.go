@@ -19,7 +19,13 @@ import (
 func TestDashboardMCPInABrowser(t *testing.T) {
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
-	b := newBrowser(t, srv.URL, time.Minute, nil)
+	cfg := apptest.Config(t)
+	cfg.MCP.Enabled = false
+	off := apptest.Start(t, cfg)
+	// One browser for both servers: the second's ping is its expected 404.
+	b := newBrowser(t, srv.URL, time.Minute, func(e *cdplog.Entry) bool {
+		return e.URL == off.URL+"/mcp" && strings.Contains(e.Text, "404")
+	})
 	var url, header, config, html string
 	b.run(t, "the MCP card",
 		chromedp.Navigate(srv.URL+"/ui/"),
@@ -49,12 +55,9 @@ func TestDashboardMCPInABrowser(t *testing.T) {
 	}
 	b.report(t)
 
-	cfg := apptest.Config(t)
-	cfg.MCP.Enabled = false
-	off := apptest.Start(t, cfg)
-	b = newBrowser(t, off.URL, time.Minute, func(e *cdplog.Entry) bool {
-		return e.URL == off.URL+"/mcp" && strings.Contains(e.Text, "404")
-	})
+	b.mu.Lock() // the first server's requests are checked: the second's from here
+	b.origin, b.requests, b.sockets = off.URL, nil, nil
+	b.mu.Unlock()
 	var said string
 	b.run(t, "the MCP server off",
 		chromedp.Navigate(off.URL+"/ui/"),
