@@ -12,11 +12,11 @@ import (
 	"github.com/wagraph/wagraph/internal/chats"
 )
 
-func (r *queryResolver) Chats(ctx context.Context, sessionID string, first *int, after *string, archived *bool) (*model.ChatConnection, error) {
+func (r *queryResolver) Chats(ctx context.Context, sessionID string, first *int, after *string, archived *bool, unreadOnly *bool) (*model.ChatConnection, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	page, err := r.ChatStore.Chats(ctx, sessionID, chats.ChatsQuery{First: firstOr(first, 50), After: after, Archived: archived})
+	page, err := r.ChatStore.Chats(ctx, sessionID, chats.ChatsQuery{First: firstOr(first, 50), After: after, Archived: archived, UnreadOnly: isTrue(unreadOnly)})
 	if err != nil {
 		return nil, err
 	}

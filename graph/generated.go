@@ -359,7 +359,7 @@ type ComplexityRoot struct {
 	Query struct {
 		Blocklist         func(childComplexity int, sessionID string) int
 		Chat              func(childComplexity int, sessionID string, jid string) int
-		Chats             func(childComplexity int, sessionID string, first *int, after *string, archived *bool) int
+		Chats             func(childComplexity int, sessionID string, first *int, after *string, archived *bool, unreadOnly *bool) int
 		CheckNumbers      func(childComplexity int, sessionID string, numbers []string) int
 		Contacts          func(childComplexity int, sessionID string, first *int, after *string, search *string) int
 		Deliveries        func(childComplexity int, sessionID string, webhookID string, first *int, after *string) int
@@ -692,7 +692,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	Privacy(ctx context.Context, sessionID string) (*model.PrivacySettings, error)
-	Chats(ctx context.Context, sessionID string, first *int, after *string, archived *bool) (*model.ChatConnection, error)
+	Chats(ctx context.Context, sessionID string, first *int, after *string, archived *bool, unreadOnly *bool) (*model.ChatConnection, error)
 	Chat(ctx context.Context, sessionID string, jid string) (*model.Chat, error)
 	Messages(ctx context.Context, sessionID string, chat string, first *int, before *string) (*model.MessageConnection, error)
 	Contacts(ctx context.Context, sessionID string, first *int, after *string, search *string) (*model.ContactConnection, error)
@@ -2472,7 +2472,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Chats(childComplexity, args["sessionId"].(string), args["first"].(*int), args["after"].(*string), args["archived"].(*bool)), true
+		return e.ComplexityRoot.Query.Chats(childComplexity, args["sessionId"].(string), args["first"].(*int), args["after"].(*string), args["archived"].(*bool), args["unreadOnly"].(*bool)), true
 	case "Query.checkNumbers":
 		if e.ComplexityRoot.Query.CheckNumbers == nil {
 			break
@@ -6823,6 +6823,14 @@ func (ec *executionContext) field_Query_chats_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["archived"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "unreadOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["unreadOnly"] = arg4
 	return args, nil
 }
 
@@ -14262,7 +14270,7 @@ func (ec *executionContext) _Query_chats(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Chats(ctx, fc.Args["sessionId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["archived"].(*bool))
+			return ec.Resolvers.Query().Chats(ctx, fc.Args["sessionId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["archived"].(*bool), fc.Args["unreadOnly"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ChatConnection) graphql.Marshaler {

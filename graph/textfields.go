@@ -2,8 +2,6 @@ package graph
 
 import (
 	"context"
-	"sort"
-	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -32,7 +30,7 @@ func refuseNUL(ctx context.Context, next graphql.Resolver) (any, error) {
 			if err != nil {
 				continue // gqlgen's own argument decoding reports it
 			}
-			if err := checkNUL(a.Name, v); err != nil {
+			if err := textrule.CheckValue(a.Name, v); err != nil {
 				return nil, err
 			}
 		}
@@ -49,34 +47,4 @@ func phoneText(field *ast.FieldDefinition, name string) bool {
 	}
 	a := field.Arguments.ForName(name)
 	return a != nil && a.Directives.ForName("phoneText") != nil
-}
-
-// checkNUL applies textrule.Check to every string in v, a decoded argument
-// (strings, lists, input objects as maps), path naming where v sits.
-func checkNUL(path string, v any) error {
-	switch v := v.(type) {
-	case string:
-		return textrule.Check(path, v)
-	case []any:
-		for i, e := range v {
-			if err := checkNUL(path+"["+strconv.Itoa(i)+"]", e); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // the same field named first every time
-		for _, k := range keys {
-			if err := textrule.Check(path, k); err != nil {
-				return err
-			}
-			if err := checkNUL(path+"."+k, v[k]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

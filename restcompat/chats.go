@@ -134,7 +134,7 @@ func (h *Handler) listChats(w http.ResponseWriter, r *http.Request) {
 	}
 	var res *model.ChatConnection
 	if err == nil {
-		res, err = h.q.Chats(r.Context(), r.PathValue("sessionId"), limit, cursor, archived)
+		res, err = h.q.Chats(r.Context(), r.PathValue("sessionId"), limit, cursor, archived, nil)
 	}
 	if err != nil {
 		writeError(w, r, h.log, inREST(err))

@@ -9,6 +9,7 @@ import (
 	"github.com/wagraph/wagraph/internal/cluster"
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/health"
+	"github.com/wagraph/wagraph/internal/mcpserver"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/middleware"
 	"github.com/wagraph/wagraph/internal/requestid"
@@ -54,6 +55,8 @@ func routes(cfg config.Config, log *slog.Logger, p api) http.Handler {
 	// its own limit too (restcompat's table), below --max-body.
 	refuseGQL := graph.RequestRefuser(log, requestid.From)
 	mux.Handle("/graphql", authSvc.Middleware(limiter, log, refuseGQL)(middleware.BodyLimits(MaxGraphQLBody, cfg.BodyTimeout, refuseGQL, gql)))
+	// AI agents (--mcp): the same resolvers, tokens and limits, the token checked before the body is read.
+	mcpserver.Mount(mux, authSvc.Middleware(limiter, log, mcpserver.Refuse), mcpserver.Options{Config: cfg.MCP, Resolvers: resolver, Charger: limiter, MaxBody: cfg.MaxBody, BodyTimeout: cfg.BodyTimeout, Logger: log, RequestID: requestid.From})
 	// The contract's description is public: a client reads it before it
 	// has a token.
 	mux.Handle(restcompat.Prefix+"/openapi.json", restcompat.OpenAPI())

@@ -33,11 +33,13 @@ type ChatPage struct {
 }
 
 // ChatsQuery asks for a page of chats: First from after (a cursor; nil
-// from the most recent); Archived, when set, only those archived or not.
+// from the most recent); Archived, when set, only those archived or not;
+// UnreadOnly, only those with unread messages.
 type ChatsQuery struct {
-	First    int
-	After    *string
-	Archived *bool
+	First      int
+	After      *string
+	Archived   *bool
+	UnreadOnly bool
 }
 
 // Chats lists the session's chats, most recent first (by the last
@@ -53,6 +55,9 @@ func (s *Store) Chats(ctx context.Context, sessionID string, q ChatsQuery) (Chat
 	where := []predicate.Chat{entchat.SessionID(sessionID)}
 	if q.Archived != nil {
 		where = append(where, entchat.Archived(*q.Archived))
+	}
+	if q.UnreadOnly {
+		where = append(where, entchat.UnreadCountGT(0))
 	}
 	if after != nil {
 		where = append(where, func(s *entsql.Selector) {

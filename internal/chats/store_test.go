@@ -154,7 +154,7 @@ func TestChatsFromMessages(t *testing.T) {
 }
 
 // TestChatState: app state archives, pins, mutes and marks read; the
-// archived filter; a chats.upsert of a known chat (a group's, at every
+// archived and unread filters; a chats.upsert of a known chat (a group's, at every
 // connect) keeps its state; marked unread shows at least one; a deleted
 // chat is gone.
 func TestChatState(t *testing.T) {
@@ -190,9 +190,15 @@ func TestChatState(t *testing.T) {
 	if c, _ := s.chats.Chat(context.Background(), session, mustJID(t, ada)); c.Row.UnreadCount != 0 {
 		t.Errorf("read: unread %d", c.Row.UnreadCount)
 	}
+	if p := s.chatList(t, chats.ChatsQuery{UnreadOnly: true}); !same(jids(p), []string{bob}) {
+		t.Errorf("unread only, ada's read: %v, want [%s]", jids(p), bob)
+	}
 	s.record(t, whatsapp.Event{Kind: whatsapp.KindChatsUpdate, Data: &payload.ChatUpdate{ID: ada, Read: &no}})
 	if c, _ := s.chats.Chat(context.Background(), session, mustJID(t, ada)); c.Row.UnreadCount != 1 {
 		t.Errorf("marked unread: unread %d, want 1", c.Row.UnreadCount)
+	}
+	if p := s.chatList(t, chats.ChatsQuery{UnreadOnly: true}); !same(jids(p), []string{bob, ada}) {
+		t.Errorf("unread only, ada's marked unread: %v, want [%s %s]", jids(p), bob, ada)
 	}
 	s.record(t, whatsapp.Event{Kind: whatsapp.KindChatsUpdate, Data: &payload.ChatUpdate{ID: ada, Muted: &no}})
 	if c, _ := s.chats.Chat(context.Background(), session, mustJID(t, ada)); c.Row.MutedUntil != nil {

@@ -80,6 +80,16 @@ type Config struct {
 	// and checked at start (nil: the calls are plain HTTP).
 	ClusterTLSCert, ClusterTLSKey, ClusterTLSCA string
 	ClusterTLS                                  *ClusterTLS
+	// MCP is the MCP server for AI agents at /mcp (integrations.md §1).
+	MCP MCP
+}
+
+// MCP is what --mcp and --mcp-read-only say of the MCP server.
+type MCP struct {
+	// Enabled serves /mcp; off, /mcp is not found.
+	Enabled bool
+	// ReadOnly offers only the read-only tools.
+	ReadOnly bool
 }
 
 // Rate is a token bucket: Per requests each second, bursting to Burst.
@@ -155,6 +165,7 @@ const (
 	groupMedia    = "Media"
 	groupWebhooks = "Webhooks"
 	groupLimits   = "Limits"
+	groupMCP      = "MCP server"
 	groupCluster  = "Cluster (PostgreSQL)"
 	groupLogging  = "Logging & debugging"
 )
@@ -230,6 +241,12 @@ func settings() []setting {
 		{flag: "max-scheduled-bytes-per-session", env: "WAGRAPH_MAX_SCHEDULED_BYTES_PER_SESSION", def: "256MiB", group: groupLimits, kind: "size",
 			usage: "bytes the pending scheduled sends of one session keep (their media included)",
 			parse: parseScheduledBytes},
+		{flag: "mcp", env: "WAGRAPH_MCP", def: "true", group: groupMCP, kind: "bool",
+			usage: "serve the MCP server for AI agents at /mcp (Streamable HTTP, the API's tokens); false: /mcp is not found",
+			parse: boolInto(func(c *Config) *bool { return &c.MCP.Enabled })},
+		{flag: "mcp-read-only", env: "WAGRAPH_MCP_READ_ONLY", def: "false", group: groupMCP, kind: "bool",
+			usage: "offer AI agents only the MCP server's read-only tools (no sends, no receipts)",
+			parse: boolInto(func(c *Config) *bool { return &c.MCP.ReadOnly })},
 		{flag: "node-id", env: "WAGRAPH_NODE_ID", group: groupCluster, kind: "string", shown: "hostname-pid",
 			usage: "this process's name in a cluster (several processes on one PostgreSQL)", parse: parseNodeID},
 		{flag: "advertise-addr", env: "WAGRAPH_ADVERTISE_ADDR", group: groupCluster, kind: "host:port", shown: "the listen address",

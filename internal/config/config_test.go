@@ -89,6 +89,7 @@ func TestLoadDefaults(t *testing.T) {
 		LogLevel:  slog.LevelInfo,
 		LogFormat: "text",
 		WAVersion: whatsapp.VersionSetting{Mode: whatsapp.VersionAuto},
+		MCP:       config.MCP{Enabled: true},
 	}
 	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
 		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
@@ -126,6 +127,10 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.AdminToken }, token, token2},
 		{"sandbox", "WAGRAPH_SANDBOX", "true", "false",
 			func(c config.Config) any { return c.Sandbox }, true, false},
+		{"mcp", "WAGRAPH_MCP", "false", "true",
+			func(c config.Config) any { return c.MCP.Enabled }, false, true},
+		{"mcp-read-only", "WAGRAPH_MCP_READ_ONLY", "true", "false",
+			func(c config.Config) any { return c.MCP.ReadOnly }, true, false},
 		{"sandbox-network", "WAGRAPH_SANDBOX_NETWORK", "127.0.0.1:7780", "[::1]:7781",
 			func(c config.Config) any { return c.SandboxNetwork + fmt.Sprint(c.Sandbox) }, "127.0.0.1:7780true", "[::1]:7781true"},
 		{"allow-private-urls", "WAGRAPH_ALLOW_PRIVATE_URLS", "1", "false",
@@ -493,6 +498,7 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--trusted-proxy", "WAGRAPH_TRUSTED_PROXY", "--media-concurrency", "WAGRAPH_MEDIA_CONCURRENCY", "2,2,4",
 		"--cluster-addr", "WAGRAPH_CLUSTER_ADDR", "--cluster-tls-cert", "WAGRAPH_CLUSTER_TLS_CERT",
 		"--cluster-tls-key", "WAGRAPH_CLUSTER_TLS_KEY", "--cluster-tls-ca", "WAGRAPH_CLUSTER_TLS_CA",
+		"--mcp", "WAGRAPH_MCP", "--mcp-read-only", "WAGRAPH_MCP_READ_ONLY", "MCP server:",
 		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Logging & debugging:",
 	} {
 		if !strings.Contains(out, want) {
@@ -500,8 +506,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 		}
 	}
 	entries := regexp.MustCompile(`(?m)^  --[a-z-]+`).FindAllString(out, -1)
-	if len(entries) != 36 {
-		t.Errorf("Usage has %d flag entries, want one per setting (36):\n%s", len(entries), out)
+	if len(entries) != 38 {
+		t.Errorf("Usage has %d flag entries, want one per setting (38):\n%s", len(entries), out)
 	}
 	// Each entry read whole, its wrapped lines joined.
 	entry := map[string]string{}
@@ -525,13 +531,14 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--max-body":           `^--max-body size .*\(env WAGRAPH_MAX_BODY, default 64MiB\)$`,
 		"--webhook-timeout":    `^--webhook-timeout duration .*\(env WAGRAPH_WEBHOOK_TIMEOUT, default 15s\)$`,
 		"--graphql-depth":      `^--graphql-depth int .*\(env WAGRAPH_GRAPHQL_DEPTH, default 15\)$`,
+		"--mcp":                `^--mcp bool serve the MCP server .*\(env WAGRAPH_MCP, default true\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(entry[flag]) {
 			t.Errorf("the entry of %s is %q; want it to match %s", flag, entry[flag], want)
 		}
 	}
-	if len(entry) != 36 {
-		t.Errorf("%d entries, want 36", len(entry))
+	if len(entry) != 38 {
+		t.Errorf("%d entries, want 38", len(entry))
 	}
 	// The --addr line itself has its variable beside it.
 	if !regexp.MustCompile(`(?m)^  --addr host:port +listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`).MatchString(out) {

@@ -18,6 +18,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/wagraph/wagraph/internal/fault"
@@ -36,6 +38,47 @@ func Check(field, s string) error {
 		return fault.InvalidField(field, `%s must not contain NUL (\u0000)`, field)
 	}
 	return nil
+}
+
+// CheckValue applies Check to every string in v, a decoded argument
+// (strings, lists, objects as maps, as encoding/json decodes into any;
+// keys too), path naming where v sits: input.text, numbers[2]. Every
+// transport that decodes arguments itself (GraphQL's, the MCP server's)
+// refuses a NUL through it.
+func CheckValue(path string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return Check(path, v)
+	case []any:
+		for i, e := range v {
+			if err := CheckValue(path+"["+strconv.Itoa(i)+"]", e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same field named first every time
+		for _, k := range keys {
+			if err := Check(path, k); err != nil {
+				return err
+			}
+			if err := CheckValue(joinPath(path, k), v[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// joinPath names key k under path ("" is the top: the key alone).
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
 }
 
 // Clean is s with every NUL replaced.

@@ -99,3 +99,33 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check: %#v, want an invalid input.text", err)
 	}
 }
+
+// TestCheckValue: a NUL anywhere in a decoded argument is refused with the
+// path to it, keys included; clean values pass.
+func TestCheckValue(t *testing.T) {
+	tests := []struct {
+		name  string
+		path  string
+		v     any
+		field string // "" when clean
+	}{
+		{"clean", "input", map[string]any{"text": "hi", "n": 1.0, "list": []any{"a", true}}, ""},
+		{"string", "text", "a\x00", "text"},
+		{"list item", "numbers", []any{"49", "4\x00"}, "numbers[1]"},
+		{"nested", "input", map[string]any{"a": "ok", "contact": map[string]any{"name": "x\x00"}}, "input.contact.name"},
+		{"top level", "", map[string]any{"to": "4\x00"}, "to"},
+		{"key", "input", map[string]any{"k\x00": "v"}, "input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckValue(tt.path, tt.v)
+			f := fault.From(err)
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("CheckValue: %v, want nil", err)
+			case tt.field != "" && (f == nil || f.Code != fault.Invalid || f.Field != tt.field):
+				t.Errorf("CheckValue: %#v, want an invalid %s", err, tt.field)
+			}
+		})
+	}
+}

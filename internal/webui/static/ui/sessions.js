@@ -4,6 +4,7 @@
 
 import { query } from "./gql.js";
 import { h, replace, time, notice, errorText, confirmButton, busy, statusBadge } from "./dom.js";
+import { mcpCard } from "./mcp.js";
 
 const fields = "id name status statusReason jid phone pushName createdAt connectedAt";
 
@@ -24,7 +25,8 @@ export function render(root, ctx) {
       "table.list#sessions",
       h("thead", h("tr", h("th", "Name"), h("th", "Status"), h("th", "Account"), h("th", "Created"), h("th", "Actions"))),
       rows
-    )
+    ),
+    mcpCard()
   );
   root.appendChild(page);
 
