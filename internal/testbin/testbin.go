@@ -69,6 +69,9 @@ func Remove() {
 			os.RemoveAll(b.dir)
 		}
 	}
+	if natsServer.dir != "" {
+		os.RemoveAll(natsServer.dir)
+	}
 }
 
 func prepare(env string, race bool) (dir, path string, err error) {
