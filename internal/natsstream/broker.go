@@ -126,7 +126,7 @@ func Check(ctx context.Context, urls, creds, stream string, timeout time.Duratio
 	}
 	nc, err := nats.Connect(urls, connectOptions(creds, timeout)...)
 	if err != nil {
-		return "", fmt.Errorf("cannot reach the NATS broker at %s: %w", Redact(urls), err)
+		return "", fmt.Errorf("cannot reach the NATS broker at %s: %w (is it running, and are --nats-url and --nats-creds right?)", Redact(urls), err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
