@@ -90,98 +90,28 @@ func (r *rig) start(t *testing.T, opts Options) *Publisher {
 	return p
 }
 
-// streamed is a message read back from the stream.
-type streamed struct {
-	subject string
-	header  nats.Header
-	body    []byte
-	seq     uint64 // the stream's
-}
-
-// readStream reads every message of the stream, in the stream's order.
-func readStream(t *testing.T, url, stream string) []streamed {
+// waitStream waits (20 s at most) until the stream holds want messages,
+// and reads them.
+func waitStream(t *testing.T, url, stream string, want int) []natstest.Msg {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := int(info.State.Msgs)
-	if total == 0 {
-		return nil
-	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []streamed
-	for len(out) < total {
-		batch, err := c.Fetch(min(total-len(out), 500), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for m := range batch.Messages() {
-			md, err := m.Metadata()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, streamed{subject: m.Subject(), header: m.Headers(), body: m.Data(), seq: md.Sequence.Stream})
-		}
-		if err := batch.Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-// waitStream waits (20 s at most) until the stream holds want messages.
-func waitStream(t *testing.T, url, stream string, want int) []streamed {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
 	var got uint64
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s, err := js.Stream(ctx, stream)
-		if err == nil {
-			var info *jetstream.StreamInfo
-			if info, err = s.Info(ctx); err == nil {
-				got = info.State.Msgs
+		if n, err := natstest.Count(url, stream); err == nil {
+			if got = n; got >= uint64(want) {
+				break
 			}
-		}
-		cancel()
-		if got >= uint64(want) {
-			break
 		}
 	}
 	if got != uint64(want) {
 		t.Fatalf("the stream holds %d messages, want %d", got, want)
 	}
-	return readStream(t, url, stream)
+	return natstest.Messages(t, url, stream)
 }
 
 // checkStream holds the stream to the log: each envelope once, in seq
 // order per session, with its subject, headers and the body a webhook
 // gets (json.Marshal of the stored envelope, as the dispatcher encodes it).
-func checkStream(t *testing.T, got []streamed, want []events.Envelope) {
+func checkStream(t *testing.T, got []natstest.Msg, want []events.Envelope) {
 	t.Helper()
 	byID := map[string]events.Envelope{}
 	for _, e := range want {
@@ -190,10 +120,10 @@ func checkStream(t *testing.T, got []streamed, want []events.Envelope) {
 	seen := map[string]bool{}
 	last := map[string]int64{}
 	for _, m := range got {
-		id := m.header.Get(jetstream.MsgIDHeader)
+		id := m.Header.Get(jetstream.MsgIDHeader)
 		e, ok := byID[id]
 		if !ok {
-			t.Errorf("stream seq %d: Nats-Msg-Id %q is no event expected", m.seq, id)
+			t.Errorf("stream seq %d: Nats-Msg-Id %q is no event expected", m.Seq, id)
 			continue
 		}
 		if seen[id] {
@@ -205,15 +135,15 @@ func checkStream(t *testing.T, got []streamed, want []events.Envelope) {
 		}
 		last[e.SessionID] = e.Seq
 		body, _ := json.Marshal(e)
-		if string(m.body) != string(body) {
-			t.Errorf("event %s: body %s, want the webhook's %s", id, m.body, body)
+		if string(m.Data) != string(body) {
+			t.Errorf("event %s: body %s, want the webhook's %s", id, m.Data, body)
 		}
-		if want := Subject(e.SessionID, e.Kind); m.subject != want {
-			t.Errorf("event %s: subject %q, want %q", id, m.subject, want)
+		if want := Subject(e.SessionID, e.Kind); m.Subject != want {
+			t.Errorf("event %s: subject %q, want %q", id, m.Subject, want)
 		}
 		for h, v := range map[string]string{HeaderSession: e.SessionID, HeaderSeq: strconv.FormatInt(e.Seq, 10), HeaderEvent: string(e.Kind)} {
-			if m.header.Get(h) != v {
-				t.Errorf("event %s: header %s %q, want %q", id, h, m.header.Get(h), v)
+			if m.Header.Get(h) != v {
+				t.Errorf("event %s: header %s %q, want %q", id, h, m.Header.Get(h), v)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ package natstest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wagraph/wagraph/internal/testbin"
 )
@@ -173,4 +177,90 @@ func (s *Server) kill() {
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
+}
+
+// Msg is a message read back from a stream.
+type Msg struct {
+	Subject string
+	Header  nats.Header
+	Data    []byte
+	Seq     uint64 // the stream's sequence
+}
+
+// Count is how many messages the stream holds; an error when the server
+// or the stream cannot be read (yet).
+func Count(url, stream string) (uint64, error) {
+	nc, err := nats.Connect(url, nats.Timeout(2*time.Second))
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}
+
+// Messages reads every message of the stream, in the stream's order.
+func Messages(t testing.TB, url, stream string) []Msg {
+	t.Helper()
+	total, err := Count(url, stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	if total == 0 {
+		return nil
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Msg
+	for uint64(len(out)) < total {
+		batch, err := c.Fetch(int(min(total-uint64(len(out)), 500)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(out)
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data(), Seq: md.Sequence.Stream})
+		}
+		if err := batch.Error(); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) == n {
+			t.Fatalf("stream %s: %d of %d messages read, then none", stream, n, total)
+		}
+	}
+	return out
 }
