@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -915,5 +916,9 @@ func TestLoadNATS(t *testing.T) {
 	}
 	if want := (config.NATS{URL: "nats://127.0.0.1:4222", Creds: creds, Stream: "WAGRAPH"}); c.NATS != want {
 		t.Errorf("NATS = %+v, want %+v", c.NATS, want)
+	}
+	// The default stream is the publisher's, declared there.
+	if c.NATS.Stream != natsstream.DefaultStream {
+		t.Errorf("--nats-stream defaults to %q, the publisher's default is %q", c.NATS.Stream, natsstream.DefaultStream)
 	}
 }

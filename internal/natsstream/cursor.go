@@ -69,28 +69,38 @@ func (p *Publisher) behind(ctx context.Context) ([]cursor, int64, error) {
 	return out, lag, nil
 }
 
-// save moves a session's cursor forward to seq, never back: a process
-// that lost the session and finishes a page late leaves the new holder's
-// cursor as it is.
-func (p *Publisher) save(ctx context.Context, sessionID string, seq int64) error {
+// save moves the sessions' cursors forward, never back, in one
+// transaction: a process that lost a session and finishes a page late
+// leaves the new holder's cursor as it is.
+func (p *Publisher) save(ctx context.Context, moved []cursor) error {
 	now := p.opts.Now().UTC()
-	n, err := p.opts.DB.StreamCursor.Update().
-		Where(streamcursor.SessionID(sessionID), streamcursor.Stream(p.stream), streamcursor.SeqLT(seq)).
-		SetSeq(seq).SetUpdatedAt(now).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("save the stream cursor of session %s: %w", sessionID, err)
-	}
-	if n > 0 {
+	return ent.WithTx(ctx, p.opts.DB, func(tx *ent.Tx) error {
+		for _, c := range moved {
+			n, err := tx.StreamCursor.Update().
+				Where(streamcursor.SessionID(c.sessionID), streamcursor.Stream(p.stream), streamcursor.SeqLT(c.seq)).
+				SetSeq(c.seq).SetUpdatedAt(now).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("save the stream cursor of session %s: %w", c.sessionID, err)
+			}
+			if n > 0 {
+				continue
+			}
+			// No row below seq: none yet, or one at or past it (kept). A
+			// session deleted meanwhile has no row to make: its id is
+			// checked first, so the insert never fails the transaction.
+			exists, err := tx.Session.Query().Where(entsession.ID(c.sessionID)).Exist(ctx)
+			if err != nil {
+				return fmt.Errorf("save the stream cursor of session %s: %w", c.sessionID, err)
+			}
+			if !exists {
+				continue
+			}
+			err = tx.StreamCursor.Create().SetSessionID(c.sessionID).SetStream(p.stream).SetSeq(c.seq).SetUpdatedAt(now).
+				OnConflictColumns(streamcursor.FieldSessionID, streamcursor.FieldStream).DoNothing().Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("save the stream cursor of session %s: %w", c.sessionID, err)
+			}
+		}
 		return nil
-	}
-	// No row below seq: none yet, or one at or past it (kept).
-	err = p.opts.DB.StreamCursor.Create().SetSessionID(sessionID).SetStream(p.stream).SetSeq(seq).SetUpdatedAt(now).
-		OnConflictColumns(streamcursor.FieldSessionID, streamcursor.FieldStream).DoNothing().Exec(ctx)
-	if ent.IsConstraintError(err) {
-		return nil // the session was deleted meanwhile
-	}
-	if err != nil {
-		return fmt.Errorf("save the stream cursor of session %s: %w", sessionID, err)
-	}
-	return nil
+	})
 }

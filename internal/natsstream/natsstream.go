@@ -72,6 +72,7 @@ const (
 	// loop: events committed by another process, or not through the
 	// session sink, wait at most this long.
 	defaultScan = time.Second
+	linger      = 20 * time.Millisecond
 	minBackoff  = 100 * time.Millisecond
 	maxBackoff  = 5 * time.Second
 	// failureLog spaces the warnings of a failure that lasts.
@@ -257,6 +258,12 @@ func (p *Publisher) run() {
 				p.log.Info("NATS: publishing again", "after_failures", fails)
 			}
 			fails = 0
+			// A short pause before the next round lets a burst's
+			// commits gather into pages: fewer reads of the log and
+			// cursor writes, never a wait for the broker.
+			if !p.sleep(linger, false) {
+				return
+			}
 		default:
 			fails = 0
 			if !p.sleep(p.opts.Scan, true) {
@@ -327,6 +334,7 @@ func (p *Publisher) round(ctx context.Context) (int, error) {
 		mu        sync.Mutex
 		published int
 		first     error
+		moved     []cursor // the sessions' new cursors
 		wg        sync.WaitGroup
 	)
 	slots := make(chan struct{}, workers)
@@ -334,28 +342,43 @@ func (p *Publisher) round(ctx context.Context) (int, error) {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			n, err := p.publishPage(ctx, c)
+			done, err := p.publishPage(ctx, c)
 			mu.Lock()
 			defer mu.Unlock()
-			published += n
+			if done > c.seq {
+				published += int(done - c.seq)
+				moved = append(moved, cursor{c.sessionID, done})
+			}
 			if err != nil && first == nil {
 				first = err
 			}
 		})
 	}
 	wg.Wait()
+	if len(moved) > 0 {
+		// Saved whatever the loop's context (what the broker acknowledged
+		// is not published again after a stop), all in one transaction:
+		// on SQLite every write waits for the one write lock the event
+		// log's batches take too.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+		defer cancel()
+		if err := p.save(sctx, moved); err != nil {
+			return published, errors.Join(first, err)
+		}
+	}
 	return published, first
 }
 
 // publishPage publishes the events of a session after its cursor, one
-// page, each after the ack of the one before, then moves the cursor to the
-// last one acknowledged.
-func (p *Publisher) publishPage(ctx context.Context, c cursor) (int, error) {
+// page, each after the ack of the one before, and returns the last seq
+// acknowledged (c.seq when none was). The events of a session are
+// consecutive seqs, so the count is the difference.
+func (p *Publisher) publishPage(ctx context.Context, c cursor) (int64, error) {
 	page, _, err := p.opts.Log.AfterWithin(ctx, c.sessionID, c.seq, nil, pageEvents, pageBytes)
 	if err != nil {
-		return 0, err
+		return c.seq, err
 	}
-	done, n := c.seq, 0
+	done := c.seq
 	var perr error
 	for _, e := range page {
 		if err := p.publish(ctx, e); err != nil {
@@ -368,18 +391,9 @@ func (p *Publisher) publishPage(ctx context.Context, c cursor) (int, error) {
 		if p.opts.Observer != nil {
 			p.opts.Observer.StreamPublished()
 		}
-		done, n = e.Seq, n+1
+		done = e.Seq
 	}
-	if done > c.seq {
-		// Saved whatever the loop's context: what the broker
-		// acknowledged is not published again after a stop.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-		defer cancel()
-		if err := p.save(sctx, c.sessionID, done); err != nil {
-			return n, errors.Join(perr, err)
-		}
-	}
-	return n, perr
+	return done, perr
 }
 
 // publish sends one envelope and waits for JetStream's ack. The body is
