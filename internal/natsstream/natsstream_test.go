@@ -380,3 +380,14 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestOff: without a URL there is no publisher, and the nil one the
+// composition root wires takes Wake and Close.
+func TestOff(t *testing.T) {
+	p, err := Start(context.Background(), Options{})
+	if p != nil || err != nil {
+		t.Fatalf("Start without a URL = %v, %v; want nil, nil", p, err)
+	}
+	p.Wake()
+	p.Close()
+}
