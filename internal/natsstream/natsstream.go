@@ -167,6 +167,11 @@ func Start(ctx context.Context, opts Options) (*Publisher, error) {
 			p.log.Info("NATS: connected again; publishing what waits")
 			signal(p.connected)
 		}),
+		// The first connection, when the broker was away at start.
+		nats.ConnectHandler(func(*nats.Conn) {
+			p.log.Info("NATS: connected; publishing what waits")
+			signal(p.connected)
+		}),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("NATS at %s: %w", Redact(opts.URL), err)

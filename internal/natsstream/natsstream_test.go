@@ -222,8 +222,15 @@ func TestBrokerAway(t *testing.T) {
 	if !strings.Contains(logs.String(), "the broker cannot be reached at start") {
 		t.Errorf("no warning of the broker away at start; log:\n%s", logs.String())
 	}
+	// Publishing starts as soon as the connection is made (nats.go dials
+	// again every second), not at the end of the publisher's backoff.
+	time.Sleep(6 * time.Second) // the backoff at its longest
 	r.nats.Run()
+	back := time.Now()
 	waitStream(t, r.nats.URL, DefaultStream, 100)
+	if took := time.Since(back); took > 3*time.Second {
+		t.Errorf("the stream had the events %.1f s after the broker came up, want within 3 s", took.Seconds())
+	}
 
 	// Stopped while a session is being published, and started again.
 	var wg sync.WaitGroup
