@@ -72,7 +72,7 @@ const (
 	// loop: events committed by another process, or not through the
 	// session sink, wait at most this long.
 	defaultScan = time.Second
-	linger      = 20 * time.Millisecond
+	linger      = 100 * time.Millisecond
 	minBackoff  = 100 * time.Millisecond
 	maxBackoff  = 5 * time.Second
 	// failureLog spaces the warnings of a failure that lasts.
@@ -212,9 +212,9 @@ func (p *Publisher) Wake() {
 	}
 }
 
-// Close stops publishing (a publish under way is cut short and tried
-// again at the next start: its cursor was not moved) and closes the
-// connection.
+// Close stops publishing and closes the connection: what the broker
+// acknowledged is saved in the cursors; a publish under way is cut short
+// and tried again at the next start.
 func (p *Publisher) Close() {
 	if p == nil {
 		return
