@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,7 +33,8 @@ const (
 	jsTexts      = jsPerSession * jsSessions
 	jsPrefix     = "js-"
 	jsOutage     = 20 * time.Second
-	jsStream     = "WAGRAPH" // the default --nats-stream
+	jsOutageMax  = time.Minute // the outage's end when the texts are still arriving
+	jsStream     = "WAGRAPH"   // the default --nats-stream
 	jsCatchUp    = 30 * time.Second
 	jsPublished  = "wagraph_nats_published_total"
 	jsFailures   = "wagraph_nats_publish_failures_total"
@@ -104,7 +106,9 @@ func TestNATSStreamOutage(t *testing.T) {
 	for _, s := range servers {
 		ready = append(ready, s.pollReadyz(time.Second, nil)...)
 	}
-	for time.Since(stopped) < jsOutage && rv.texts() < jsTexts {
+	// Down 20 s, and longer if the texts are still arriving (a slow
+	// machine): every one must reach the webhook with the broker away.
+	for time.Since(stopped) < jsOutageMax && rv.texts() < jsTexts {
 		time.Sleep(50 * time.Millisecond)
 	}
 	allDelivered := time.Since(stopped)
@@ -112,7 +116,7 @@ func TestNATSStreamOutage(t *testing.T) {
 		time.Sleep(rest)
 	}
 	if n := rv.texts(); n != jsTexts {
-		t.Errorf("%d of %d texts delivered to the webhook while NATS was down for %s: a broker away must not hold the webhooks", n, jsTexts, jsOutage)
+		t.Errorf("%d of %d texts delivered to the webhook in the %s NATS was down: a broker away must not hold the webhooks", n, jsTexts, jsOutageMax)
 	} else {
 		t.Logf("all %d texts delivered to the webhook %.1f s into the NATS outage", n, allDelivered.Seconds())
 	}
@@ -140,12 +144,18 @@ func TestNATSStreamOutage(t *testing.T) {
 	if during.n < jsTexts/10 || before.n < jsTexts/10 {
 		t.Fatalf("too few deliveries to compare (%d before, %d during): the bursts did not overlap the run as planned", before.n, during.n)
 	}
-	if limit := 2*before.p95 + time.Second; during.p95 > limit {
+	// The bounds leave room for a shared machine's contention, which
+	// moves the tail most; a webhook waiting on the broker would wait
+	// for the publisher's 5 s timeout or for good.
+	if limit := 2*before.p50 + 500*time.Millisecond; during.p50 > limit {
+		t.Errorf("webhook p50 latency %s while NATS was down, %s before: want at most %s (a broker away never slows webhooks)", during.p50, before.p50, limit)
+	}
+	if limit := 2*before.p95 + 2*time.Second; during.p95 > limit {
 		t.Errorf("webhook p95 latency %s while NATS was down, %s before: want at most %s (a broker away never slows webhooks)", during.p95, before.p95, limit)
 	}
 	rateUp, rateDown := rv.rates(stopped)
 	t.Logf("texts stored per second: %.0f with NATS up, %.0f with NATS down", rateUp, rateDown)
-	if rateDown < rateUp/2 {
+	if rateDown < rateUp/3 {
 		t.Errorf("%.0f texts stored a second with NATS down, %.0f with it up: a broker away must not slow storing", rateDown, rateUp)
 	}
 
@@ -387,8 +397,8 @@ func (rv *streamReceiver) rates(stop time.Time) (up, down float64) {
 func checkStreamLog(t *testing.T, msgs []natstest.Msg, logs map[string][]loggedEvent, rv *streamReceiver) {
 	t.Helper()
 	rv.mu.Lock()
-	bodies := rv.bodies
-	bad := rv.bad
+	bodies := maps.Clone(rv.bodies) // redeliveries may still come in
+	bad := slices.Clone(rv.bad)
 	rv.mu.Unlock()
 	if len(bad) > 0 {
 		t.Errorf("%d webhook requests were not a signed envelope, first: %s", len(bad), bad[0])
