@@ -80,14 +80,16 @@ func TestNATSStreamOutage(t *testing.T) {
 	for _, s := range servers {
 		s.ready(t)
 	}
+	linking := time.Now()
 	ids := make([]string, jsSessions)
 	for i := range ids {
 		ids[i] = linkAccount(t, servers[i%processes], fmt.Sprintf("js%d", i), jsAccount(i), hook.URL+"/hook")
 	}
+	held := map[string]int{"node-1": jsSessions}
 	if processes > 1 {
-		owners := waitHeld(t, servers[0], ids, processes)
-		t.Logf("%d sessions linked, held %v", jsSessions, owners)
+		held = waitHeld(t, servers[0], ids, processes)
 	}
+	t.Logf("%d sessions linked in %.1f s, held %v", jsSessions, time.Since(linking).Seconds(), held)
 
 	// The burst, the broker stopped when a third of it is delivered: the
 	// rest arrives while it is down.
