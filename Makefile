@@ -59,12 +59,16 @@ TEST_BINARY := bin/wagraph-race
 TEST_FLAGS := -race -count=1 -timeout 30m -ldflags=-w
 
 # The binaries the tests that run wagraph as a process use: under -race,
-# and without it for what a test sets up but does not test (internal/testbin).
-TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINARY=$(CURDIR)/$(BIN)
+# and without it for what a test sets up but does not test (internal/testbin);
+# and the NATS server with JetStream the tests of the event stream run as a
+# child process (internal/natstest), built plain from go.mod's tool directive.
+NATS_SERVER := bin/nats-server
+TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINARY=$(CURDIR)/$(BIN) WAGRAPH_TEST_NATS_SERVER=$(CURDIR)/$(NATS_SERVER)
 
 test: deps-test
 	$(GO) build -race -ldflags=-w -o $(TEST_BINARY) ./cmd/wagraph
 	$(GO) build -o $(BIN) ./cmd/wagraph
+	$(GO) build -ldflags=-w -o $(NATS_SERVER) github.com/nats-io/nats-server/v2
 	$(TEST_ENV) GO="$(GO)" TEST_FLAGS="$(TEST_FLAGS)" DB_PKGS="$(DB_PKGS)" LOG_DIR=$(CURDIR)/bin/test-logs TEST_JSON="$(TEST_JSON)" build/testpasses.sh
 
 # The quick pass while developing: every test on SQLite with -short, which

@@ -27,6 +27,7 @@ import (
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -63,6 +64,8 @@ type Client struct {
 	SendKey *SendKeyClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// StreamCursor is the client for interacting with the StreamCursor builders.
+	StreamCursor *StreamCursorClient
 	// Token is the client for interacting with the Token builders.
 	Token *TokenClient
 	// User is the client for interacting with the User builders.
@@ -92,6 +95,7 @@ func (c *Client) init() {
 	c.ScheduledSend = NewScheduledSendClient(c.config)
 	c.SendKey = NewSendKeyClient(c.config)
 	c.Session = NewSessionClient(c.config)
+	c.StreamCursor = NewStreamCursorClient(c.config)
 	c.Token = NewTokenClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
@@ -199,6 +203,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ScheduledSend: NewScheduledSendClient(cfg),
 		SendKey:       NewSendKeyClient(cfg),
 		Session:       NewSessionClient(cfg),
+		StreamCursor:  NewStreamCursorClient(cfg),
 		Token:         NewTokenClient(cfg),
 		User:          NewUserClient(cfg),
 		Webhook:       NewWebhookClient(cfg),
@@ -233,6 +238,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ScheduledSend: NewScheduledSendClient(cfg),
 		SendKey:       NewSendKeyClient(cfg),
 		Session:       NewSessionClient(cfg),
+		StreamCursor:  NewStreamCursorClient(cfg),
 		Token:         NewTokenClient(cfg),
 		User:          NewUserClient(cfg),
 		Webhook:       NewWebhookClient(cfg),
@@ -266,8 +272,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Attempt, c.Chat, c.Contact, c.Delivery, c.Event, c.Identity, c.Lease,
-		c.Message, c.Node, c.ScheduledSend, c.SendKey, c.Session, c.Token, c.User,
-		c.Webhook,
+		c.Message, c.Node, c.ScheduledSend, c.SendKey, c.Session, c.StreamCursor,
+		c.Token, c.User, c.Webhook,
 	} {
 		n.Use(hooks...)
 	}
@@ -278,8 +284,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Attempt, c.Chat, c.Contact, c.Delivery, c.Event, c.Identity, c.Lease,
-		c.Message, c.Node, c.ScheduledSend, c.SendKey, c.Session, c.Token, c.User,
-		c.Webhook,
+		c.Message, c.Node, c.ScheduledSend, c.SendKey, c.Session, c.StreamCursor,
+		c.Token, c.User, c.Webhook,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -312,6 +318,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SendKey.mutate(ctx, m)
 	case *SessionMutation:
 		return c.Session.mutate(ctx, m)
+	case *StreamCursorMutation:
+		return c.StreamCursor.mutate(ctx, m)
 	case *TokenMutation:
 		return c.Token.mutate(ctx, m)
 	case *UserMutation:
@@ -2246,6 +2254,22 @@ func (c *SessionClient) QueryEvents(_m *Session) *EventQuery {
 	return query
 }
 
+// QueryStreamCursors queries the stream_cursors edge of a Session.
+func (c *SessionClient) QueryStreamCursors(_m *Session) *StreamCursorQuery {
+	query := (&StreamCursorClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, id),
+			sqlgraph.To(streamcursor.Table, streamcursor.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.StreamCursorsTable, session.StreamCursorsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *SessionClient) Hooks() []Hook {
 	return c.hooks.Session
@@ -2268,6 +2292,155 @@ func (c *SessionClient) mutate(ctx context.Context, m *SessionMutation) (Value, 
 		return (&SessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Session mutation op: %q", m.Op())
+	}
+}
+
+// StreamCursorClient is a client for the StreamCursor schema.
+type StreamCursorClient struct {
+	config
+}
+
+// NewStreamCursorClient returns a client for the StreamCursor from the given config.
+func NewStreamCursorClient(c config) *StreamCursorClient {
+	return &StreamCursorClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `streamcursor.Hooks(f(g(h())))`.
+func (c *StreamCursorClient) Use(hooks ...Hook) {
+	c.hooks.StreamCursor = append(c.hooks.StreamCursor, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `streamcursor.Intercept(f(g(h())))`.
+func (c *StreamCursorClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StreamCursor = append(c.inters.StreamCursor, interceptors...)
+}
+
+// Create returns a builder for creating a StreamCursor entity.
+func (c *StreamCursorClient) Create() *StreamCursorCreate {
+	mutation := newStreamCursorMutation(c.config, OpCreate)
+	return &StreamCursorCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StreamCursor entities.
+func (c *StreamCursorClient) CreateBulk(builders ...*StreamCursorCreate) *StreamCursorCreateBulk {
+	return &StreamCursorCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StreamCursorClient) MapCreateBulk(slice any, setFunc func(*StreamCursorCreate, int)) *StreamCursorCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StreamCursorCreateBulk{err: fmt.Errorf("calling to StreamCursorClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StreamCursorCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StreamCursorCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StreamCursor.
+func (c *StreamCursorClient) Update() *StreamCursorUpdate {
+	mutation := newStreamCursorMutation(c.config, OpUpdate)
+	return &StreamCursorUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StreamCursorClient) UpdateOne(_m *StreamCursor) *StreamCursorUpdateOne {
+	mutation := newStreamCursorMutation(c.config, OpUpdateOne, withStreamCursor(_m))
+	return &StreamCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StreamCursorClient) UpdateOneID(id int) *StreamCursorUpdateOne {
+	mutation := newStreamCursorMutation(c.config, OpUpdateOne, withStreamCursorID(id))
+	return &StreamCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StreamCursor.
+func (c *StreamCursorClient) Delete() *StreamCursorDelete {
+	mutation := newStreamCursorMutation(c.config, OpDelete)
+	return &StreamCursorDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StreamCursorClient) DeleteOne(_m *StreamCursor) *StreamCursorDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StreamCursorClient) DeleteOneID(id int) *StreamCursorDeleteOne {
+	builder := c.Delete().Where(streamcursor.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StreamCursorDeleteOne{builder}
+}
+
+// Query returns a query builder for StreamCursor.
+func (c *StreamCursorClient) Query() *StreamCursorQuery {
+	return &StreamCursorQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStreamCursor},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StreamCursor entity by its id.
+func (c *StreamCursorClient) Get(ctx context.Context, id int) (*StreamCursor, error) {
+	return c.Query().Where(streamcursor.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StreamCursorClient) GetX(ctx context.Context, id int) *StreamCursor {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QuerySession queries the session edge of a StreamCursor.
+func (c *StreamCursorClient) QuerySession(_m *StreamCursor) *SessionQuery {
+	query := (&SessionClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(streamcursor.Table, streamcursor.FieldID, id),
+			sqlgraph.To(session.Table, session.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, streamcursor.SessionTable, streamcursor.SessionColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StreamCursorClient) Hooks() []Hook {
+	return c.hooks.StreamCursor
+}
+
+// Interceptors returns the client interceptors.
+func (c *StreamCursorClient) Interceptors() []Interceptor {
+	return c.inters.StreamCursor
+}
+
+func (c *StreamCursorClient) mutate(ctx context.Context, m *StreamCursorMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StreamCursorCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StreamCursorUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StreamCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StreamCursorDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StreamCursor mutation op: %q", m.Op())
 	}
 }
 
@@ -2770,11 +2943,12 @@ func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, 
 type (
 	hooks struct {
 		Attempt, Chat, Contact, Delivery, Event, Identity, Lease, Message, Node,
-		ScheduledSend, SendKey, Session, Token, User, Webhook []ent.Hook
+		ScheduledSend, SendKey, Session, StreamCursor, Token, User, Webhook []ent.Hook
 	}
 	inters struct {
 		Attempt, Chat, Contact, Delivery, Event, Identity, Lease, Message, Node,
-		ScheduledSend, SendKey, Session, Token, User, Webhook []ent.Interceptor
+		ScheduledSend, SendKey, Session, StreamCursor, Token, User,
+		Webhook []ent.Interceptor
 	}
 )
 

@@ -24,6 +24,7 @@ import (
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -99,6 +100,7 @@ func checkColumn(t, c string) error {
 			scheduledsend.Table: scheduledsend.ValidColumn,
 			sendkey.Table:       sendkey.ValidColumn,
 			session.Table:       session.ValidColumn,
+			streamcursor.Table:  streamcursor.ValidColumn,
 			token.Table:         token.ValidColumn,
 			user.Table:          user.ValidColumn,
 			webhook.Table:       webhook.ValidColumn,

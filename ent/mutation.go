@@ -25,6 +25,7 @@ import (
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -51,6 +52,7 @@ const (
 	TypeScheduledSend = "ScheduledSend"
 	TypeSendKey       = "SendKey"
 	TypeSession       = "Session"
+	TypeStreamCursor  = "StreamCursor"
 	TypeToken         = "Token"
 	TypeUser          = "User"
 	TypeWebhook       = "Webhook"
@@ -9982,6 +9984,9 @@ type SessionMutation struct {
 	events                  map[string]struct{}
 	removedevents           map[string]struct{}
 	clearedevents           bool
+	stream_cursors          map[int]struct{}
+	removedstream_cursors   map[int]struct{}
+	clearedstream_cursors   bool
 	done                    bool
 	oldValue                func(context.Context) (*Session, error)
 	predicates              []predicate.Session
@@ -11340,6 +11345,60 @@ func (m *SessionMutation) ResetEvents() {
 	m.removedevents = nil
 }
 
+// AddStreamCursorIDs adds the "stream_cursors" edge to the StreamCursor entity by ids.
+func (m *SessionMutation) AddStreamCursorIDs(ids ...int) {
+	if m.stream_cursors == nil {
+		m.stream_cursors = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.stream_cursors[ids[i]] = struct{}{}
+	}
+}
+
+// ClearStreamCursors clears the "stream_cursors" edge to the StreamCursor entity.
+func (m *SessionMutation) ClearStreamCursors() {
+	m.clearedstream_cursors = true
+}
+
+// StreamCursorsCleared reports if the "stream_cursors" edge to the StreamCursor entity was cleared.
+func (m *SessionMutation) StreamCursorsCleared() bool {
+	return m.clearedstream_cursors
+}
+
+// RemoveStreamCursorIDs removes the "stream_cursors" edge to the StreamCursor entity by IDs.
+func (m *SessionMutation) RemoveStreamCursorIDs(ids ...int) {
+	if m.removedstream_cursors == nil {
+		m.removedstream_cursors = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.stream_cursors, ids[i])
+		m.removedstream_cursors[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedStreamCursors returns the removed IDs of the "stream_cursors" edge to the StreamCursor entity.
+func (m *SessionMutation) RemovedStreamCursorsIDs() (ids []int) {
+	for id := range m.removedstream_cursors {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// StreamCursorsIDs returns the "stream_cursors" edge IDs in the mutation.
+func (m *SessionMutation) StreamCursorsIDs() (ids []int) {
+	for id := range m.stream_cursors {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetStreamCursors resets all changes to the "stream_cursors" edge.
+func (m *SessionMutation) ResetStreamCursors() {
+	m.stream_cursors = nil
+	m.clearedstream_cursors = false
+	m.removedstream_cursors = nil
+}
+
 // Where appends a list predicates to the SessionMutation builder.
 func (m *SessionMutation) Where(ps ...predicate.Session) {
 	m.predicates = append(m.predicates, ps...)
@@ -11811,7 +11870,7 @@ func (m *SessionMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *SessionMutation) AddedEdges() []string {
-	edges := make([]string, 0, 10)
+	edges := make([]string, 0, 11)
 	if m.owner != nil {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -11841,6 +11900,9 @@ func (m *SessionMutation) AddedEdges() []string {
 	}
 	if m.events != nil {
 		edges = append(edges, session.EdgeEvents)
+	}
+	if m.stream_cursors != nil {
+		edges = append(edges, session.EdgeStreamCursors)
 	}
 	return edges
 }
@@ -11907,13 +11969,19 @@ func (m *SessionMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeStreamCursors:
+		ids := make([]ent.Value, 0, len(m.stream_cursors))
+		for id := range m.stream_cursors {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *SessionMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 10)
+	edges := make([]string, 0, 11)
 	if m.removedtokens != nil {
 		edges = append(edges, session.EdgeTokens)
 	}
@@ -11940,6 +12008,9 @@ func (m *SessionMutation) RemovedEdges() []string {
 	}
 	if m.removedevents != nil {
 		edges = append(edges, session.EdgeEvents)
+	}
+	if m.removedstream_cursors != nil {
+		edges = append(edges, session.EdgeStreamCursors)
 	}
 	return edges
 }
@@ -12002,13 +12073,19 @@ func (m *SessionMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case session.EdgeStreamCursors:
+		ids := make([]ent.Value, 0, len(m.removedstream_cursors))
+		for id := range m.removedstream_cursors {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *SessionMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 10)
+	edges := make([]string, 0, 11)
 	if m.clearedowner {
 		edges = append(edges, session.EdgeOwner)
 	}
@@ -12039,6 +12116,9 @@ func (m *SessionMutation) ClearedEdges() []string {
 	if m.clearedevents {
 		edges = append(edges, session.EdgeEvents)
 	}
+	if m.clearedstream_cursors {
+		edges = append(edges, session.EdgeStreamCursors)
+	}
 	return edges
 }
 
@@ -12066,6 +12146,8 @@ func (m *SessionMutation) EdgeCleared(name string) bool {
 		return m.clearedsend_keys
 	case session.EdgeEvents:
 		return m.clearedevents
+	case session.EdgeStreamCursors:
+		return m.clearedstream_cursors
 	}
 	return false
 }
@@ -12115,8 +12197,589 @@ func (m *SessionMutation) ResetEdge(name string) error {
 	case session.EdgeEvents:
 		m.ResetEvents()
 		return nil
+	case session.EdgeStreamCursors:
+		m.ResetStreamCursors()
+		return nil
 	}
 	return fmt.Errorf("unknown Session edge %s", name)
+}
+
+// StreamCursorMutation represents an operation that mutates the StreamCursor nodes in the graph.
+type StreamCursorMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	stream         *string
+	seq            *int64
+	addseq         *int64
+	updated_at     *time.Time
+	clearedFields  map[string]struct{}
+	session        *string
+	clearedsession bool
+	done           bool
+	oldValue       func(context.Context) (*StreamCursor, error)
+	predicates     []predicate.StreamCursor
+}
+
+var _ ent.Mutation = (*StreamCursorMutation)(nil)
+
+// streamcursorOption allows management of the mutation configuration using functional options.
+type streamcursorOption func(*StreamCursorMutation)
+
+// newStreamCursorMutation creates new mutation for the StreamCursor entity.
+func newStreamCursorMutation(c config, op Op, opts ...streamcursorOption) *StreamCursorMutation {
+	m := &StreamCursorMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStreamCursor,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStreamCursorID sets the ID field of the mutation.
+func withStreamCursorID(id int) streamcursorOption {
+	return func(m *StreamCursorMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *StreamCursor
+		)
+		m.oldValue = func(ctx context.Context) (*StreamCursor, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().StreamCursor.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStreamCursor sets the old StreamCursor of the mutation.
+func withStreamCursor(node *StreamCursor) streamcursorOption {
+	return func(m *StreamCursorMutation) {
+		m.oldValue = func(context.Context) (*StreamCursor, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StreamCursorMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StreamCursorMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StreamCursorMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StreamCursorMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().StreamCursor.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *StreamCursorMutation) SetSessionID(s string) {
+	m.session = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *StreamCursorMutation) SessionID() (r string, exists bool) {
+	v := m.session
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the StreamCursor entity.
+// If the StreamCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StreamCursorMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *StreamCursorMutation) ResetSessionID() {
+	m.session = nil
+}
+
+// SetStream sets the "stream" field.
+func (m *StreamCursorMutation) SetStream(s string) {
+	m.stream = &s
+}
+
+// Stream returns the value of the "stream" field in the mutation.
+func (m *StreamCursorMutation) Stream() (r string, exists bool) {
+	v := m.stream
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStream returns the old "stream" field's value of the StreamCursor entity.
+// If the StreamCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StreamCursorMutation) OldStream(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStream is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStream requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStream: %w", err)
+	}
+	return oldValue.Stream, nil
+}
+
+// ResetStream resets all changes to the "stream" field.
+func (m *StreamCursorMutation) ResetStream() {
+	m.stream = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *StreamCursorMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *StreamCursorMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the StreamCursor entity.
+// If the StreamCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StreamCursorMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *StreamCursorMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *StreamCursorMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *StreamCursorMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *StreamCursorMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *StreamCursorMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the StreamCursor entity.
+// If the StreamCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StreamCursorMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *StreamCursorMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearSession clears the "session" edge to the Session entity.
+func (m *StreamCursorMutation) ClearSession() {
+	m.clearedsession = true
+	m.clearedFields[streamcursor.FieldSessionID] = struct{}{}
+}
+
+// SessionCleared reports if the "session" edge to the Session entity was cleared.
+func (m *StreamCursorMutation) SessionCleared() bool {
+	return m.clearedsession
+}
+
+// SessionIDs returns the "session" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// SessionID instead. It exists only for internal usage by the builders.
+func (m *StreamCursorMutation) SessionIDs() (ids []string) {
+	if id := m.session; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetSession resets all changes to the "session" edge.
+func (m *StreamCursorMutation) ResetSession() {
+	m.session = nil
+	m.clearedsession = false
+}
+
+// Where appends a list predicates to the StreamCursorMutation builder.
+func (m *StreamCursorMutation) Where(ps ...predicate.StreamCursor) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StreamCursorMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StreamCursorMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.StreamCursor, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StreamCursorMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StreamCursorMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (StreamCursor).
+func (m *StreamCursorMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StreamCursorMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.session != nil {
+		fields = append(fields, streamcursor.FieldSessionID)
+	}
+	if m.stream != nil {
+		fields = append(fields, streamcursor.FieldStream)
+	}
+	if m.seq != nil {
+		fields = append(fields, streamcursor.FieldSeq)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, streamcursor.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StreamCursorMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case streamcursor.FieldSessionID:
+		return m.SessionID()
+	case streamcursor.FieldStream:
+		return m.Stream()
+	case streamcursor.FieldSeq:
+		return m.Seq()
+	case streamcursor.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StreamCursorMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case streamcursor.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case streamcursor.FieldStream:
+		return m.OldStream(ctx)
+	case streamcursor.FieldSeq:
+		return m.OldSeq(ctx)
+	case streamcursor.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown StreamCursor field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StreamCursorMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case streamcursor.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case streamcursor.FieldStream:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStream(v)
+		return nil
+	case streamcursor.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case streamcursor.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StreamCursor field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StreamCursorMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, streamcursor.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StreamCursorMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case streamcursor.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StreamCursorMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case streamcursor.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StreamCursor numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StreamCursorMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StreamCursorMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StreamCursorMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown StreamCursor nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StreamCursorMutation) ResetField(name string) error {
+	switch name {
+	case streamcursor.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case streamcursor.FieldStream:
+		m.ResetStream()
+		return nil
+	case streamcursor.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case streamcursor.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StreamCursor field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StreamCursorMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.session != nil {
+		edges = append(edges, streamcursor.EdgeSession)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StreamCursorMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case streamcursor.EdgeSession:
+		if id := m.session; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StreamCursorMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StreamCursorMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StreamCursorMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedsession {
+		edges = append(edges, streamcursor.EdgeSession)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StreamCursorMutation) EdgeCleared(name string) bool {
+	switch name {
+	case streamcursor.EdgeSession:
+		return m.clearedsession
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StreamCursorMutation) ClearEdge(name string) error {
+	switch name {
+	case streamcursor.EdgeSession:
+		m.ClearSession()
+		return nil
+	}
+	return fmt.Errorf("unknown StreamCursor unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StreamCursorMutation) ResetEdge(name string) error {
+	switch name {
+	case streamcursor.EdgeSession:
+		m.ResetSession()
+		return nil
+	}
+	return fmt.Errorf("unknown StreamCursor edge %s", name)
 }
 
 // TokenMutation represents an operation that mutates the Token nodes in the graph.

@@ -18,6 +18,7 @@ import (
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -223,6 +224,16 @@ func init() {
 	sessionDescID := sessionFields[0].Descriptor()
 	// session.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	session.IDValidator = sessionDescID.Validators[0].(func(string) error)
+	streamcursorFields := schema.StreamCursor{}.Fields()
+	_ = streamcursorFields
+	// streamcursorDescStream is the schema descriptor for stream field.
+	streamcursorDescStream := streamcursorFields[1].Descriptor()
+	// streamcursor.StreamValidator is a validator for the "stream" field. It is called by the builders before save.
+	streamcursor.StreamValidator = streamcursorDescStream.Validators[0].(func(string) error)
+	// streamcursorDescSeq is the schema descriptor for seq field.
+	streamcursorDescSeq := streamcursorFields[2].Descriptor()
+	// streamcursor.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	streamcursor.SeqValidator = streamcursorDescSeq.Validators[0].(func(int64) error)
 	tokenFields := schema.Token{}.Fields()
 	_ = tokenFields
 	// tokenDescCreatedAt is the schema descriptor for created_at field.

@@ -80,9 +80,11 @@ type SessionEdges struct {
 	SendKeys []*SendKey `json:"send_keys,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*Event `json:"events,omitempty"`
+	// StreamCursors holds the value of the stream_cursors edge.
+	StreamCursors []*StreamCursor `json:"stream_cursors,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [10]bool
+	loadedTypes [11]bool
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -175,6 +177,15 @@ func (e SessionEdges) EventsOrErr() ([]*Event, error) {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
+}
+
+// StreamCursorsOrErr returns the StreamCursors value or an error if the edge
+// was not loaded in eager-loading.
+func (e SessionEdges) StreamCursorsOrErr() ([]*StreamCursor, error) {
+	if e.loadedTypes[10] {
+		return e.StreamCursors, nil
+	}
+	return nil, &NotLoadedError{edge: "stream_cursors"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -382,6 +393,11 @@ func (_m *Session) QuerySendKeys() *SendKeyQuery {
 // QueryEvents queries the "events" edge of the Session entity.
 func (_m *Session) QueryEvents() *EventQuery {
 	return NewSessionClient(_m.config).QueryEvents(_m)
+}
+
+// QueryStreamCursors queries the "stream_cursors" edge of the Session entity.
+func (_m *Session) QueryStreamCursors() *StreamCursorQuery {
+	return NewSessionClient(_m.config).QueryStreamCursors(_m)
 }
 
 // Update returns a builder for updating this Session.

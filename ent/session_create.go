@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -409,6 +410,21 @@ func (_c *SessionCreate) AddEvents(v ...*Event) *SessionCreate {
 	return _c.AddEventIDs(ids...)
 }
 
+// AddStreamCursorIDs adds the "stream_cursors" edge to the StreamCursor entity by IDs.
+func (_c *SessionCreate) AddStreamCursorIDs(ids ...int) *SessionCreate {
+	_c.mutation.AddStreamCursorIDs(ids...)
+	return _c
+}
+
+// AddStreamCursors adds the "stream_cursors" edges to the StreamCursor entity.
+func (_c *SessionCreate) AddStreamCursors(v ...*StreamCursor) *SessionCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddStreamCursorIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_c *SessionCreate) Mutation() *SessionMutation {
 	return _c.mutation
@@ -774,6 +790,22 @@ func (_c *SessionCreate) createSpec() (*Session, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.StreamCursorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

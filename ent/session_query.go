@@ -21,6 +21,7 @@ import (
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/ent/webhook"
@@ -43,6 +44,7 @@ type SessionQuery struct {
 	withScheduledSends *ScheduledSendQuery
 	withSendKeys       *SendKeyQuery
 	withEvents         *EventQuery
+	withStreamCursors  *StreamCursorQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -299,6 +301,28 @@ func (_q *SessionQuery) QueryEvents() *EventQuery {
 	return query
 }
 
+// QueryStreamCursors chains the current query on the "stream_cursors" edge.
+func (_q *SessionQuery) QueryStreamCursors() *StreamCursorQuery {
+	query := (&StreamCursorClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(session.Table, session.FieldID, selector),
+			sqlgraph.To(streamcursor.Table, streamcursor.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, session.StreamCursorsTable, session.StreamCursorsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
 // First returns the first Session entity from the query.
 // Returns a *NotFoundError when no Session was found.
 func (_q *SessionQuery) First(ctx context.Context) (*Session, error) {
@@ -501,6 +525,7 @@ func (_q *SessionQuery) Clone() *SessionQuery {
 		withScheduledSends: _q.withScheduledSends.Clone(),
 		withSendKeys:       _q.withSendKeys.Clone(),
 		withEvents:         _q.withEvents.Clone(),
+		withStreamCursors:  _q.withStreamCursors.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -617,6 +642,17 @@ func (_q *SessionQuery) WithEvents(opts ...func(*EventQuery)) *SessionQuery {
 	return _q
 }
 
+// WithStreamCursors tells the query-builder to eager-load the nodes that are connected to
+// the "stream_cursors" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *SessionQuery) WithStreamCursors(opts ...func(*StreamCursorQuery)) *SessionQuery {
+	query := (&StreamCursorClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withStreamCursors = query
+	return _q
+}
+
 // GroupBy is used to group vertices by one or more fields/columns.
 // It is often used with aggregate functions, like: count, max, mean, min, sum.
 //
@@ -695,7 +731,7 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 	var (
 		nodes       = []*Session{}
 		_spec       = _q.querySpec()
-		loadedTypes = [10]bool{
+		loadedTypes = [11]bool{
 			_q.withOwner != nil,
 			_q.withTokens != nil,
 			_q.withWebhooks != nil,
@@ -706,6 +742,7 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 			_q.withScheduledSends != nil,
 			_q.withSendKeys != nil,
 			_q.withEvents != nil,
+			_q.withStreamCursors != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -792,6 +829,13 @@ func (_q *SessionQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sess
 		if err := _q.loadEvents(ctx, query, nodes,
 			func(n *Session) { n.Edges.Events = []*Event{} },
 			func(n *Session, e *Event) { n.Edges.Events = append(n.Edges.Events, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withStreamCursors; query != nil {
+		if err := _q.loadStreamCursors(ctx, query, nodes,
+			func(n *Session) { n.Edges.StreamCursors = []*StreamCursor{} },
+			func(n *Session, e *StreamCursor) { n.Edges.StreamCursors = append(n.Edges.StreamCursors, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -1085,6 +1129,36 @@ func (_q *SessionQuery) loadEvents(ctx context.Context, query *EventQuery, nodes
 	}
 	query.Where(predicate.Event(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(session.EventsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.SessionID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "session_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *SessionQuery) loadStreamCursors(ctx context.Context, query *StreamCursorQuery, nodes []*Session, init func(*Session), assign func(*Session, *StreamCursor)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Session)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(streamcursor.FieldSessionID)
+	}
+	query.Where(predicate.StreamCursor(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(session.StreamCursorsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/wagraph/wagraph/ent/scheduledsend"
 	"github.com/wagraph/wagraph/ent/sendkey"
 	"github.com/wagraph/wagraph/ent/session"
+	"github.com/wagraph/wagraph/ent/streamcursor"
 	"github.com/wagraph/wagraph/ent/token"
 	"github.com/wagraph/wagraph/ent/webhook"
 )
@@ -437,6 +438,21 @@ func (_u *SessionUpdate) AddEvents(v ...*Event) *SessionUpdate {
 	return _u.AddEventIDs(ids...)
 }
 
+// AddStreamCursorIDs adds the "stream_cursors" edge to the StreamCursor entity by IDs.
+func (_u *SessionUpdate) AddStreamCursorIDs(ids ...int) *SessionUpdate {
+	_u.mutation.AddStreamCursorIDs(ids...)
+	return _u
+}
+
+// AddStreamCursors adds the "stream_cursors" edges to the StreamCursor entity.
+func (_u *SessionUpdate) AddStreamCursors(v ...*StreamCursor) *SessionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStreamCursorIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdate) Mutation() *SessionMutation {
 	return _u.mutation
@@ -629,6 +645,27 @@ func (_u *SessionUpdate) RemoveEvents(v ...*Event) *SessionUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
+}
+
+// ClearStreamCursors clears all "stream_cursors" edges to the StreamCursor entity.
+func (_u *SessionUpdate) ClearStreamCursors() *SessionUpdate {
+	_u.mutation.ClearStreamCursors()
+	return _u
+}
+
+// RemoveStreamCursorIDs removes the "stream_cursors" edge to StreamCursor entities by IDs.
+func (_u *SessionUpdate) RemoveStreamCursorIDs(ids ...int) *SessionUpdate {
+	_u.mutation.RemoveStreamCursorIDs(ids...)
+	return _u
+}
+
+// RemoveStreamCursors removes "stream_cursors" edges to StreamCursor entities.
+func (_u *SessionUpdate) RemoveStreamCursors(v ...*StreamCursor) *SessionUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStreamCursorIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -1160,6 +1197,51 @@ func (_u *SessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.StreamCursorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStreamCursorsIDs(); len(nodes) > 0 && !_u.mutation.StreamCursorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StreamCursorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{session.Label}
@@ -1580,6 +1662,21 @@ func (_u *SessionUpdateOne) AddEvents(v ...*Event) *SessionUpdateOne {
 	return _u.AddEventIDs(ids...)
 }
 
+// AddStreamCursorIDs adds the "stream_cursors" edge to the StreamCursor entity by IDs.
+func (_u *SessionUpdateOne) AddStreamCursorIDs(ids ...int) *SessionUpdateOne {
+	_u.mutation.AddStreamCursorIDs(ids...)
+	return _u
+}
+
+// AddStreamCursors adds the "stream_cursors" edges to the StreamCursor entity.
+func (_u *SessionUpdateOne) AddStreamCursors(v ...*StreamCursor) *SessionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStreamCursorIDs(ids...)
+}
+
 // Mutation returns the SessionMutation object of the builder.
 func (_u *SessionUpdateOne) Mutation() *SessionMutation {
 	return _u.mutation
@@ -1772,6 +1869,27 @@ func (_u *SessionUpdateOne) RemoveEvents(v ...*Event) *SessionUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveEventIDs(ids...)
+}
+
+// ClearStreamCursors clears all "stream_cursors" edges to the StreamCursor entity.
+func (_u *SessionUpdateOne) ClearStreamCursors() *SessionUpdateOne {
+	_u.mutation.ClearStreamCursors()
+	return _u
+}
+
+// RemoveStreamCursorIDs removes the "stream_cursors" edge to StreamCursor entities by IDs.
+func (_u *SessionUpdateOne) RemoveStreamCursorIDs(ids ...int) *SessionUpdateOne {
+	_u.mutation.RemoveStreamCursorIDs(ids...)
+	return _u
+}
+
+// RemoveStreamCursors removes "stream_cursors" edges to StreamCursor entities.
+func (_u *SessionUpdateOne) RemoveStreamCursors(v ...*StreamCursor) *SessionUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStreamCursorIDs(ids...)
 }
 
 // Where appends a list predicates to the SessionUpdate builder.
@@ -2326,6 +2444,51 @@ func (_u *SessionUpdateOne) sqlSave(ctx context.Context) (_node *Session, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(event.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StreamCursorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStreamCursorsIDs(); len(nodes) > 0 && !_u.mutation.StreamCursorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StreamCursorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   session.StreamCursorsTable,
+			Columns: []string{session.StreamCursorsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(streamcursor.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -38,6 +38,8 @@ type Tx struct {
 	SendKey *SendKeyClient
 	// Session is the client for interacting with the Session builders.
 	Session *SessionClient
+	// StreamCursor is the client for interacting with the StreamCursor builders.
+	StreamCursor *StreamCursorClient
 	// Token is the client for interacting with the Token builders.
 	Token *TokenClient
 	// User is the client for interacting with the User builders.
@@ -187,6 +189,7 @@ func (tx *Tx) init() {
 	tx.ScheduledSend = NewScheduledSendClient(tx.config)
 	tx.SendKey = NewSendKeyClient(tx.config)
 	tx.Session = NewSessionClient(tx.config)
+	tx.StreamCursor = NewStreamCursorClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)

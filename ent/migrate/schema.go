@@ -460,6 +460,35 @@ var (
 			},
 		},
 	}
+	// NatsCursorsColumns holds the columns for the "nats_cursors" table.
+	NatsCursorsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "stream", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt64},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "session_id", Type: field.TypeString},
+	}
+	// NatsCursorsTable holds the schema information for the "nats_cursors" table.
+	NatsCursorsTable = &schema.Table{
+		Name:       "nats_cursors",
+		Columns:    NatsCursorsColumns,
+		PrimaryKey: []*schema.Column{NatsCursorsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "nats_cursors_sessions_stream_cursors",
+				Columns:    []*schema.Column{NatsCursorsColumns[4]},
+				RefColumns: []*schema.Column{SessionsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "streamcursor_session_id_stream",
+				Unique:  true,
+				Columns: []*schema.Column{NatsCursorsColumns[4], NatsCursorsColumns[1]},
+			},
+		},
+	}
 	// TokensColumns holds the columns for the "tokens" table.
 	TokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -559,6 +588,7 @@ var (
 		ScheduledSendsTable,
 		SendKeysTable,
 		SessionsTable,
+		NatsCursorsTable,
 		TokensTable,
 		UsersTable,
 		WebhooksTable,
@@ -583,6 +613,10 @@ func init() {
 	ScheduledSendsTable.ForeignKeys[0].RefTable = SessionsTable
 	SendKeysTable.ForeignKeys[0].RefTable = SessionsTable
 	SessionsTable.ForeignKeys[0].RefTable = UsersTable
+	NatsCursorsTable.ForeignKeys[0].RefTable = SessionsTable
+	NatsCursorsTable.Annotation = &entsql.Annotation{
+		Table: "nats_cursors",
+	}
 	TokensTable.ForeignKeys[0].RefTable = SessionsTable
 	TokensTable.ForeignKeys[1].RefTable = UsersTable
 	WebhooksTable.ForeignKeys[0].RefTable = SessionsTable

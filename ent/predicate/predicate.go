@@ -42,6 +42,9 @@ type SendKey func(*sql.Selector)
 // Session is the predicate function for session builders.
 type Session func(*sql.Selector)
 
+// StreamCursor is the predicate function for streamcursor builders.
+type StreamCursor func(*sql.Selector)
+
 // Token is the predicate function for token builders.
 type Token func(*sql.Selector)
 

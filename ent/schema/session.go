@@ -63,6 +63,7 @@ func (Session) Edges() []ent.Edge {
 		edge.To("scheduled_sends", ScheduledSend.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("send_keys", SendKey.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("events", Event.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("stream_cursors", StreamCursor.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

@@ -69,6 +69,8 @@ const (
 	EdgeSendKeys = "send_keys"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
+	// EdgeStreamCursors holds the string denoting the stream_cursors edge name in mutations.
+	EdgeStreamCursors = "stream_cursors"
 	// Table holds the table name of the session in the database.
 	Table = "sessions"
 	// OwnerTable is the table that holds the owner relation/edge.
@@ -141,6 +143,13 @@ const (
 	EventsInverseTable = "events"
 	// EventsColumn is the table column denoting the events relation/edge.
 	EventsColumn = "session_id"
+	// StreamCursorsTable is the table that holds the stream_cursors relation/edge.
+	StreamCursorsTable = "nats_cursors"
+	// StreamCursorsInverseTable is the table name for the StreamCursor entity.
+	// It exists in this package in order to avoid circular dependency with the "streamcursor" package.
+	StreamCursorsInverseTable = "nats_cursors"
+	// StreamCursorsColumn is the table column denoting the stream_cursors relation/edge.
+	StreamCursorsColumn = "session_id"
 )
 
 // Columns holds all SQL columns for session fields.
@@ -448,6 +457,20 @@ func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByStreamCursorsCount orders the results by stream_cursors count.
+func ByStreamCursorsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newStreamCursorsStep(), opts...)
+	}
+}
+
+// ByStreamCursors orders the results by stream_cursors terms.
+func ByStreamCursors(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newStreamCursorsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newOwnerStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -516,5 +539,12 @@ func newEventsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(EventsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
+	)
+}
+func newStreamCursorsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(StreamCursorsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, StreamCursorsTable, StreamCursorsColumn),
 	)
 }

@@ -1225,6 +1225,29 @@ func HasEventsWith(preds ...predicate.Event) predicate.Session {
 	})
 }
 
+// HasStreamCursors applies the HasEdge predicate on the "stream_cursors" edge.
+func HasStreamCursors() predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, StreamCursorsTable, StreamCursorsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasStreamCursorsWith applies the HasEdge predicate on the "stream_cursors" edge with a given conditions (other predicates).
+func HasStreamCursorsWith(preds ...predicate.StreamCursor) predicate.Session {
+	return predicate.Session(func(s *sql.Selector) {
+		step := newStreamCursorsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Session) predicate.Session {
 	return predicate.Session(sql.AndPredicates(predicates...))

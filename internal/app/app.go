@@ -37,6 +37,7 @@ import (
 	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/revocation"
 	"github.com/wagraph/wagraph/internal/sessions"
@@ -170,9 +171,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	parts.hooks = hooks
 	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
-	sink := ingest.NewSink(ingest.SinkOptions{
-		Bus: stream.Bus, Messages: messageStore, Chats: chatStore, MediaPath: graph.MediaPath, Waker: hooks.Dispatcher, Follower: automations, Logger: log,
-	})
 
 	// The WhatsApp side: the device store, the cluster this process is a
 	// member of on PostgreSQL, the simulated network in sandbox mode, the
@@ -185,6 +183,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	var (
 		node     *cluster.Node        // nil on SQLite
 		statuses whatsapp.StatusStore = sessions.NewStatusStore(db)
+		held     func() []string      // the sessions this process runs; nil: all
 	)
 	if cfg.Clustered() {
 		// On PostgreSQL every process is a member of a cluster (maybe of
@@ -194,9 +193,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		if err != nil {
 			return nil, err
 		}
-		parts.node = node
+		parts.node, held = node, node.HeldIDs
 		statuses = cluster.NewFencedStatuses(sessions.NewStatusStore(db), node)
 	}
+	// The log of the sessions held on NATS JetStream (nil without --nats-url), woken with the dispatcher.
+	if parts.nats, err = natsstream.Start(ctx, natsstream.Options{URL: cfg.NATS.URL, Creds: cfg.NATS.Creds, Stream: cfg.NATS.Stream,
+		DB: db, Log: stream.Log, Held: held, Observer: counters, Logger: log}); err != nil {
+		return nil, err
+	}
+	sink := ingest.NewSink(ingest.SinkOptions{
+		Bus: stream.Bus, Messages: messageStore, Chats: chatStore, MediaPath: graph.MediaPath, Waker: ingest.Wakers{hooks.Dispatcher, parts.nats}, Follower: automations, Logger: log,
+	})
 	var (
 		network   sandbox.Running   // the simulated network of --sandbox or --sandbox-network; nil: WhatsApp
 		transport http.RoundTripper // how the sessions reach the simulated network; nil: WhatsApp
@@ -228,7 +235,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	var (
 		ops          sessionOps         = manager
 		leases       leaseHolder        // nil on SQLite
-		held         func() []string    // the sessions this process runs; nil: all
 		clusterCalls http.Handler       // nil on SQLite
 		nodes        messaging.Liveness // nil on SQLite
 	)
@@ -237,7 +243,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 			return nil, err
 		}
 		router := cluster.NewRouter(node, manager, sessions.NewStatusStore(db), ClusterTLS(cfg), log)
-		ops, leases, held, clusterCalls, nodes = router, node, node.HeldIDs, callsHandler(cfg, router), node
+		ops, leases, clusterCalls, nodes = router, node, callsHandler(cfg, router), node
 	}
 	loader := media.NewLoader(media.LoaderOptions{AllowPrivate: cfg.AllowPrivateURLs, MaxBytes: cfg.MaxBody, Logger: log})
 	// One preparer, so one set of pools, for sends, pictures and the link
@@ -342,7 +348,8 @@ type closers struct {
 	node        *cluster.Node     // nil on SQLite
 	revocations *storage.Listener // nil on SQLite
 	events      *events.Stream
-	network     sandbox.Running // nil outside sandbox mode
+	nats        *natsstream.Publisher // nil without --nats-url
+	network     sandbox.Running       // nil outside sandbox mode
 	hooks       *webhook.Outbox
 	waStore     io.Closer // the whatsmeow device store
 	db          *ent.Client
@@ -368,6 +375,7 @@ func (c closers) close() []error {
 	if c.revocations != nil {
 		c.revocations.Close()
 	}
+	c.nats.Close() // nil-safe; before the log it reads
 	if c.events != nil {
 		c.events.Close()
 	}

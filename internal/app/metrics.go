@@ -32,10 +32,5 @@ func newCounters() *metrics.Counters {
 // counters, and the sessions by status and the version in use, read from
 // the manager and the version keeper at each scrape.
 func newMetrics(counters *metrics.Counters, db *ent.Client, manager *whatsapp.Manager, versions *whatsapp.Versions, log *slog.Logger) *metrics.Metrics {
-	return metrics.New(metrics.Options{
-		Counters: counters,
-		Sessions: sessions.NewStatusCounts(db, manager),
-		Version:  versions,
-		Logger:   log,
-	})
+	return metrics.New(metrics.Options{Counters: counters, Sessions: sessions.NewStatusCounts(db, manager), Version: versions, Logger: log})
 }

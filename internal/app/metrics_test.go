@@ -170,6 +170,7 @@ func TestMetrics(t *testing.T) {
 		"wagraph_webhook_delivery_duration_seconds", "wagraph_subscribers", "wagraph_sends_total",
 		"wagraph_http_requests_total", "wagraph_http_request_duration_seconds", "wagraph_whatsapp_version_info",
 		"wagraph_store_failures_total", "wagraph_undecryptable_messages_total",
+		"wagraph_nats_published_total", "wagraph_nats_publish_failures_total", "wagraph_nats_lag_events",
 		"go_goroutines", "go_memstats_heap_alloc_bytes", "process_resident_memory_bytes",
 	} {
 		if fams[name] == nil {

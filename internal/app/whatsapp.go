@@ -19,10 +19,6 @@ import (
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
-func whatsmeowStorePath(cfg config.Config) string {
-	return filepath.Join(cfg.DataDir, datadir.DeviceStore)
-}
-
 // openDeviceStore opens whatsmeow's device store: on PostgreSQL its tables
 // (whatsmeow_*) in the product's own database db, through a pool of their
 // own, created or upgraded under db's setup lock (the processes of a
@@ -39,7 +35,7 @@ func openDeviceStore(ctx context.Context, cfg config.Config, db *storage.DB, log
 			return err
 		})
 	} else {
-		st, err = whatsapp.OpenStore(ctx, whatsmeowStorePath(cfg), log)
+		st, err = whatsapp.OpenStore(ctx, filepath.Join(cfg.DataDir, datadir.DeviceStore), log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the WhatsApp device store: %w", err)

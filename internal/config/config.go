@@ -82,6 +82,8 @@ type Config struct {
 	ClusterTLS                                  *ClusterTLS
 	// MCP is the MCP server for AI agents at /mcp (integrations.md §1).
 	MCP MCP
+	// NATS is the event stream on NATS JetStream (nats.go).
+	NATS NATS
 }
 
 // MCP is what --mcp and --mcp-read-only say of the MCP server.
@@ -167,6 +169,7 @@ const (
 	groupLimits   = "Limits"
 	groupMCP      = "MCP server"
 	groupCluster  = "Cluster (PostgreSQL)"
+	groupStream   = "Event stream (NATS JetStream)"
 	groupLogging  = "Logging & debugging"
 )
 
@@ -267,6 +270,14 @@ func settings() []setting {
 		{flag: "cluster-tls-ca", env: "WAGRAPH_CLUSTER_TLS_CA", group: groupCluster, kind: "path",
 			usage: "the PEM certificates of the CA that signed every process's --cluster-tls-cert: peers are accepted only with a certificate it signed",
 			parse: pathInto(func(c *Config) *string { return &c.ClusterTLSCA })},
+		{flag: "nats-url", env: "WAGRAPH_NATS_URL", group: groupStream, kind: "urls", secret: true, shown: "none: off",
+			usage: "NATS broker(s), nats://host:4222[,…]: every stored event is published to a JetStream stream (user:password in the URL are the credentials, never logged)",
+			parse: parseNATSURL},
+		{flag: "nats-creds", env: "WAGRAPH_NATS_CREDS", group: groupStream, kind: "path",
+			usage: "with --nats-url: a NATS credentials file (user JWT and NKey seed)", parse: parseNATSCreds},
+		{flag: "nats-stream", env: "WAGRAPH_NATS_STREAM", def: "WAGRAPH", group: groupStream, kind: "name",
+			usage: "the JetStream stream: created with subjects wagraph.> when missing; an existing one is used as it is, and must capture wagraph.>",
+			parse: parseNATSStream},
 		{flag: "log-level", env: "WAGRAPH_LOG_LEVEL", def: "info", group: groupLogging, kind: "level",
 			usage: "debug, info, warn or error", parse: parseLogLevel},
 		{flag: "log-format", env: "WAGRAPH_LOG_FORMAT", def: "text", group: groupLogging, kind: "format",

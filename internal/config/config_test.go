@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -90,6 +91,7 @@ func TestLoadDefaults(t *testing.T) {
 		LogFormat: "text",
 		WAVersion: whatsapp.VersionSetting{Mode: whatsapp.VersionAuto},
 		MCP:       config.MCP{Enabled: true},
+		NATS:      config.NATS{Stream: "WAGRAPH"},
 	}
 	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
 		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
@@ -179,6 +181,10 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.WAVersion.String() }, "builtin", "2.3000.1045649367"},
 		{"debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1:6060", "[::1]:0",
 			func(c config.Config) any { return c.DebugAddr }, "127.0.0.1:6060", "[::1]:0"},
+		{"nats-url", "WAGRAPH_NATS_URL", "nats://u:pw@broker:4222,nats://u:pw@broker2:4222", "tls://broker.example:4222",
+			func(c config.Config) any { return c.NATS.URL }, "nats://u:pw@broker:4222,nats://u:pw@broker2:4222", "tls://broker.example:4222"},
+		{"nats-stream", "WAGRAPH_NATS_STREAM", "EVENTS", "wagraph_prod",
+			func(c config.Config) any { return c.NATS.Stream }, "EVENTS", "wagraph_prod"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -362,6 +368,11 @@ func TestLoadBadValues(t *testing.T) {
 		{"ffmpeg missing", "ffmpeg", "WAGRAPH_FFMPEG", "/nonexistent/ffmpeg", "no executable", nil},
 		{"log-level loud", "log-level", "WAGRAPH_LOG_LEVEL", "loud", "debug, info, warn or error", nil},
 		{"log-format xml", "log-format", "WAGRAPH_LOG_FORMAT", "xml", "text or json", nil},
+		{"nats url of another scheme", "nats-url", "WAGRAPH_NATS_URL", "http://u:natspw@broker:4222", "nats://host:4222", []string{"natspw", "u:"}},
+		{"nats url without host", "nats-url", "WAGRAPH_NATS_URL", "nats://a:4222,nats://", "URL 2", nil},
+		{"nats creds missing", "nats-creds", "WAGRAPH_NATS_CREDS", "/nonexistent/wagraph.creds", "cannot read the credentials file", nil},
+		{"nats stream with a dot", "nats-stream", "WAGRAPH_NATS_STREAM", "wagraph.events", "stream name", nil},
+		{"nats stream empty", "nats-stream", "WAGRAPH_NATS_STREAM", " ", "must not be empty", nil},
 		{"debug-addr on every address", "debug-addr", "WAGRAPH_DEBUG_ADDR", "0.0.0.0:6060", "want a loopback host:port", nil},
 		{"debug-addr without host", "debug-addr", "WAGRAPH_DEBUG_ADDR", ":6060", "want a loopback host:port", nil},
 		{"debug-addr private address", "debug-addr", "WAGRAPH_DEBUG_ADDR", "10.0.0.5:6060", "must not be reachable from the network", nil},
@@ -499,15 +510,16 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--cluster-addr", "WAGRAPH_CLUSTER_ADDR", "--cluster-tls-cert", "WAGRAPH_CLUSTER_TLS_CERT",
 		"--cluster-tls-key", "WAGRAPH_CLUSTER_TLS_KEY", "--cluster-tls-ca", "WAGRAPH_CLUSTER_TLS_CA",
 		"--mcp", "WAGRAPH_MCP", "--mcp-read-only", "WAGRAPH_MCP_READ_ONLY", "MCP server:",
-		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Logging & debugging:",
+		"--nats-url", "WAGRAPH_NATS_URL", "--nats-creds", "WAGRAPH_NATS_CREDS", "--nats-stream", "WAGRAPH_NATS_STREAM",
+		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Event stream (NATS JetStream):", "Logging & debugging:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage does not mention %q:\n%s", want, out)
 		}
 	}
 	entries := regexp.MustCompile(`(?m)^  --[a-z-]+`).FindAllString(out, -1)
-	if len(entries) != 38 {
-		t.Errorf("Usage has %d flag entries, want one per setting (38):\n%s", len(entries), out)
+	if len(entries) != 41 {
+		t.Errorf("Usage has %d flag entries, want one per setting (41):\n%s", len(entries), out)
 	}
 	// Each entry read whole, its wrapped lines joined.
 	entry := map[string]string{}
@@ -537,8 +549,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 			t.Errorf("the entry of %s is %q; want it to match %s", flag, entry[flag], want)
 		}
 	}
-	if len(entry) != 38 {
-		t.Errorf("%d entries, want 38", len(entry))
+	if len(entry) != 41 {
+		t.Errorf("%d entries, want 41", len(entry))
 	}
 	// The --addr line itself has its variable beside it.
 	if !regexp.MustCompile(`(?m)^  --addr host:port +listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`).MatchString(out) {
@@ -891,5 +903,29 @@ func TestLoadClusterTLS(t *testing.T) {
 	}), io.Discard)
 	if err != nil || c.ClusterTLS == nil {
 		t.Errorf("from the environment: %v, %v", c.ClusterTLS, err)
+	}
+}
+
+// TestLoadNATS: the credentials file needs a broker; with one it is taken.
+func TestLoadNATS(t *testing.T) {
+	creds := filepath.Join(t.TempDir(), "wagraph.creds")
+	if err := os.WriteFile(creds, []byte("-----BEGIN NATS USER JWT-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Load([]string{"--nats-creds", creds}, noEnv, io.Discard)
+	var cerr *config.Error
+	if !errors.As(err, &cerr) || cerr.Flag != "nats-creds" || !strings.Contains(cerr.Problem, "--nats-url") {
+		t.Fatalf("Load(--nats-creds alone) = %v, want a nats-creds error naming --nats-url", err)
+	}
+	c, err := config.Load([]string{"--nats-url", "nats://127.0.0.1:4222", "--nats-creds", creds}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (config.NATS{URL: "nats://127.0.0.1:4222", Creds: creds, Stream: "WAGRAPH"}); c.NATS != want {
+		t.Errorf("NATS = %+v, want %+v", c.NATS, want)
+	}
+	// The default stream is the publisher's, declared there.
+	if c.NATS.Stream != natsstream.DefaultStream {
+		t.Errorf("--nats-stream defaults to %q, the publisher's default is %q", c.NATS.Stream, natsstream.DefaultStream)
 	}
 }

@@ -108,6 +108,9 @@ func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, e
 		err.From = from[err.Flag]
 		return Config{}, err
 	}
+	if err := c.checkNATS(from); err != nil {
+		return Config{}, err
+	}
 	// The sandbox is for development: its webhooks and media are local
 	// receivers more often than not.
 	if c.Sandbox && from["allow-private-urls"] == FromDefault {

@@ -36,6 +36,15 @@
 // detector (storagefail_test.go says why); the crash test's and the cluster
 // test's servers run under it.
 //
+// The event stream on NATS JetStream (nats_test.go, TestNATSStreamOutage,
+// both backends: one server on SQLite, two on PostgreSQL): 10 linked
+// sessions take 2,000 inbound texts at once, a real NATS server (a child
+// process, internal/natstest) is stopped for 20 s when a third of them is
+// in and started again; every event of the log is then in the stream once
+// (by Nats-Msg-Id), in seq order per session, with the webhook's body, and
+// the webhooks' latency and the storing pace while the broker was away are
+// logged beside those before, and held to them.
+//
 // The package has no code besides its tests; they need a Unix system
 // (process groups, signals) and the go command, which builds the binary.
 package crashtest

@@ -1,8 +1,8 @@
 // Package doctor checks what `wagraph serve` needs, with the settings serve
 // would run with, and says for each thing whether it is fine and, if not,
 // what to do: the data directory (writable, held by a running wagraph?),
-// the database, ffmpeg, the WhatsApp Web version lookup and the listen
-// address. It changes nothing: a file it creates to test a directory is
+// the database, ffmpeg, the WhatsApp Web version lookup, the listen
+// address and the NATS broker of the event stream. It changes nothing: a file it creates to test a directory is
 // removed, and a database is opened read-only.
 package doctor
 
@@ -29,6 +29,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/datadir"
+	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/storage"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -80,6 +81,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Result {
 		checkFFmpeg(ctx, cfg, opts.Timeout),
 		checkVersion(ctx, cfg, opts),
 		checkListen(cfg, lock.Status != OK),
+		checkNATS(ctx, cfg, opts.Timeout),
 	}
 }
 
@@ -100,6 +102,7 @@ const (
 	checkFF      = "ffmpeg"
 	checkWA      = "WhatsApp Web version"
 	checkAddress = "listen address"
+	checkStream  = "NATS stream"
 )
 
 func checkDataDir(cfg config.Config) (dir, lock Result) {
@@ -297,4 +300,19 @@ func checkListen(cfg config.Config, dirHeld bool) Result {
 		return Result{checkAddress, Fail, fmt.Sprintf("%s: %v: the host is not an address of this machine; use one of its addresses, 127.0.0.1 or 0.0.0.0", cfg.Addr, err)}
 	}
 	return Result{checkAddress, Fail, fmt.Sprintf("%s cannot be listened on: %v; choose another --addr", cfg.Addr, err)}
+}
+
+// checkNATS reaches the broker of --nats-url and looks at the stream,
+// changing nothing (serve creates a missing one). A failure names what
+// fails; serve would still start and keep the events in the log until the
+// broker answers, unless the stream is one that does not take them.
+func checkNATS(ctx context.Context, cfg config.Config, timeout time.Duration) Result {
+	if cfg.NATS.URL == "" {
+		return Result{checkStream, OK, "off: no --nats-url"}
+	}
+	msg, err := natsstream.Check(ctx, cfg.NATS.URL, cfg.NATS.Creds, cfg.NATS.Stream, timeout)
+	if err != nil {
+		return Result{checkStream, Fail, err.Error() + "; the events wait in the log until the stream takes them"}
+	}
+	return Result{checkStream, OK, msg}
 }

@@ -14,10 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/doctor"
+	"github.com/wagraph/wagraph/internal/natstest"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
 
@@ -72,8 +76,8 @@ func TestRunOnAGoodSetup(t *testing.T) {
 		args = append(args, "--database-url", loc.URL)
 	}
 	results := doctor.Run(context.Background(), load(t, args...), doctor.Options{VersionClient: webPage(t)})
-	if len(results) != 7 {
-		t.Fatalf("%d results, want 7: %+v", len(results), results)
+	if len(results) != 8 {
+		t.Fatalf("%d results, want 8: %+v", len(results), results)
 	}
 	for _, r := range results {
 		if r.Status != doctor.OK {
@@ -90,7 +94,7 @@ func TestRunOnAGoodSetup(t *testing.T) {
 	if doctor.Write(&out, results) {
 		t.Error("Write reports a failure")
 	}
-	if n := strings.Count(out.String(), "\n"); n != 7 || !strings.HasPrefix(out.String(), "OK    data directory ") {
+	if n := strings.Count(out.String(), "\n"); n != 8 || !strings.HasPrefix(out.String(), "OK    data directory ") {
 		t.Errorf("Write printed:\n%s", out.String())
 	}
 }
@@ -187,6 +191,11 @@ func TestRunFindsProblems(t *testing.T) {
 		{name: "no ffmpeg", check: "ffmpeg", status: doctor.Warn,
 			setup: func(t *testing.T, dir string) []string { return []string{"--ffmpeg", "none"} },
 			want:  []string{"no converter", "install ffmpeg"}},
+		{name: "NATS broker unreachable", check: "NATS stream", status: doctor.Fail,
+			setup: func(t *testing.T, dir string) []string {
+				return []string{"--nats-url", "nats://wagraph:natspw@" + closedAddr(t)}
+			},
+			want: []string{"cannot reach the NATS broker at nats://wagraph:xxxxx@127.0.0.1:", "no servers available", "is it running", "the events wait in the log"}, absent: []string{"natspw"}},
 		{name: "version page unreachable", check: "WhatsApp Web version", status: doctor.Warn,
 			client: &http.Client{Transport: refusingTransport()},
 			want:   []string{"the lookup failed", "network is unreachable", "announcing the built-in 2.3000.", "pin --wa-version"}},
@@ -224,5 +233,50 @@ func TestRunFindsProblems(t *testing.T) {
 				t.Errorf("Write reports failed=%v:\n%s", failed, out.String())
 			}
 		})
+	}
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestNATSBroker: a real broker with JetStream is reached and its stream
+// named (missing: serve creates it); a stream that does not capture
+// wagraph.> is a failure naming it.
+func TestNATSBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a NATS server as a child process: make test runs it, make test-short skips it")
+	}
+	srv := natstest.Start(t)
+	nc, err := nats.Connect(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "ELSEWHERE", Subjects: []string{"elsewhere.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		stream string
+		status doctor.Status
+		want   string
+	}{
+		{"WAGRAPH", doctor.OK, `JetStream on; stream "WAGRAPH" does not exist yet: serve creates it with subjects wagraph.>`},
+		{"ELSEWHERE", doctor.Fail, `stream "ELSEWHERE" exists with subjects [elsewhere.>], which do not cover wagraph.>`},
+	} {
+		cfg := load(t, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-url", srv.URL, "--nats-stream", tc.stream)
+		r := byCheck(doctor.Run(context.Background(), cfg, doctor.Options{VersionClient: &http.Client{Transport: refusingTransport()}}))["NATS stream"]
+		if r.Status != tc.status || !strings.Contains(r.Message, tc.want) {
+			t.Errorf("stream %s: %s %q, want %s saying %q", tc.stream, r.Status, r.Message, tc.status, tc.want)
+		}
 	}
 }

@@ -48,6 +48,17 @@ type ChatStore interface {
 // delivery rows may be due).
 type Waker interface{ Wake() }
 
+// Wakers are several Wakers woken in turn (the dispatcher, the NATS
+// publisher); each must take a Wake on a nil receiver when it may be nil.
+type Wakers []Waker
+
+// Wake wakes each one.
+func (ws Wakers) Wake() {
+	for _, w := range ws {
+		w.Wake()
+	}
+}
+
 // Follower learns of the events a commit stored for the first time (the
 // messaging service's automations: auto mark read, auto reject calls). It
 // is called after the commit, on the session's event path: it must not

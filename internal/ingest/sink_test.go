@@ -373,3 +373,15 @@ func TestSinkChatMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestWakers: each of several Wakers (the dispatcher, the NATS publisher)
+// is woken at every Wake.
+func TestWakers(t *testing.T) {
+	a, b := &countingWaker{}, &countingWaker{}
+	ws := Wakers{a, b}
+	ws.Wake()
+	ws.Wake()
+	if a.n != 2 || b.n != 2 {
+		t.Errorf("woken %d and %d times, want 2 each", a.n, b.n)
+	}
+}

@@ -22,6 +22,9 @@ type Counters struct {
 	httpDuration     *prometheus.HistogramVec
 	storeFailures    prometheus.Counter
 	undecryptable    prometheus.Counter
+	streamPublished  prometheus.Counter
+	streamFailures   prometheus.Counter
+	streamLag        prometheus.Gauge
 }
 
 // Labels are the label values shown at 0 before anything has been counted:
@@ -69,6 +72,18 @@ func NewCounters(labels Labels) *Counters {
 			Namespace: Namespace, Name: "undecryptable_messages_total",
 			Help: "Messages that arrived and could not be decrypted (each a messages.update with status failed; the sender is asked to send it again).",
 		}),
+		streamPublished: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "nats_published_total",
+			Help: "Events published to the NATS JetStream stream and acknowledged by it (--nats-url), by this process.",
+		}),
+		streamFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "nats_publish_failures_total",
+			Help: "Publishes to the NATS JetStream stream that failed (no ack in time, broker gone, stream refused): each event is published again, in order, after a backoff.",
+		}),
+		streamLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "nats_lag_events",
+			Help: "Events stored and not yet acknowledged by the NATS JetStream stream, of the sessions this process holds.",
+		}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "http_request_duration_seconds",
 			Help:    "How long HTTP requests took, by route, until the handler returned (a websocket or SSE stream: its whole life).",
@@ -95,6 +110,7 @@ func (c *Counters) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.eventsStored, c.deliveries, c.deliveryDuration, c.subscribers, c.sends,
 		c.httpRequests, c.httpDuration, c.storeFailures, c.undecryptable,
+		c.streamPublished, c.streamFailures, c.streamLag,
 	}
 }
 
@@ -124,3 +140,12 @@ func (c *Counters) Undecryptable() { c.undecryptable.Inc() }
 
 // Sent counts one send by kind and outcome (see the help of sends_total).
 func (c *Counters) Sent(kind, outcome string) { c.sends.WithLabelValues(kind, outcome).Inc() }
+
+// StreamPublished counts one event the NATS stream acknowledged.
+func (c *Counters) StreamPublished() { c.streamPublished.Inc() }
+
+// StreamPublishFailed counts one failed publish to the NATS stream.
+func (c *Counters) StreamPublishFailed() { c.streamFailures.Inc() }
+
+// StreamLag sets the events not yet acknowledged by the NATS stream.
+func (c *Counters) StreamLag(events int64) { c.streamLag.Set(float64(events)) }

@@ -133,6 +133,18 @@ func TestHooks(t *testing.T) {
 		{"undecryptable", func(m *metrics.Counters) {
 			m.Undecryptable()
 		}, "wagraph_undecryptable_messages_total", map[string]string{}, 1, 0},
+		{"nats published", func(m *metrics.Counters) {
+			m.StreamPublished()
+			m.StreamPublished()
+			m.StreamPublishFailed()
+		}, "wagraph_nats_published_total", map[string]string{}, 2, 0},
+		{"nats publish failed", func(m *metrics.Counters) {
+			m.StreamPublishFailed()
+		}, "wagraph_nats_publish_failures_total", map[string]string{}, 1, 0},
+		{"nats lag", func(m *metrics.Counters) {
+			m.StreamLag(40)
+			m.StreamLag(12)
+		}, "wagraph_nats_lag_events", map[string]string{}, 12, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,10 @@
 // test binary, with the race detector when the test has it. Linking
 // wagraph is a large part of those tests' cost; each built it again.
 //
+// NATSServer gives the tests of the event stream a nats-server the same
+// way ($WAGRAPH_TEST_NATS_SERVER, or built once from go.mod's tool
+// directive), without the race detector.
+//
 // It is a leaf, like internal/testclient, so that any package's tests can
 // use it.
 package testbin
@@ -68,6 +72,9 @@ func Remove() {
 		if b.dir != "" {
 			os.RemoveAll(b.dir)
 		}
+	}
+	if natsServer.dir != "" {
+		os.RemoveAll(natsServer.dir)
 	}
 }
 
