@@ -110,6 +110,6 @@ func (s *Store) sender(ctx context.Context, sessionID string, d *payload.Message
 	if err != nil {
 		return err
 	}
-	s.seen.put(key, sig)
+	s.remember(s.seen, key, sig)
 	return nil
 }

@@ -111,7 +111,7 @@ func (s *Store) learn(ctx context.Context, sessionID, phone, lid string) error {
 	if err != nil {
 		return err
 	}
-	s.learned.put(key, lid)
+	s.remember(s.learned, key, lid)
 	return nil
 }
 

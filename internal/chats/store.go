@@ -23,19 +23,22 @@ import (
 type Store struct {
 	db  *ent.Client
 	now func() time.Time
+	// tx, when set, is the transaction the store's writes join (RecordIn):
+	// db is then its client.
+	tx *ent.Tx
 
 	// writeMu lets one Record write at a time on SQLite, for the reason
 	// messaging.Store's recordMu gives (a queue here, not SQLite's busy
 	// handler's sleeps); PostgreSQL takes writers at once (concurrent).
-	writeMu    sync.Mutex
+	writeMu    *sync.Mutex
 	concurrent bool
 
 	// learned spares a write for a phone <-> LID pair already stored:
 	// every message carries its sender's pair.
-	learned memory
+	learned *memory
 	// seen spares a write for a message sender's contact already stored
 	// with that push name.
-	seen memory
+	seen *memory
 }
 
 // NewStore returns the chat store over db. concurrentWrites says the
@@ -45,7 +48,7 @@ func NewStore(db *ent.Client, concurrentWrites bool, now func() time.Time) *Stor
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, concurrent: concurrentWrites, now: now}
+	return &Store{db: db, concurrent: concurrentWrites, now: now, writeMu: &sync.Mutex{}, learned: &memory{}, seen: &memory{}}
 }
 
 // Record keeps what ev says about the session's chats, contacts and
@@ -109,12 +112,49 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev whatsapp.Event)
 	return nil
 }
 
-// withTx runs fn in a transaction.
+// RecordIn is Record with every write in tx, the transaction that stores
+// the event (the event log's batch: the sink's message events): the chat
+// store's rows commit with the event or not at all, and a batch of
+// events shares one commit. The writes need no turn of their own (the
+// transaction holds the database's writer).
+func (s *Store) RecordIn(ctx context.Context, tx *ent.Tx, sessionID string, ev whatsapp.Event) error {
+	in := *s
+	in.db, in.tx, in.concurrent = tx.Client(), tx, true
+	return in.Record(ctx, sessionID, ev)
+}
+
+// withTx runs fn in a transaction: the store's own, or the one it was
+// bound to (RecordIn).
 func (s *Store) withTx(ctx context.Context, what string, fn func(tx *ent.Tx) error) error {
-	if err := ent.WithTx(ctx, s.db, fn); err != nil {
+	var err error
+	if s.tx != nil {
+		err = fn(s.tx)
+	} else {
+		err = ent.WithTx(ctx, s.db, fn)
+	}
+	if err != nil {
 		return fmt.Errorf("chat store: %s: %w", what, err)
 	}
 	return nil
+}
+
+// remember puts k in m once what was written is committed: at once, or,
+// bound to a transaction, when it commits (a rolled back write must be
+// written again).
+func (s *Store) remember(m *memory, k, v string) {
+	if s.tx == nil {
+		m.put(k, v)
+		return
+	}
+	s.tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				m.put(k, v)
+			}
+			return err
+		})
+	})
 }
 
 // memory is a bounded set of strings remembered with a value; its zero

@@ -134,6 +134,12 @@ func (b *Bus) Publish(ctx context.Context, sessionID string, evs []New) ([]Envel
 	return b.log.Append(ctx, sessionID, evs)
 }
 
+// PublishWith is Publish of the events build returns, build's writes and
+// the events in one transaction (Log.AppendWith).
+func (b *Bus) PublishWith(ctx context.Context, sessionID string, size int, build Build) ([]Envelope, error) {
+	return b.log.AppendWith(ctx, sessionID, size, build)
+}
+
 // Subscribers is how many subscriptions are open.
 func (b *Bus) Subscribers() int { return int(b.count.Load()) }
 

@@ -117,8 +117,28 @@ type request struct {
 	ctx       context.Context
 	sessionID string
 	evs       []New
-	result    chan result // capacity 1: the batch never waits for the caller
+	// build, when set, writes what the events imply in the batch's
+	// transaction and returns them (AppendWith); evs is then what it
+	// returned last, size its events' count for the batch's bound.
+	build  Build
+	size   int
+	result chan result // capacity 1: the batch never waits for the caller
 }
+
+// Build writes, in the transaction of the batch that stores them, what a
+// session's events imply elsewhere in the database (the message and chat
+// stores), and returns the events to store. It may run more than once for
+// one append (a batch that fails is written again an append at a time),
+// each time in a new transaction: whatever it remembers outside the
+// database must wait for the commit (tx.OnCommit).
+type Build func(ctx context.Context, tx *ent.Tx) ([]New, error)
+
+// buildError is a Build's failure: the batch is written again without the
+// append it failed, which alone gets the error.
+type buildError struct{ err error }
+
+func (e *buildError) Error() string { return e.err.Error() }
+func (e *buildError) Unwrap() error { return e.err }
 
 type result struct {
 	envs []Envelope
@@ -178,18 +198,40 @@ func (l *Log) Append(ctx context.Context, sessionID string, evs []New) ([]Envelo
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	if err := validate(sessionID, evs); err != nil {
+		return nil, err
+	}
+	return l.enqueue(&request{ctx: ctx, sessionID: sessionID, evs: evs, size: len(evs), result: make(chan result, 1)})
+}
+
+// AppendWith is Append of the events build returns, run in the batch's
+// transaction: what build writes commits with the events, or neither
+// does, and the writes of a whole batch of appends share one commit.
+// size is about how many events build returns (the batch's bound counts
+// it).
+func (l *Log) AppendWith(ctx context.Context, sessionID string, size int, build Build) ([]Envelope, error) {
+	return l.enqueue(&request{ctx: ctx, sessionID: sessionID, build: build, size: max(size, 1), result: make(chan result, 1)})
+}
+
+// validate checks the events of an append: known kinds, JSON data.
+func validate(sessionID string, evs []New) error {
 	for i, ev := range evs {
 		if !ev.Kind.IsKnown() {
-			return nil, fmt.Errorf("append to session %s: event %d: unknown kind %q", sessionID, i, ev.Kind)
+			return fmt.Errorf("append to session %s: event %d: unknown kind %q", sessionID, i, ev.Kind)
 		}
 		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return nil, fmt.Errorf("append to session %s: event %d (%s): data is not valid JSON", sessionID, i, ev.Kind)
+			return fmt.Errorf("append to session %s: event %d (%s): data is not valid JSON", sessionID, i, ev.Kind)
 		}
 	}
+	return nil
+}
+
+// enqueue hands req to the batching goroutine and waits for its result.
+func (l *Log) enqueue(req *request) ([]Envelope, error) {
+	ctx, sessionID := req.ctx, req.sessionID
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req := &request{ctx: ctx, sessionID: sessionID, evs: evs, result: make(chan result, 1)}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -263,11 +305,11 @@ func (l *Log) take(batch []*request, n int) ([]*request, int, bool) {
 			r.result <- result{err: err}
 			continue
 		}
-		if len(batch) > 0 && n+len(r.evs) > l.maxBatch {
+		if len(batch) > 0 && n+r.size > l.maxBatch {
 			break
 		}
 		batch = append(batch, r)
-		n += len(r.evs)
+		n += r.size
 	}
 	l.pending = slices.Delete(l.pending, 0, i)
 	if len(l.pending) > 0 {
@@ -284,10 +326,12 @@ func (l *Log) take(batch []*request, n int) ([]*request, int, bool) {
 // their envelopes, or the batch's error for all of them.
 func (l *Log) commit(batch []*request) {
 	envs, err := l.write(batch)
-	if err != nil && len(batch) > 1 && ent.IsConstraintError(err) {
+	var be *buildError
+	if err != nil && len(batch) > 1 && (ent.IsConstraintError(err) || errors.As(err, &be)) {
 		// One append can fail a whole batch (its session was deleted
-		// meanwhile: the foreign key refuses its events); the others
-		// must not fail with it, so each goes again alone.
+		// meanwhile: the foreign key refuses its events; its Build
+		// failed); the others must not fail with it, so each goes again
+		// alone.
 		for _, r := range batch {
 			l.commit([]*request{r})
 		}
@@ -342,17 +386,11 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 		if !slices.Contains(sessions, r.sessionID) {
 			sessions = append(sessions, r.sessionID)
 		}
-		envs[i] = make([]Envelope, len(r.evs))
-		for j, ev := range r.evs {
-			id, err := newULID(now, l.random)
-			if err != nil {
+		if r.build == nil {
+			var err error
+			if envs[i], err = l.envelopes(r, now); err != nil {
 				return nil, err
 			}
-			data := ev.Data
-			if len(data) == 0 {
-				data = json.RawMessage("{}")
-			}
-			envs[i][j] = Envelope{ID: "evt_" + id, Kind: ev.Kind, SessionID: r.sessionID, Timestamp: now, Data: data}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
@@ -360,6 +398,24 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 	err := ent.WithTx(ctx, l.db, func(tx *ent.Tx) error {
 		if err := l.lockSessions(ctx, tx, sessions); err != nil {
 			return err
+		}
+		// What the appends imply is written first, under the session
+		// locks, in append order: as if each came alone.
+		for i, r := range batch {
+			if r.build == nil {
+				continue
+			}
+			evs, err := r.build(ctx, tx)
+			if err == nil {
+				err = validate(r.sessionID, evs)
+			}
+			if err != nil {
+				return &buildError{fmt.Errorf("append to session %s: %w", r.sessionID, err)}
+			}
+			r.evs = evs
+			if envs[i], err = l.envelopes(r, now); err != nil {
+				return err
+			}
 		}
 		next, err := lastSeqs(ctx, tx, sessions)
 		if err != nil {
@@ -405,6 +461,24 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	return envs, nil
+}
+
+// envelopes are the new envelopes of an append's events, each with its
+// id, not yet its seq.
+func (l *Log) envelopes(r *request, now time.Time) ([]Envelope, error) {
+	envs := make([]Envelope, len(r.evs))
+	for j, ev := range r.evs {
+		id, err := newULID(now, l.random)
+		if err != nil {
+			return nil, err
+		}
+		data := ev.Data
+		if len(data) == 0 {
+			data = json.RawMessage("{}")
+		}
+		envs[j] = Envelope{ID: "evt_" + id, Kind: ev.Kind, SessionID: r.sessionID, Timestamp: now, Data: data}
 	}
 	return envs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/wagraph/wagraph/ent"
 	entdelivery "github.com/wagraph/wagraph/ent/delivery"
 	entevent "github.com/wagraph/wagraph/ent/event"
+	entuser "github.com/wagraph/wagraph/ent/user"
 	"github.com/wagraph/wagraph/internal/storage"
 )
 
@@ -318,4 +320,57 @@ func holdWriteLock(t *testing.T, d *storage.DB, session string) *sql.Tx {
 		t.Fatal(err)
 	}
 	return lock
+}
+
+// TestAppendWith: what an append's Build writes commits with its events,
+// in the batch's one transaction; a Build that fails fails its own append
+// alone, its writes rolled back, the other appends of the batch stored with
+// theirs (issue 35: the message and chat rows of many sessions' messages
+// share one commit with their events).
+func TestAppendWith(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "s1", "s2", "s3")
+	// Three appends fill a batch of three: they share a transaction
+	// however the goroutines are scheduled.
+	l := newLog(t, db, LogOptions{MaxBatch: 3, MaxWait: time.Minute})
+	build := func(session string, fail bool) Build {
+		return func(ctx context.Context, tx *ent.Tx) ([]New, error) {
+			// A row of another table, named for the session.
+			if err := tx.User.Create().SetID("by-" + session).SetName(session).Exec(ctx); err != nil {
+				return nil, err
+			}
+			if fail {
+				return nil, fmt.Errorf("refused")
+			}
+			return []New{{Kind: Call, Data: data(`{"from":"` + session + `"}`)}}, nil
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	envs := make([][]Envelope, 3)
+	for i, s := range []string{"s1", "s2", "s3"} {
+		wg.Go(func() {
+			envs[i], errs[i] = l.AppendWith(ctx, s, 1, build(s, s == "s2"))
+		})
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[2] != nil {
+		t.Errorf("appends whose Build succeeded failed with the batch: %v, %v", errs[0], errs[2])
+	}
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), "refused") {
+		t.Errorf("the append whose Build failed: %v, want its error", errs[1])
+	}
+	for _, i := range []int{0, 2} {
+		if len(envs[i]) != 1 || envs[i][0].Seq != 1 || envs[i][0].Kind != Call {
+			t.Errorf("append %d: envelopes %+v, want its one event at seq 1", i, envs[i])
+		}
+	}
+	if n := db.Event.Query().CountX(ctx); n != 2 {
+		t.Errorf("%d events stored, want 2", n)
+	}
+	users := db.User.Query().Where(entuser.NameIn("s1", "s2", "s3")).IDsX(ctx)
+	slices.Sort(users)
+	if !slices.Equal(users, []string{"by-s1", "by-s3"}) {
+		t.Errorf("Build's rows stored: %v, want those of the appends stored (by-s1, by-s3)", users)
+	}
 }

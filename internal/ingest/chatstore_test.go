@@ -65,6 +65,10 @@ func (failingChats) Record(context.Context, string, whatsapp.Event) error {
 	return errors.New("the chat store is unreachable")
 }
 
+func (failingChats) RecordIn(context.Context, *ent.Tx, string, whatsapp.Event) error {
+	return errors.New("the chat store is unreachable")
+}
+
 func mustParse(t *testing.T, s string) whatsapp.JID {
 	t.Helper()
 	j, err := whatsapp.ParseJID(s)

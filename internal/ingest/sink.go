@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/textrule"
@@ -42,6 +43,26 @@ type MessageStore interface {
 // store has recorded it, before the event is stored.
 type ChatStore interface {
 	Record(ctx context.Context, sessionID string, ev whatsapp.Event) error
+}
+
+// TxBus is a Bus that writes what an event implies in the transaction that
+// stores it (events.Bus.PublishWith): the event log's batch, so the
+// writes of a batch of events share one commit.
+type TxBus interface {
+	PublishWith(ctx context.Context, sessionID string, size int, build events.Build) ([]events.Envelope, error)
+}
+
+// TxMessageStore is a MessageStore that records some events (RecordsIn)
+// in the transaction that stores them.
+type TxMessageStore interface {
+	RecordsIn(ev whatsapp.Event) bool
+	RecordIn(ctx context.Context, tx *ent.Tx, sessionID string, ev *whatsapp.Event) error
+}
+
+// TxChatStore is a ChatStore that records in the transaction that stores
+// the event.
+type TxChatStore interface {
+	RecordIn(ctx context.Context, tx *ent.Tx, sessionID string, ev whatsapp.Event) error
 }
 
 // Waker learns that events were committed (the webhook dispatcher: new
@@ -124,6 +145,11 @@ func (s *Sink) Publish(ctx context.Context, sessionID string, ev whatsapp.Event)
 // is looked at, as if they came one by one.
 func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.Event) error {
 	evs = storable(evs)
+	if len(evs) == 1 {
+		if done, err := s.publishIn(ctx, sessionID, evs[0]); done {
+			return err
+		}
+	}
 	var news []events.New
 	own := make([]int, len(evs)) // where each event's own entry is in news
 	for i, ev := range evs {
@@ -138,6 +164,67 @@ func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.
 	if err != nil {
 		return fmt.Errorf("store %s of session %s: %w", kindsOf(evs), sessionID, err)
 	}
+	s.committed(ctx, sessionID, evs, own, envs)
+	return nil
+}
+
+// publishIn stores a message event as PublishAll does, with its message
+// and chat store rows written in the transaction that stores the event
+// (TxBus, TxMessageStore, TxChatStore): the event log's batch, one commit
+// for all the sessions' messages of the batch, where each message's
+// records were a transaction each before. done is false when ev is not
+// one the stores record so (or they cannot): PublishAll then stores it
+// the other way.
+func (s *Sink) publishIn(ctx context.Context, sessionID string, ev whatsapp.Event) (done bool, err error) {
+	bus, ok := s.bus.(TxBus)
+	if !ok {
+		return false, nil
+	}
+	msgs, ok := s.messages.(TxMessageStore)
+	if !ok || !msgs.RecordsIn(ev) {
+		return false, nil
+	}
+	var chats TxChatStore
+	if s.chatStore != nil {
+		if chats, ok = s.chatStore.(TxChatStore); !ok {
+			return false, nil
+		}
+	}
+	s.complete(sessionID, ev)
+	// What can be done before the transaction is: the reads, and the
+	// encoding (recording a message does not change its event).
+	news, err := s.chatUpsert(ctx, sessionID, ev)
+	if err != nil {
+		return true, err
+	}
+	data, err := encodeData(ev.Data)
+	if err != nil {
+		return true, fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	news = append(news, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key})
+	envs, err := bus.PublishWith(ctx, sessionID, len(news), func(ctx context.Context, tx *ent.Tx) ([]events.New, error) {
+		rec := ev // RecordIn may not change what is stored, but keeps its own copy
+		if err := msgs.RecordIn(ctx, tx, sessionID, &rec); err != nil {
+			return nil, err
+		}
+		if chats != nil {
+			if err := chats.RecordIn(ctx, tx, sessionID, rec); err != nil {
+				return nil, err
+			}
+		}
+		return news, nil
+	})
+	if err != nil {
+		return true, fmt.Errorf("store %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	s.committed(ctx, sessionID, []whatsapp.Event{ev}, []int{len(news) - 1}, envs)
+	return true, nil
+}
+
+// committed is what follows the commit of evs (envs, one per entry of
+// what was stored, own[i] being event i's): the chat memory, the
+// dispatcher's wake-up, the follower, the log.
+func (s *Sink) committed(ctx context.Context, sessionID string, evs []whatsapp.Event, own []int, envs []events.Envelope) {
 	for _, ev := range evs {
 		if isChatMessage(ev) {
 			s.chats.remember(sessionID, ev.Message.Chat, ev.Message.ID)
@@ -156,7 +243,6 @@ func (s *Sink) PublishAll(ctx context.Context, sessionID string, evs []whatsapp.
 		}
 		s.log.DebugContext(ctx, "event stored", "session_id", sessionID, "kind", string(e.Kind), "seq", e.Seq, "event_id", e.ID)
 	}
-	return nil
 }
 
 // follow hands the follower the events of evs that envs (one per entry
@@ -179,6 +265,31 @@ func (s *Sink) follow(sessionID string, evs []whatsapp.Event, own []int, envs []
 // store, and returns the events to store for it: the chats.upsert it
 // implies, if any, then ev.
 func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
+	s.complete(sessionID, ev)
+	var evs []events.New
+	if s.messages != nil {
+		var err error
+		if evs, err = s.chatUpsert(ctx, sessionID, ev); err != nil {
+			return nil, err
+		}
+		if err := s.messages.Record(ctx, sessionID, &ev); err != nil {
+			return nil, err
+		}
+	}
+	if s.chatStore != nil {
+		if err := s.chatStore.Record(ctx, sessionID, ev); err != nil {
+			return nil, err
+		}
+	}
+	data, err := encodeData(ev.Data)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+	}
+	return append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key}), nil
+}
+
+// complete sets the mediaUrl of ev's data (in place).
+func (s *Sink) complete(sessionID string, ev whatsapp.Event) {
 	if ev.Message != nil && ev.Message.Media != nil && s.mediaPath != nil {
 		// events.md: mediaUrl is this service's media route, never WhatsApp's.
 		switch d := ev.Data.(type) {
@@ -198,39 +309,26 @@ func (s *Sink) prepare(ctx context.Context, sessionID string, ev whatsapp.Event)
 			}
 		}
 	}
-	var evs []events.New
-	if s.messages != nil {
-		chat, err := s.newChat(ctx, sessionID, ev)
-		if err != nil {
-			return nil, err
-		}
-		if chat != nil {
-			b, err := json.Marshal(chat)
-			if err != nil {
-				return nil, fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
-			}
-			// Keyed by the message that made the chat known: the
-			// message sent again is the same pair of events.
-			key := ""
-			if ev.Key != "" {
-				key = string(events.ChatsUpsert) + "/" + ev.Key
-			}
-			evs = append(evs, events.New{Kind: events.ChatsUpsert, Data: b, Key: key})
-		}
-		if err := s.messages.Record(ctx, sessionID, &ev); err != nil {
-			return nil, err
-		}
+}
+
+// chatUpsert returns the chats.upsert event ev implies (the first message
+// of a chat), if any.
+func (s *Sink) chatUpsert(ctx context.Context, sessionID string, ev whatsapp.Event) ([]events.New, error) {
+	chat, err := s.newChat(ctx, sessionID, ev)
+	if err != nil || chat == nil {
+		return nil, err
 	}
-	if s.chatStore != nil {
-		if err := s.chatStore.Record(ctx, sessionID, ev); err != nil {
-			return nil, err
-		}
-	}
-	data, err := encodeData(ev.Data)
+	b, err := json.Marshal(chat)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s of session %s: %w", ev.Kind, sessionID, err)
+		return nil, fmt.Errorf("encode chats.upsert of session %s: %w", sessionID, err)
 	}
-	return append(evs, events.New{Kind: events.Kind(ev.Kind), Data: data, Key: ev.Key}), nil
+	// Keyed by the message that made the chat known: the message sent
+	// again is the same pair of events.
+	key := ""
+	if ev.Key != "" {
+		key = string(events.ChatsUpsert) + "/" + ev.Key
+	}
+	return []events.New{{Kind: events.ChatsUpsert, Data: b, Key: key}}, nil
 }
 
 // storable is evs with every NUL in their text replaced (textrule): what

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wagraph/wagraph/ent"
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/chats"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -70,6 +71,16 @@ func (b *flakyBus) Publish(ctx context.Context, id string, evs []events.New) ([]
 		return nil, errors.New("database is locked")
 	}
 	return b.bus.Publish(ctx, id, evs)
+}
+
+func (b *flakyBus) PublishWith(ctx context.Context, id string, size int, build events.Build) ([]events.Envelope, error) {
+	b.mu.Lock()
+	fail := b.fail
+	b.mu.Unlock()
+	if fail {
+		return nil, errors.New("database is locked")
+	}
+	return b.bus.PublishWith(ctx, id, size, build)
 }
 
 type countingWaker struct{ n int }
@@ -383,5 +394,46 @@ func TestWakers(t *testing.T) {
 	ws.Wake()
 	if a.n != 2 || b.n != 2 {
 		t.Errorf("woken %d and %d times, want 2 each", a.n, b.n)
+	}
+}
+
+// TestSinkOneTransaction: a message's row in the message store, its
+// chat's row in the chat store and its events are written in the event
+// log's one transaction (issue 35): stored together in one commit, or,
+// when a later part fails, none of them, so the redelivered stanza finds
+// nothing half done.
+func TestSinkOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	const alice = "4915550000001@s.whatsapp.net"
+
+	e := newEnv(t)
+	e.sink.chatStore = chats.NewStore(e.db, false, nil)
+	before := e.log.Stats().Batches
+	if err := e.sink.Publish(ctx, "s1", message(whatsapp.KindInboundMessage, "A1", alice, false, "Alice", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(e.storedEvents(t)); !slices.Equal(got, []events.Kind{events.ChatsUpsert, events.InboundMessageUpsert}) {
+		t.Errorf("stored %v, want chats.upsert and the message", got)
+	}
+	if n := e.db.Message.Query().CountX(ctx); n != 1 {
+		t.Errorf("%d message rows, want 1", n)
+	}
+	if c, err := e.db.Chat.Query().Only(ctx); err != nil || c.LastMessageID != "A1" || c.UnreadCount != 1 {
+		t.Errorf("chat row %+v (%v), want A1 its last message, one unread", c, err)
+	}
+	if n := e.log.Stats().Batches - before; n != 1 {
+		t.Errorf("%d commits of the event log, want the one that stored it all", n)
+	}
+
+	e = newEnv(t)
+	e.sink.chatStore = failingChats{}
+	if err := e.sink.Publish(ctx, "s1", message(whatsapp.KindInboundMessage, "A1", alice, false, "Alice", nil)); err == nil {
+		t.Fatal("Publish succeeded while the chat store refuses the message")
+	}
+	if got := e.storedEvents(t); len(got) != 0 {
+		t.Errorf("stored %v, want nothing", kinds(got))
+	}
+	if n := e.db.Message.Query().CountX(ctx); n != 0 {
+		t.Errorf("%d message rows after the chat store refused the message, want 0 (rolled back with it)", n)
 	}
 }

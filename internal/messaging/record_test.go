@@ -60,3 +60,30 @@ func TestRecordOwnMessage(t *testing.T) {
 		t.Errorf("OLD: %s %q at %s, want unchanged (sent \"first\" at %s)", m.Status, m.Text, m.Timestamp, t0)
 	}
 }
+
+// TestRecordsIn: a message sent or received is recorded in the event's
+// transaction (the event log's batch) on SQLite, where the database's
+// writes run one at a time anyway; on PostgreSQL (concurrent writes) and
+// for every other event the store's own transactions keep it.
+func TestRecordsIn(t *testing.T) {
+	msg := &whatsapp.Message{ID: "M1", Chat: "4915550000001@s.whatsapp.net", Type: "text"}
+	for _, tt := range []struct {
+		name       string
+		concurrent bool
+		ev         whatsapp.Event
+		want       bool
+	}{
+		{"received, SQLite", false, whatsapp.Event{Kind: whatsapp.KindInboundMessage, Message: msg}, true},
+		{"sent, SQLite", false, whatsapp.Event{Kind: whatsapp.KindOutboundMessage, Message: msg}, true},
+		{"received, PostgreSQL", true, whatsapp.Event{Kind: whatsapp.KindInboundMessage, Message: msg}, false},
+		{"a media update", false, whatsapp.Event{Kind: whatsapp.KindMediaUpdate, Message: msg}, false},
+		{"a reaction", false, whatsapp.Event{Kind: whatsapp.KindMessagesReaction}, false},
+		{"no message record", false, whatsapp.Event{Kind: whatsapp.KindInboundMessage}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NewStore(nil, tt.concurrent).RecordsIn(tt.ev); got != tt.want {
+				t.Errorf("RecordsIn = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

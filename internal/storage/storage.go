@@ -136,7 +136,11 @@ func finish(ctx context.Context, sqlDB *sql.DB, dia, where string) (*DB, error) 
 		sqlDB.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dia, sqlDB)))
+	var drv dialect.Driver = entsql.OpenDB(dia, sqlDB)
+	if dia == dialect.SQLite {
+		drv = newOneWriter(entsql.OpenDB(dia, sqlDB))
+	}
+	client := ent.NewClient(ent.Driver(drv))
 	return &DB{SQL: sqlDB, Ent: client, Dialect: dia, Where: where}, nil
 }
 

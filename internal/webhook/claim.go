@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -90,33 +92,31 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy []string, fu
 	lock := func(s *sql.Selector) { locking = lockCandidates(s) }
 	// One transaction for the read and every claim: one SQLite write lock
 	// for the lot, where an UPDATE each made the dispatcher queue on the
-	// lock against the event log's writer once per delivery. The webhook
-	// (with its session, for its owner) is read with the candidates, and
-	// the events of those won after: the attempt needs them, and reading
-	// them now saves two queries per attempt.
+	// lock against the event log's writer once per delivery. The
+	// candidates are read alone, their owners (webhook, session, user)
+	// taken from what the dispatcher remembers (owners), all claimed in
+	// one UPDATE, and the webhooks and events of those won read after:
+	// the attempt needs them, and reading them now saves two queries per
+	// attempt.
 	err = ent.WithTx(ctx, d.db, func(tx *ent.Tx) error {
 		won, contended = nil, false
 		candidates, err := tx.Delivery.Query().
 			Where(append(waiting(busy, full), entdelivery.NextAttemptAtLTE(now), lock)...).
 			Order(ent.Asc(entdelivery.FieldNextAttemptAt), ent.Asc(entdelivery.FieldID)).
-			Limit(limit * claimWindow).WithWebhook(func(q *ent.WebhookQuery) { q.WithSession() }).All(ctx)
+			Limit(limit * claimWindow).All(ctx)
 		if err != nil {
 			return fmt.Errorf("read due deliveries: %w", err)
 		}
 		contended = locking && len(candidates) == 0
-		for _, c := range fairOrder(candidates, limit, inflight, d.bounds) {
-			// Under the row lock this UPDATE cannot lose on PostgreSQL;
-			// its conditions are what make a claim single on SQLite.
-			n, err := tx.Delivery.Update().
-				Where(entdelivery.ID(c.ID), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAtLTE(now)).
-				SetNextAttemptAt(until).Save(ctx)
-			if err != nil {
-				return fmt.Errorf("claim delivery %s: %w", c.ID, err)
-			}
-			if n == 1 {
-				c.NextAttemptAt = until
-				won = append(won, c)
-			}
+		if err := d.owners.attach(ctx, tx, candidates); err != nil {
+			return err
+		}
+		picked := fairOrder(candidates, limit, inflight, d.bounds)
+		if won, err = claimRows(ctx, tx, picked, now, until); err != nil {
+			return err
+		}
+		if err := loadWebhooks(ctx, tx, won); err != nil {
+			return err
 		}
 		return loadEvents(ctx, tx, won)
 	})
@@ -127,6 +127,123 @@ func (d *Dispatcher) claim(ctx context.Context, now time.Time, busy []string, fu
 		took(c.ID, ownerOf(c))
 	}
 	return won, contended, nil
+}
+
+// claimRows claims picked in one UPDATE and returns those it won. Its
+// conditions (still PENDING, still due) are what make a claim single on
+// SQLite; on PostgreSQL the candidates' row locks already exclude other
+// claimers. Within the claim's transaction (SQLite's write lock taken at
+// BEGIN, or PostgreSQL's row locks) no row read can change before the
+// UPDATE, so it wins them all; should it not, the rows carrying this
+// claim's lease are read back.
+func claimRows(ctx context.Context, tx *ent.Tx, picked []*ent.Delivery, now, until time.Time) ([]*ent.Delivery, error) {
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(picked))
+	for i, c := range picked {
+		ids[i] = c.ID
+	}
+	n, err := tx.Delivery.Update().
+		Where(entdelivery.IDIn(ids...), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAtLTE(now)).
+		SetNextAttemptAt(until).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries %v: %w", ids, err)
+	}
+	ours := picked
+	if n != len(picked) {
+		got, err := tx.Delivery.Query().
+			Where(entdelivery.IDIn(ids...), entdelivery.StatusEQ(entdelivery.StatusPENDING), entdelivery.NextAttemptAt(until)).IDs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the deliveries claimed: %w", err)
+		}
+		ours = slices.DeleteFunc(slices.Clone(picked), func(c *ent.Delivery) bool { return !slices.Contains(got, c.ID) })
+	}
+	for _, c := range ours {
+		c.NextAttemptAt = until
+	}
+	return ours, nil
+}
+
+// loadWebhooks sets the webhook of each delivery of won, in one query, in
+// place of the owner alone that attach set: the attempt needs its URL,
+// secret and state as they are now. The owner (ownerOf) is kept.
+func loadWebhooks(ctx context.Context, tx *ent.Tx, won []*ent.Delivery) error {
+	if len(won) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, c := range won {
+		if !slices.Contains(ids, c.WebhookID) {
+			ids = append(ids, c.WebhookID)
+		}
+	}
+	hooks, err := tx.Webhook.Query().Where(entwebhook.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return fmt.Errorf("read the claimed deliveries' webhooks: %w", err)
+	}
+	byID := make(map[string]*ent.Webhook, len(hooks))
+	for _, h := range hooks {
+		byID[h.ID] = h
+	}
+	for _, c := range won {
+		h := byID[c.WebhookID]
+		if h == nil {
+			// Deleted meanwhile: the attempt reads the delivery again
+			// and finds it gone.
+			c.Edges.Webhook = nil
+			continue
+		}
+		if c.Edges.Webhook != nil {
+			h.Edges.Session = c.Edges.Webhook.Edges.Session
+		}
+		c.Edges.Webhook = h
+	}
+	return nil
+}
+
+// owners remembers each webhook's session and that session's user, which
+// never change (both fields are immutable in ent/schema): the claim pass
+// needs them for every candidate it reads (fairOrder), and read with every
+// pass they cost more than the rest of the pass. It is bounded: past
+// maxOwners webhooks it starts over.
+type owners struct {
+	mu sync.Mutex
+	m  map[string]*ent.Webhook // webhook id → the webhook's id, session id and session (id, owner id) only
+}
+
+const maxOwners = 1 << 14
+
+// attach sets each candidate's webhook edge to its owner-only webhook
+// (ownerOf reads it), reading those not yet known in one query. A webhook
+// not found (deleted meanwhile) leaves the edge unset.
+func (o *owners) attach(ctx context.Context, tx *ent.Tx, candidates []*ent.Delivery) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var missing []string
+	for _, c := range candidates {
+		if _, ok := o.m[c.WebhookID]; !ok && !slices.Contains(missing, c.WebhookID) {
+			missing = append(missing, c.WebhookID)
+		}
+	}
+	if len(missing) > 0 {
+		hooks, err := tx.Webhook.Query().Where(entwebhook.IDIn(missing...)).
+			Select(entwebhook.FieldID, entwebhook.FieldSessionID).
+			WithSession(func(q *ent.SessionQuery) { q.Select(entsession.FieldID, entsession.FieldOwnerID) }).All(ctx)
+		if err != nil {
+			return fmt.Errorf("read the owners of webhooks %v: %w", missing, err)
+		}
+		if o.m == nil || len(o.m)+len(hooks) > maxOwners {
+			o.m = make(map[string]*ent.Webhook, len(hooks))
+		}
+		for _, h := range hooks {
+			o.m[h.ID] = &ent.Webhook{ID: h.ID, SessionID: h.SessionID, Edges: ent.WebhookEdges{Session: h.Edges.Session}}
+		}
+	}
+	for _, c := range candidates {
+		c.Edges.Webhook = o.m[c.WebhookID]
+	}
+	return nil
 }
 
 // loadEvents sets the event of each delivery of won, in one query.

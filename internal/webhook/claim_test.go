@@ -2,10 +2,14 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/wagraph/wagraph/ent"
@@ -136,5 +140,55 @@ func TestClaimSkipsLockedRows(t *testing.T) {
 	}
 	if c := db.Delivery.Query().Where(entdelivery.StatusEQ(entdelivery.StatusDELIVERED), entdelivery.Attempts(1)).CountX(ctx); c != n {
 		t.Errorf("%d deliveries DELIVERED after one attempt, want %d", c, n)
+	}
+}
+
+// TestClaimReadsOwnersOnce (issue 35): the claim pass reads a webhook's
+// owner (its session and the session's user, for the fair share) once per
+// webhook, not with every pass: they never change, and read with each
+// pass's candidates they cost more than the rest of the pass. Forty
+// deliveries two at a time are many passes, and every one is still made.
+func TestClaimReadsOwnersOnce(t *testing.T) {
+	db, loc := openOutbox(t)
+	rc := newReceiver(t, answerStatus(http.StatusOK))
+	addHook(t, db, "w1", rc.srv.URL, events.Call)
+	sender := webhook.NewSender(publicGuard(rc), 5*time.Second, nil)
+	t.Cleanup(sender.Close)
+	const n = 40
+	evs := make([]events.New, n)
+	for i := range evs {
+		evs[i] = events.New{Kind: events.Call}
+	}
+	appendEvents(t, newLog(t, db, nil), evs...)
+
+	// The dispatcher's own client, each statement seen: the sessions read
+	// by id are the owners' reads.
+	var mu sync.Mutex
+	ownerReads, statements := 0, 0
+	d := loc.Open(t)
+	counted := ent.NewClient(ent.Driver(dialect.DebugWithContext(sql.OpenDB(d.Dialect, d.SQL), func(_ context.Context, args ...any) {
+		s := fmt.Sprint(args...)
+		mu.Lock()
+		defer mu.Unlock()
+		statements++
+		if strings.Contains(s, "FROM `sessions` WHERE `sessions`.`id` IN") || strings.Contains(s, `FROM "sessions" WHERE "sessions"."id" IN`) {
+			ownerReads++
+		}
+	})))
+	obs := newObserver()
+	runDispatcher(t, webhook.DispatcherOptions{DB: counted, Sender: sender, Observer: obs,
+		Concurrency: 2, PerWebhook: 2, Schedule: []time.Duration{0}})
+	for i, o := range obs.nextN(t, n) {
+		if o != webhook.OutcomeDelivered {
+			t.Fatalf("outcome %d: %s, want delivered", i, o)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if statements == 0 {
+		t.Fatal("no statement seen: the counting driver is not the dispatcher's")
+	}
+	if ownerReads != 1 {
+		t.Errorf("the webhook's session read %d times over %d deliveries two at a time, want once", ownerReads, n)
 	}
 }

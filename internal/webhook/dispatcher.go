@@ -104,7 +104,8 @@ type Dispatcher struct {
 	log          *slog.Logger
 	observer     Observer
 
-	wake chan struct{} // capacity 1: "deliveries may be due"
+	wake   chan struct{} // capacity 1: "deliveries may be due"
+	owners owners        // the claim pass's memory of webhooks' owners
 }
 
 // NewDispatcher returns a Dispatcher; Run runs it.
