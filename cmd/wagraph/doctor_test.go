@@ -166,8 +166,8 @@ func TestDoctorGoodDataDir(t *testing.T) {
 		t.Errorf("doctor exited %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-	if len(lines) != 7 {
-		t.Errorf("%d lines, want one per check (7):\n%s", len(lines), stdout.String())
+	if len(lines) != 8 {
+		t.Errorf("%d lines, want one per check (8):\n%s", len(lines), stdout.String())
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "OK ") && !strings.HasPrefix(l, "WARN  WhatsApp Web version ") {
