@@ -135,6 +135,31 @@ export class Live {
     };
   }
 
+  // changes calls changed, at most every 250 ms, while the session's events
+  // of kinds come (a page redrawing what they touch), and failed with the
+  // error that ends them; it returns the function that stops it.
+  changes(sessionId, kinds, changed, failed) {
+    let timer = 0;
+    const stop = this.subscribe(
+      `subscription($id: ID!, $kinds: [EventKind!]) { events(sessionId: $id, kinds: $kinds) { id kind } }`,
+      () => ({ id: sessionId, kinds }),
+      {
+        next: () => {
+          if (timer) return;
+          timer = setTimeout(() => {
+            timer = 0;
+            changed();
+          }, 250);
+        },
+        error: failed,
+      }
+    );
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }
+
   send(id) {
     const s = this.subs.get(id);
     this.ws.send(JSON.stringify({ id, type: "subscribe", payload: { query: s.document, variables: s.vars() } }));

@@ -297,25 +297,15 @@ export function render(root, ctx) {
 
   // Group events come for every change, one's own and a phone's: at most
   // one reload each 250 ms.
-  let timer = 0;
-  const stop = ctx.live.subscribe(
-    `subscription($id: ID!, $kinds: [EventKind!]) { events(sessionId: $id, kinds: $kinds) { id kind } }`,
-    () => ({ id, kinds: liveKinds }),
-    {
-      next: () => {
-        if (timer) return;
-        timer = setTimeout(() => {
-          timer = 0;
-          reload().catch((e) => notice(errorText(e), "error"));
-        }, 250);
-      },
-      error: (e) => notice("Live updates stopped: " + errorText(e), "error"),
-    }
+  const stop = ctx.live.changes(
+    id,
+    liveKinds,
+    () => reload().catch((e) => notice(errorText(e), "error")),
+    (e) => notice("Live updates stopped: " + errorText(e), "error")
   );
   reload().catch((e) => replace(list, h("p.error#groups-error", errorText(e))));
   return () => {
     stopped = true;
-    clearTimeout(timer);
     stop();
   };
 }

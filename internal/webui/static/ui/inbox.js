@@ -31,28 +31,10 @@ const reactions = ["👍", "❤️", "😂", "😮", "😢", "🙏"];
 const messageFields = "id chat sender fromMe type text caption status timestamp mediaUrl viewOnce reactions { emoji sender fromMe }";
 const chatFields = `jid name isGroup unreadCount lastMessageAt archived pinned mutedUntil lastMessage { ${messageFields} }`;
 
-// live subscribes to the session's events of liveKinds and calls changed
-// (at most every 250 ms) while the page is shown; it returns the stop.
+// live calls changed (at most every 250 ms) while the session's events of
+// liveKinds come and the page is shown; it returns the stop.
 function live(ctx, id, changed) {
-  let timer = 0;
-  const stop = ctx.live.subscribe(
-    `subscription($id: ID!, $kinds: [EventKind!]) { events(sessionId: $id, kinds: $kinds) { id kind } }`,
-    () => ({ id, kinds: liveKinds }),
-    {
-      next: () => {
-        if (timer) return;
-        timer = setTimeout(() => {
-          timer = 0;
-          changed();
-        }, 250);
-      },
-      error: (e) => notice("Live updates stopped: " + errorText(e), "error"),
-    }
-  );
-  return () => {
-    clearTimeout(timer);
-    stop();
-  };
+  return ctx.live.changes(id, liveKinds, changed, (e) => notice("Live updates stopped: " + errorText(e), "error"));
 }
 
 // preview is a message in one line: its text, or what it is.
