@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make test's passes (see the Makefile's test target, which sets what this
 # reads): every package on SQLite and, when WAGRAPH_TEST_POSTGRES names a
-# server, the packages that open a test database again on PostgreSQL, then
-# the cluster test alone.
+# server, the packages that open a test database again on PostgreSQL (where
+# the tests marked dbtest.OneBackend, whose subject no backend changes, say
+# so and skip), then the cluster test alone.
 #
 # One after the other: run at the same time (tried this stop), the
 # two passes filled both cores, and the crash tests' recovery goals (all

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // codegenDir holds the graphql-codegen set-up the README gives (codegen.ts),
@@ -24,6 +25,7 @@ const codegenDir = "testdata/codegen"
 // tsc --strict. Not with -short: it runs the npm tools (a minute), which
 // make test-short does not install.
 func TestGraphQLCodegen(t *testing.T) {
+	dbtest.OneBackend(t, "the schema's generated TypeScript type-checked: the contract's shape, the same on every backend")
 	if testing.Short() {
 		t.Skip("runs the npm tools: make test")
 	}

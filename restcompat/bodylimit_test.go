@@ -18,6 +18,7 @@ import (
 
 	"github.com/wagraph/wagraph/graph"
 	"github.com/wagraph/wagraph/internal/config"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/internal/fault"
 )
@@ -132,6 +133,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // the body itself, not the ~14 times a list of tiny strings did. A list
 // at its bound, and a media send's large source, decode.
 func TestListsBoundedWhileDecoding(t *testing.T) {
+	dbtest.OneBackend(t, "a body's lists bounded while it is decoded, before any storage is reached")
 	list := func(head, item, tail string, size int) (string, int) {
 		n := (size - len(head) - len(tail)) / (len(item) + 1)
 		return head + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + tail, n

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/restcompat"
 )
 
@@ -55,6 +56,7 @@ type clientRun struct {
 // success's data present, whole object schemas) and true to what the
 // server answers.
 func TestOpenAPITypeScriptClient(t *testing.T) {
+	dbtest.OneBackend(t, "the REST document's generated TypeScript client type-checked and run: the contract's shape, the same on every backend")
 	generate, tsc := npmTool(t, "openapi-typescript"), npmTool(t, "tsc")
 	srv := apptest.StartSandbox(t)
 	const phone, recipient = "4915550300001", "4915550300002"

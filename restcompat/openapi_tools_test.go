@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/restcompat"
 )
 
@@ -86,6 +87,7 @@ func servedDocument(t *testing.T, srv *apptest.Server, dir string) string {
 // examples against their schemas too. The one exception is listed in
 // testdata/redocly-lint-ignore.yaml, path by path.
 func TestOpenAPILint(t *testing.T) {
+	dbtest.OneBackend(t, "the served OpenAPI document linted: it is generated from the route table, whatever stores the data")
 	redocly, spectral := npmTool(t, "redocly"), npmTool(t, "spectral")
 	srv := apptest.Start(t, apptest.Config(t))
 	dir := t.TempDir()

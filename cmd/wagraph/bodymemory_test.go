@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
 
 // TestOversizedBodiesCostLittleMemory (issue 31, finding 2): a body of tiny
@@ -29,6 +31,7 @@ func TestOversizedBodiesCostLittleMemory(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		return
 	}
+	dbtest.OneBackend(t, "a request body's memory, bounded before any storage is reached")
 	if testing.Short() {
 		t.Skip("runs a server process of its own")
 	}

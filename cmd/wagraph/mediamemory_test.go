@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/testbin"
 	"github.com/wagraph/wagraph/internal/testclient"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -39,6 +40,7 @@ import (
 // them the slower the machine). That the slot bounds a forward to the end
 // of its upload is TestForwardBounds' (internal/messaging).
 func TestMediaCostsNoFileInMemory(t *testing.T) {
+	dbtest.OneBackend(t, "a download's and a forward's memory: the media path holds no file in memory whatever stores the message rows")
 	if testing.Short() {
 		t.Skip("runs a server process of its own and moves 2 GB of media")
 	}

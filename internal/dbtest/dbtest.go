@@ -14,7 +14,9 @@
 // per backend, so each test runs unchanged under its own name, processes a
 // test starts (the server binary, the crash test's child) inherit the
 // backend through the environment, and the output says which backend a
-// failure is on.
+// failure is on. A test whose subject no backend changes (a generated
+// client, a browser, a memory bound) says so with OneBackend and runs on
+// the SQLite pass alone.
 package dbtest
 
 import (
@@ -56,6 +58,23 @@ func Postgres(t testing.TB) bool {
 	default:
 		t.Fatalf("%s=%q: want postgres or sqlite", BackendEnv, b)
 		return false
+	}
+}
+
+// OneBackend marks a test whose subject is the same whatever stores the
+// data (a contract's shape checked by its generated clients and linters,
+// the dashboard in a browser, a memory bound of a request's body): it runs
+// on the SQLite pass and is skipped on the PostgreSQL pass, where it would
+// run the same checks against the same code again at about twice the time
+// (the packages it shares that pass with are the heaviest). why says what
+// the test checks and where its storage is tested on both backends.
+func OneBackend(t testing.TB, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatal("dbtest.OneBackend: say why the backend does not matter to this test")
+	}
+	if Postgres(t) {
+		t.Skip("run on the SQLite pass only: " + why)
 	}
 }
 

@@ -106,6 +106,7 @@ func TestPinnedAPIDocs(t *testing.T) {
 // server (nothing from a CDN, no validator badge), and the browser reports
 // no console error, no exception and no CSP violation.
 func TestAPIDocsInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	// The server mounts the page at /api/docs (/api/docs/ leads there)

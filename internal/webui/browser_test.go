@@ -19,7 +19,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/dbtest"
 )
+
+// inABrowser marks a test of the dashboard in a browser: it runs on the
+// SQLite pass only (dbtest.OneBackend).
+func inABrowser(t *testing.T) {
+	t.Helper()
+	dbtest.OneBackend(t, "the dashboard in a browser: what it reads and does goes through the GraphQL API, whose storage graph and internal/e2e test on both backends")
+}
 
 // chromiumPath finds the browser the browser tests drive (Debian's
 // chromium, which `make deps` installs).
@@ -169,6 +177,7 @@ func (b *browser) report(t *testing.T) {
 // browser reports no console error, exception, refused request or CSP
 // violation.
 func TestGraphiQLInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	b := newBrowser(t, srv.URL, 2*time.Minute, nil)

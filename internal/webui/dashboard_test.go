@@ -52,6 +52,7 @@ const (
 // report no console error, exception, CSP violation or dialog, and load
 // nothing from elsewhere.
 func TestDashboardInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	recv := newReceiver(t)
 	cfg := apptest.SandboxConfig(t)

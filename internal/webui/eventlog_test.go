@@ -56,6 +56,7 @@ type storedEvent struct {
 // desktop's and at a phone's width. The server's log holds none of the
 // message texts.
 func TestDashboardStoredEventsInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	recv := newReceiver(t)
 	var logs lockedBuffer

@@ -28,6 +28,7 @@ import (
 // contact's markup in an emoji or an option name shows as text, never as
 // an element, and the browser reports nothing.
 func TestEventSummaries(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	sessionID := srv.CreateSession(t, "Summaries")

@@ -27,6 +27,7 @@ import (
 // error, exception or request to another origin, and the page stays inside
 // a desktop's and a phone's width.
 func TestGroupsInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	const (
 		alice   = "4915550034501"

@@ -22,6 +22,7 @@ import (
 // phone. The browser reports no console error, exception or request to
 // another origin.
 func TestInboxInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	const (
 		contact = "4915550330001"

@@ -185,6 +185,7 @@ func kindNames(withTest bool) []string {
 // names it as webhooks do (inbound-message.upsert), the names being the
 // ones of internal/events' table.
 func TestDashboardLayoutInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	recv := newReceiver(t)
 	srv := apptest.StartSandbox(t)

@@ -17,6 +17,7 @@ import (
 // closed before the connection is established", which failed a dashboard
 // test on a loaded CI machine.
 func TestLiveClosedWhileConnecting(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	b := newBrowser(t, srv.URL, time.Minute, nil)

@@ -17,6 +17,7 @@ import (
 // place of a token (the pasted one appears nowhere on the page); with
 // --mcp=false it says the server is off.
 func TestDashboardMCPInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.Start(t, apptest.Config(t))
 	cfg := apptest.Config(t)

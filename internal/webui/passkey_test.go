@@ -20,6 +20,7 @@ import (
 // the code, which is the phone's, and the confirm button; confirming
 // links the session.
 func TestPasskeyStepInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.StartSandbox(t)
 	const phone = "15550007777"

@@ -20,6 +20,7 @@ import (
 // a session token sees its one session and no way to create another; in
 // sandbox mode the pairing page's simulated phone links a session.
 func TestDashboardSessionsInABrowser(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.StartSandbox(t)
 	phones := srv.Network(t)

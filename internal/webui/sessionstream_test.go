@@ -20,6 +20,7 @@ import (
 // session into PAIRING and a session deleted elsewhere leaves the page.
 // On main before this change the page sent six sessionStatus subscribes.
 func TestSessionsPageOneStream(t *testing.T) {
+	inABrowser(t)
 	t.Parallel()
 	srv := apptest.StartSandbox(t)
 	const n = 6
