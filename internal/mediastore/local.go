@@ -171,3 +171,10 @@ func (r readerCtx) Read(p []byte) (int, error) {
 	}
 	return r.r.Read(p)
 }
+
+// Check writes a small probe, reads it back and deletes it: the directory
+// takes files and gives them back (`wagraph doctor`).
+func (l *Local) Check(ctx context.Context) error { return check(ctx, l) }
+
+// String names the store.
+func (l *Local) String() string { return "local " + l.dir }
