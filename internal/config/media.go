@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,17 +12,12 @@ import (
 	"github.com/wagraph/wagraph/internal/mediastore"
 )
 
-// MediaStoreKind is where received media is kept (--media-store).
-type MediaStoreKind string
-
+// The kinds of --media-store: local is SQLite's default, none
+// PostgreSQL's.
 const (
-	// MediaLocal keeps files under <data-dir>/media (SQLite's default).
-	MediaLocal MediaStoreKind = "local"
-	// MediaS3 keeps them in an S3-compatible bucket.
-	MediaS3 MediaStoreKind = "s3"
-	// MediaNone keeps none: media is downloaded on demand (PostgreSQL's
-	// default).
-	MediaNone MediaStoreKind = "none"
+	MediaLocal = mediastore.KindLocal
+	MediaS3    = mediastore.KindS3
+	MediaNone  = mediastore.KindNone
 )
 
 // MediaKinds are the kinds of media --media-keep names (a voice note is
@@ -31,7 +27,7 @@ var MediaKinds = []string{"image", "audio", "document", "video", "sticker"}
 // MediaStore is what the --media-* settings say of kept media
 // (integrations.md §3).
 type MediaStore struct {
-	Kind MediaStoreKind
+	Kind mediastore.Kind
 	// Bucket and Prefix are the S3 store's (s3://bucket/prefix); Prefix
 	// has no leading or trailing slash.
 	Bucket, Prefix string
@@ -61,6 +57,13 @@ func (m MediaStore) String() string {
 	return mediastore.S3Config{Bucket: m.Bucket, Prefix: m.Prefix}.URL()
 }
 
+// Choice is the store to open: a local one in dataDir.
+func (m MediaStore) Choice(dataDir string) mediastore.Choice {
+	return mediastore.Choice{Kind: m.Kind, Dir: filepath.Join(dataDir, mediastore.DirName), S3: mediastore.S3Config{
+		Bucket: m.Bucket, Prefix: m.Prefix, Endpoint: m.Endpoint, Region: m.Region,
+	}}
+}
+
 // Bounds of --media-max-size and --media-retention.
 const (
 	MaxMediaSize         = 4 << 30
@@ -79,7 +82,7 @@ func parseMediaStore(c *Config, v string) string {
 	case "": // decided by checkMedia, once the database is known
 		return ""
 	case string(MediaLocal), string(MediaNone):
-		c.Media.Kind = MediaStoreKind(v)
+		c.Media.Kind = mediastore.Kind(v)
 		return ""
 	}
 	u, err := url.Parse(v)

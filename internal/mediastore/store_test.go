@@ -248,3 +248,31 @@ func walk(t *testing.T, st store) []string {
 	slices.Sort(got)
 	return got
 }
+
+// TestNew: the store the settings chose, nil for none, and an error (with
+// no store, not a nil one in an interface) when it cannot be opened.
+func TestNew(t *testing.T) {
+	endpoint, bucket := s3test.Start(t)
+	dir := filepath.Join(t.TempDir(), "media")
+	local, err := mediastore.New(mediastore.Choice{Kind: mediastore.KindLocal, Dir: dir})
+	if l, ok := local.(*mediastore.Local); err != nil || !ok || l.Dir() != dir {
+		t.Errorf("local: %v, %v", local, err)
+	}
+	s3, err := mediastore.New(mediastore.Choice{Kind: mediastore.KindS3, S3: mediastore.S3Config{Bucket: bucket, Endpoint: endpoint}})
+	if _, ok := s3.(*mediastore.S3); err != nil || !ok {
+		t.Errorf("s3: %v, %v", s3, err)
+	}
+	if none, err := mediastore.New(mediastore.Choice{Kind: mediastore.KindNone}); none != nil || err != nil {
+		t.Errorf("none: %v, %v", none, err)
+	}
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	for _, c := range []mediastore.Choice{
+		{Kind: "disk"},
+		{Kind: mediastore.KindLocal, Dir: "/proc/no-media-here"},
+		{Kind: mediastore.KindS3, S3: mediastore.S3Config{Bucket: bucket, Endpoint: endpoint}},
+	} {
+		if st, err := mediastore.New(c); st != nil || err == nil {
+			t.Errorf("New(%+v) = %v, %v; want no store and an error", c, st, err)
+		}
+	}
+}
