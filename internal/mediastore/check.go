@@ -10,16 +10,17 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 )
 
-// checked is what Check uses of a store.
+// checked is what check uses of a store.
 type checked interface {
 	Put(ctx context.Context, r io.Reader) (Info, error)
 	Open(ctx context.Context, sum string) (Object, Info, error)
 	Delete(ctx context.Context, sum string) error
 }
 
-// check puts a probe of random bytes through st's own methods, reads it
-// back whole and deletes it. Random, so that its name is no kept file's:
-// deleting it never deletes media.
+// check puts a probe of random bytes through st's own methods (the S3
+// store's: a bucket has no place aside), reads it back whole and deletes
+// it. Random, so that its name is no kept file's: deleting it never
+// deletes media.
 func check(ctx context.Context, st checked) error {
 	probe := make([]byte, 64)
 	rand.Read(probe)

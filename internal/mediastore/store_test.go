@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -274,5 +276,42 @@ func TestNew(t *testing.T) {
 		if st, err := mediastore.New(c); st != nil || err == nil {
 			t.Errorf("New(%+v) = %v, %v; want no store and an error", c, st, err)
 		}
+	}
+}
+
+// TestLocalCheckLeavesNothing: doctor's probe leaves the directory as it
+// found it (no file, no shard directory), and fails on a directory it
+// cannot write.
+func TestLocalCheckLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "media")
+	st, err := mediastore.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, strings.NewReader("kept")); err != nil {
+		t.Fatal(err)
+	}
+	tree := func() []string {
+		var names []string
+		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error { names = append(names, p); return nil })
+		return names
+	}
+	before := tree()
+	if err := st.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := tree(); !slices.Equal(before, after) {
+		t.Errorf("Check changed the directory:\n%v\n%v", before, after)
+	}
+	if os.Geteuid() == 0 {
+		return // root writes anywhere
+	}
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	if err := st.Check(ctx); err == nil || !strings.Contains(err.Error(), "write a probe") {
+		t.Errorf("Check of a read-only directory: %v", err)
 	}
 }
