@@ -184,7 +184,7 @@ func TestDoctorGoodDataDir(t *testing.T) {
 	}
 	out := stdout.String()
 	kept := "OK    media store          local " + filepath.Join(dir, "media") + ": writable" // the server made it
-	if len(store) > 2 { // --database-url: none by default
+	if len(store) > 2 {                                                                      // --database-url: none by default
 		kept = "OK    media store          skipped: --media-store none"
 	}
 	for _, want := range []string{
