@@ -183,8 +183,9 @@ func TestDoctorGoodDataDir(t *testing.T) {
 		t.Errorf("doctor beside a server exited %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	kept := "OK    media store          local " + filepath.Join(dir, "media") + ": writable" // the server made it
-	if len(store) > 2 {                                                                      // --database-url: none by default
+	// The server made the local store; with --database-url there is none by default.
+	kept := "OK    media store          local " + filepath.Join(dir, "media") + ": writable"
+	if len(store) > 2 {
 		kept = "OK    media store          skipped: --media-store none"
 	}
 	for _, want := range []string{
