@@ -26,6 +26,9 @@ func TestS3Credentials(t *testing.T) {
 		return st
 	}
 
+	if got, want := strings.Join(srv.Args("wa/media"), " "), "--media-store s3://wagraph-media/wa/media --media-s3-endpoint "+srv.Endpoint; got != want {
+		t.Errorf("Args: %q, want %q", got, want)
+	}
 	t.Run("from the environment", func(t *testing.T) {
 		info, err := open(t, srv.Bucket).Put(ctx, strings.NewReader("kept"))
 		if err != nil {

@@ -68,6 +68,16 @@ func StartServer(t testing.TB) *Server {
 	return s
 }
 
+// Args are the settings of a server keeping its media in this bucket under
+// prefix: --media-store s3://<bucket>/<prefix> --media-s3-endpoint <endpoint>.
+func (s *Server) Args(prefix string) []string {
+	store := "s3://" + s.Bucket
+	if prefix != "" {
+		store += "/" + prefix
+	}
+	return []string{"--media-store", store, "--media-s3-endpoint", s.Endpoint}
+}
+
 // Keys lists the keys in the bucket that start with prefix: what is there,
 // seen from the server's side.
 func (s *Server) Keys(t testing.TB, prefix string) []string {
