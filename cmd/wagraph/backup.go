@@ -20,7 +20,10 @@ func (c *cli) backupCommand() *cobra.Command {
 		Long: `Take a consistent copy of an SQLite data directory into one file (a .tar.gz) while
 wagraph serve runs on it: the server is neither stopped nor locked out. To restore, stop
 wagraph, unpack the file into an empty directory (tar -xzf FILE -C DIR) and start wagraph
-with --data-dir DIR. On PostgreSQL (--database-url) back up the database with pg_dump.`,
+with --data-dir DIR. On PostgreSQL (--database-url) back up the database with pg_dump.
+The local media store (<data-dir>/media) is in the copy; media kept in S3
+(--media-store s3://bucket/prefix) is not: it stays in the bucket, which is backed up with
+the S3 server's own means (versioning, replication, mc mirror).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.FromFlags(cmd.Flags(), c.env)
@@ -40,10 +43,13 @@ with --data-dir DIR. On PostgreSQL (--database-url) back up the database with pg
 				return &exitError{code: 1, msg: "wagraph backup: " + err.Error()}
 			}
 			fmt.Fprintln(c.stdout, sum.String())
+			if cfg.Media.Kind == config.MediaS3 {
+				fmt.Fprintf(c.stdout, "kept media is in %s, not in the backup: back the bucket up with the S3 server's own means (versioning, replication, mc mirror)\n", cfg.Media)
+			}
 			return nil
 		},
 	}
 	config.TextVar(cmd.Flags(), &to, "to", "file", "", "the file the copy is written to (required)")
-	config.Register(cmd.Flags(), "data-dir", "database-url", "log-level", "log-format")
+	config.Register(cmd.Flags(), "data-dir", "database-url", "media-store", "log-level", "log-format")
 	return cmd
 }

@@ -32,6 +32,24 @@ func TestBackupCommand(t *testing.T) {
 	if code, _ := s.call(t, "", "GET", "/healthz", ""); code != 200 {
 		t.Errorf("the server beside the backup: /healthz %d", code)
 	}
+	if strings.Contains(stdout.String(), "not in the backup") {
+		t.Errorf("backup of a local store printed %q", stdout.String())
+	}
+
+	// Media kept in S3 is not copied: the backup says where it is.
+	stdout = logtest.Buffer{}
+	s3Env := func(k string) (string, bool) {
+		if k == "WAGRAPH_MEDIA_STORE" {
+			return "s3://wa-media/prod", true
+		}
+		return "", false
+	}
+	if code := run(context.Background(), []string{"backup", "--data-dir", dir, "--to", to + ".s3"}, s3Env, &stdout, &stderr); code != 0 {
+		t.Fatalf("backup with an S3 store exited %d; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wagraph.db") || !strings.Contains(stdout.String(), "kept media is in s3://wa-media/prod, not in the backup") {
+		t.Errorf("backup with an S3 store printed %q", stdout.String())
+	}
 
 	// A backup that fails says why in one line, as the command's other
 	// errors do, and exits 1: not a log record alone.

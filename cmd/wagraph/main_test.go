@@ -351,6 +351,11 @@ func TestServeBadSetting(t *testing.T) {
 		{"rate flag beside a good env", []string{"serve", "--rate", "fast"}, map[string]string{"WAGRAPH_RATE": "5/s,10"}, []string{"--rate"}, "WAGRAPH_RATE", ""},
 		{"log level env", []string{"serve"}, map[string]string{"WAGRAPH_LOG_LEVEL": "loud"}, []string{"--log-level", "WAGRAPH_LOG_LEVEL"}, "", ""},
 		{"short admin token env", []string{"serve"}, map[string]string{"WAGRAPH_ADMIN_TOKEN": "tooshort99"}, []string{"--admin-token", "WAGRAPH_ADMIN_TOKEN"}, "", "tooshort99"},
+		// A cluster's processes each keeping media of their own would each
+		// serve only theirs: refused before the database is reached.
+		{"local media store in a cluster", []string{"serve", "--database-url", "postgres://u:pgsecret99@db.invalid:5432/wg", "--media-store", "local"}, nil,
+			[]string{`--media-store "local"`, "a store every one of them reaches", "s3://bucket/prefix"}, "WAGRAPH_MEDIA_STORE", "pgsecret99"},
+		{"unknown kind of media env", []string{"serve"}, map[string]string{"WAGRAPH_MEDIA_KEEP": "image,gif"}, []string{`WAGRAPH_MEDIA_KEEP="image,gif"`, `"gif" is not a kind of media`}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,7 +36,9 @@ import (
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/mediastore"
 	"github.com/wagraph/wagraph/internal/messaging"
+	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/revocation"
@@ -94,6 +96,7 @@ type App struct {
 	local        *sandbox.Local    // the in-process network of --sandbox; nil otherwise
 	ready        *health.Readiness // /readyz, and Ready
 	probe        *storage.Probe    // /readyz's write to the database (internal tests fill the disk under it)
+	kept         mediastore.Store  // --media-store's; nil: none
 
 	parts closers // what Close stops, in its order
 
@@ -170,6 +173,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
+	kept, err := mediastore.New(cfg.Media.Choice(cfg.DataDir)) // where received media is kept (--media-store); nil: none
+	if err != nil {
+		return nil, err
+	}
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -294,11 +301,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		})
 	}
 	// Last, from the parts that hold what it reads at each scrape.
-	metrics := newMetrics(counters, db, manager, versions, log)
+	scraped := metrics.New(metrics.Options{Counters: counters, Sessions: sessions.NewStatusCounts(db, manager), Version: versions, Logger: log})
 	ready := health.NewReadiness(probe, log)
 	handler := routes(cfg, log, api{
 		resolver: resolver, auth: authSvc, limiter: auth.NewLimiter(cfg.Rate.Per, cfg.Rate.Burst, time.Now, cfg.TrustedProxies...),
-		counters: counters, metrics: metrics, clusterCalls: clusterCalls, ready: ready,
+		counters: counters, metrics: scraped, clusterCalls: clusterCalls, ready: ready,
 	})
 	bg := newBackground(ctx)
 	parts.background = bg
@@ -311,9 +318,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	return &App{
 		handler: handler, clusterCalls: clusterCalls, bus: stream.Bus, local: local, ready: ready, probe: probe,
-		parts: parts,
+		parts: parts, kept: kept,
 	}, nil
 }
+
+// MediaStore is where received media is kept (nil: none): end-to-end
+// tests look into it.
+func (a *App) MediaStore() mediastore.Store { return a.kept }
 
 // Handler is the whole HTTP surface.
 func (a *App) Handler() http.Handler { return a.handler }

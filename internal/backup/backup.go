@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/datadir"
+	"github.com/wagraph/wagraph/internal/mediastore"
 )
 
 // ProductDB is the database every SQLite data directory holds: a backup
@@ -41,13 +42,30 @@ type File struct {
 }
 
 // String says it in one line: "wrote backup.tar.gz (1.1 MiB): wagraph.db
-// 1.2 MiB, whatsmeow.db 300 KiB, 1 other file".
+// 1.2 MiB, whatsmeow.db 300 KiB, 12 kept media files 30 MiB, 1 other
+// file".
 func (s Summary) String() string {
 	var parts []string
 	for _, d := range s.Databases {
 		parts = append(parts, d.Name+" "+byteSize(d.Bytes))
 	}
-	switch n := len(s.Others); n {
+	var others []File
+	var media, mediaBytes int64
+	for _, f := range s.Others {
+		if strings.HasPrefix(f.Name, mediastore.DirName+"/") {
+			media, mediaBytes = media+1, mediaBytes+f.Bytes
+		} else {
+			others = append(others, f)
+		}
+	}
+	switch media {
+	case 0:
+	case 1:
+		parts = append(parts, "1 kept media file "+byteSize(mediaBytes))
+	default:
+		parts = append(parts, fmt.Sprintf("%d kept media files %s", media, byteSize(mediaBytes)))
+	}
+	switch n := len(others); n {
 	case 0:
 	case 1:
 		parts = append(parts, "1 other file")

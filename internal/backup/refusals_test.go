@@ -237,6 +237,11 @@ func TestSummaryString(t *testing.T) {
 			"wrote b.tgz (900 B): wagraph.db 4.0 KiB"},
 		{Summary{Archive: "b.tgz", DataDir: "/data", Restored: true, Databases: []File{{"wagraph.db", 5 << 30}}, Others: []File{{"a", 1}, {"b", 2}}},
 			"restored b.tgz into /data: wagraph.db 5.0 GiB, 2 other files"},
+		{Summary{Archive: "b.tgz", ArchiveBytes: 2 << 20, Databases: []File{{"wagraph.db", 4096}},
+			Others: []File{{"media/ab/cd/abcd", 1 << 20}, {"sandbox/network.json", 10}, {"media/ef/01/ef01", 1 << 20}}},
+			"wrote b.tgz (2.0 MiB): wagraph.db 4.0 KiB, 2 kept media files 2.0 MiB, 1 other file"},
+		{Summary{Archive: "b.tgz", ArchiveBytes: 900, Databases: []File{{"wagraph.db", 4096}}, Others: []File{{"media/ab/cd/abcd", 100}}},
+			"wrote b.tgz (900 B): wagraph.db 4.0 KiB, 1 kept media file 100 B"},
 	}
 	for _, tt := range tests {
 		if got := tt.sum.String(); got != tt.want {

@@ -84,6 +84,8 @@ type Config struct {
 	MCP MCP
 	// NATS is the event stream on NATS JetStream (nats.go).
 	NATS NATS
+	// Media is where received media is kept (media.go).
+	Media MediaStore
 }
 
 // MCP is what --mcp and --mcp-read-only say of the MCP server.
@@ -205,6 +207,17 @@ func settings() []setting {
 		{flag: "media-concurrency", env: "WAGRAPH_MEDIA_CONCURRENCY", def: "2,2,4", group: groupMedia, kind: "n,n,n",
 			usage: "image decodes, ffmpeg runs and media downloads at once, shared fairly between users: IMAGES,FFMPEG,DOWNLOADS; more wait up to 20s, then are refused with RATE_LIMITED",
 			parse: parseMediaConcurrency},
+		{flag: "media-store", env: "WAGRAPH_MEDIA_STORE", group: groupMedia, kind: "store", shown: mediaStoreShownValue,
+			usage: "where received media is kept, downloaded once as it arrives: local (files under --data-dir/media), s3://bucket/prefix (credentials and region from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION), or none (downloaded on demand while WhatsApp has it); a cluster cannot use local",
+			parse: parseMediaStore},
+		{flag: "media-s3-endpoint", env: "WAGRAPH_MEDIA_S3_ENDPOINT", group: groupMedia, kind: "url", shown: "none: AWS",
+			usage: "with an s3:// store: the S3-compatible server, such as http://minio:9000", parse: parseMediaS3Endpoint},
+		{flag: "media-keep", env: "WAGRAPH_MEDIA_KEEP", def: "all", group: groupMedia, kind: "kinds",
+			usage: "which media is kept as it arrives: all, none, or some of image,audio,document,video,sticker (a voice note is audio)", parse: parseMediaKeep},
+		{flag: "media-max-size", env: "WAGRAPH_MEDIA_MAX_SIZE", def: "64MiB", group: groupMedia, kind: "size",
+			usage: "larger media is not kept (it is downloaded on demand)", parse: parseMediaMaxSize},
+		{flag: "media-retention", env: "WAGRAPH_MEDIA_RETENTION", def: "0", group: groupMedia, kind: "duration", shown: "0: forever",
+			usage: "kept files older than this are removed (their messages fall back to the download on demand)", parse: parseMediaRetention},
 		{flag: "geocoder-url", env: "WAGRAPH_GEOCODER_URL", group: groupMedia, kind: "url",
 			usage: "Nominatim-compatible search endpoint for address-only locations", parse: parseGeocoder},
 		{flag: "webhook-retry", env: "WAGRAPH_WEBHOOK_RETRY", def: "0s,5s,5m,30m,2h,5h,10h,10h", group: groupWebhooks, kind: "durations",

@@ -92,6 +92,7 @@ func TestLoadDefaults(t *testing.T) {
 		WAVersion: whatsapp.VersionSetting{Mode: whatsapp.VersionAuto},
 		MCP:       config.MCP{Enabled: true},
 		NATS:      config.NATS{Stream: "WAGRAPH"},
+		Media:     config.MediaStore{Kind: config.MediaLocal, MaxSize: 64 << 20},
 	}
 	if host, _ := os.Hostname(); c.NodeID != fmt.Sprintf("%s-%d", host, os.Getpid()) {
 		t.Errorf("default NodeID %q, want hostname-pid", c.NodeID)
@@ -185,6 +186,14 @@ func TestLoadSources(t *testing.T) {
 			func(c config.Config) any { return c.NATS.URL }, "nats://u:pw@broker:4222,nats://u:pw@broker2:4222", "tls://broker.example:4222"},
 		{"nats-stream", "WAGRAPH_NATS_STREAM", "EVENTS", "wagraph_prod",
 			func(c config.Config) any { return c.NATS.Stream }, "EVENTS", "wagraph_prod"},
+		{"media-store", "WAGRAPH_MEDIA_STORE", "s3://wa-media/kept/media/", "none",
+			func(c config.Config) any { return c.Media.String() }, "s3://wa-media/kept/media", "none"},
+		{"media-keep", "WAGRAPH_MEDIA_KEEP", " image, audio,image ", "none",
+			func(c config.Config) any { return c.Media.Keep }, []string{"image", "audio"}, []string{}},
+		{"media-max-size", "WAGRAPH_MEDIA_MAX_SIZE", "1GiB", "16MB",
+			func(c config.Config) any { return c.Media.MaxSize }, int64(1 << 30), int64(16_000_000)},
+		{"media-retention", "WAGRAPH_MEDIA_RETENTION", "2160h", "0",
+			func(c config.Config) any { return c.Media.Retention }, 2160 * time.Hour, time.Duration(0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -379,6 +388,21 @@ func TestLoadBadValues(t *testing.T) {
 		{"debug-addr host name", "debug-addr", "WAGRAPH_DEBUG_ADDR", "debug.example:6060", "want a loopback host:port", nil},
 		{"debug-addr without port", "debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1", "want a loopback host:port", nil},
 		{"debug-addr port out of range", "debug-addr", "WAGRAPH_DEBUG_ADDR", "127.0.0.1:70000", "port must be a number from 0 to 65535", nil},
+		{"media store of another scheme", "media-store", "WAGRAPH_MEDIA_STORE", "gs://bucket/media", "want local, none, or s3://bucket/prefix", nil},
+		{"media store word", "media-store", "WAGRAPH_MEDIA_STORE", "disk", "want local, none, or s3://bucket/prefix", nil},
+		{"media store bucket with capitals", "media-store", "WAGRAPH_MEDIA_STORE", "s3://Media/x", `the bucket "Media" is not an S3 bucket name`, nil},
+		{"media store bucket too short", "media-store", "WAGRAPH_MEDIA_STORE", "s3://ab", `the bucket "ab" is not an S3 bucket name`, nil},
+		{"media store with credentials", "media-store", "WAGRAPH_MEDIA_STORE", "s3://AKIA:s3secretvalue@bucket/x", "without credentials", []string{"s3secretvalue"}},
+		{"media store prefix with ..", "media-store", "WAGRAPH_MEDIA_STORE", "s3://bucket/a/../b", `the prefix "a/../b" has an empty, . or .. part`, nil},
+		{"media s3 endpoint with a path", "media-s3-endpoint", "WAGRAPH_MEDIA_S3_ENDPOINT", "http://minio:9000/bucket", "no path", nil},
+		{"media s3 endpoint of another scheme", "media-s3-endpoint", "WAGRAPH_MEDIA_S3_ENDPOINT", "ftp://minio", "http://minio:9000", nil},
+		{"media keep an unknown kind", "media-keep", "WAGRAPH_MEDIA_KEEP", "image,gif", `"gif" is not a kind of media: want all, none, or a comma-separated list of image,audio,document,video,sticker`, nil},
+		{"media keep empty", "media-keep", "WAGRAPH_MEDIA_KEEP", " ", `"" is not a kind of media`, nil},
+		{"media max size too small", "media-max-size", "WAGRAPH_MEDIA_MAX_SIZE", "100", "between 1KiB and 4GiB", nil},
+		{"media max size too large", "media-max-size", "WAGRAPH_MEDIA_MAX_SIZE", "5GiB", "between 1KiB and 4GiB", nil},
+		{"media retention negative", "media-retention", "WAGRAPH_MEDIA_RETENTION", "-1h", "must be 0 (forever) or between 1h and 87600h", nil},
+		{"media retention too short", "media-retention", "WAGRAPH_MEDIA_RETENTION", "30m", "must be 0 (forever) or between 1h and 87600h", nil},
+		{"media retention in days", "media-retention", "WAGRAPH_MEDIA_RETENTION", "90d", "want a duration such as 2160h", nil},
 	}
 	for _, tt := range tests {
 		for _, via := range []string{"flag", "env"} {
@@ -511,6 +535,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--cluster-tls-key", "WAGRAPH_CLUSTER_TLS_KEY", "--cluster-tls-ca", "WAGRAPH_CLUSTER_TLS_CA",
 		"--mcp", "WAGRAPH_MCP", "--mcp-read-only", "WAGRAPH_MCP_READ_ONLY", "MCP server:",
 		"--nats-url", "WAGRAPH_NATS_URL", "--nats-creds", "WAGRAPH_NATS_CREDS", "--nats-stream", "WAGRAPH_NATS_STREAM",
+		"--media-store", "WAGRAPH_MEDIA_STORE", "--media-s3-endpoint", "WAGRAPH_MEDIA_S3_ENDPOINT", "--media-keep", "WAGRAPH_MEDIA_KEEP",
+		"--media-max-size", "WAGRAPH_MEDIA_MAX_SIZE", "--media-retention", "WAGRAPH_MEDIA_RETENTION",
 		"Server:", "Storage:", "WhatsApp:", "Media:", "Webhooks:", "Limits:", "Cluster (PostgreSQL):", "Event stream (NATS JetStream):", "Logging & debugging:",
 	} {
 		if !strings.Contains(out, want) {
@@ -518,8 +544,8 @@ func TestUsageListsEverySetting(t *testing.T) {
 		}
 	}
 	entries := regexp.MustCompile(`(?m)^  --[a-z-]+`).FindAllString(out, -1)
-	if len(entries) != 41 {
-		t.Errorf("Usage has %d flag entries, want one per setting (41):\n%s", len(entries), out)
+	if len(entries) != 46 {
+		t.Errorf("Usage has %d flag entries, want one per setting (46):\n%s", len(entries), out)
 	}
 	// Each entry read whole, its wrapped lines joined.
 	entry := map[string]string{}
@@ -544,13 +570,15 @@ func TestUsageListsEverySetting(t *testing.T) {
 		"--webhook-timeout":    `^--webhook-timeout duration .*\(env WAGRAPH_WEBHOOK_TIMEOUT, default 15s\)$`,
 		"--graphql-depth":      `^--graphql-depth int .*\(env WAGRAPH_GRAPHQL_DEPTH, default 15\)$`,
 		"--mcp":                `^--mcp bool serve the MCP server .*\(env WAGRAPH_MCP, default true\)$`,
+		"--media-store":        `^--media-store store where received media is kept.*\(env WAGRAPH_MEDIA_STORE, default local; none with --database-url\)$`,
+		"--media-retention":    `^--media-retention duration .*\(env WAGRAPH_MEDIA_RETENTION, default 0: forever\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(entry[flag]) {
 			t.Errorf("the entry of %s is %q; want it to match %s", flag, entry[flag], want)
 		}
 	}
-	if len(entry) != 41 {
-		t.Errorf("%d entries, want 41", len(entry))
+	if len(entry) != 46 {
+		t.Errorf("%d entries, want 46", len(entry))
 	}
 	// The --addr line itself has its variable beside it.
 	if !regexp.MustCompile(`(?m)^  --addr host:port +listen address \(env WAGRAPH_ADDR, default 127\.0\.0\.1:8080\)$`).MatchString(out) {

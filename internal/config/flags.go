@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -94,6 +95,8 @@ func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, e
 			shown := v
 			if s.secret {
 				shown = redact(v)
+			} else if u, err := url.Parse(v); err == nil && u.User != nil {
+				shown = u.Redacted() // a password where none belongs is still one
 			}
 			return Config{}, &Error{Flag: s.flag, Env: s.env, Value: shown, Problem: problem, From: from[s.flag]}
 		}
@@ -109,6 +112,9 @@ func FromFlags(fs *pflag.FlagSet, lookup func(string) (string, bool)) (Config, e
 		return Config{}, err
 	}
 	if err := c.checkNATS(from); err != nil {
+		return Config{}, err
+	}
+	if err := c.checkMedia(from, lookup); err != nil {
 		return Config{}, err
 	}
 	// The sandbox is for development: its webhooks and media are local

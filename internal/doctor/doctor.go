@@ -2,7 +2,8 @@
 // would run with, and says for each thing whether it is fine and, if not,
 // what to do: the data directory (writable, held by a running wagraph?),
 // the database, ffmpeg, the WhatsApp Web version lookup, the listen
-// address and the NATS broker of the event stream. It changes nothing: a file it creates to test a directory is
+// address, the NATS broker of the event stream and the media store. It
+// changes nothing: a file it creates to test a directory (or a bucket) is
 // removed, and a database is opened read-only.
 package doctor
 
@@ -29,6 +30,7 @@ import (
 
 	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/datadir"
+	"github.com/wagraph/wagraph/internal/mediastore"
 	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/internal/netguard"
 	"github.com/wagraph/wagraph/internal/storage"
@@ -82,6 +84,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) []Result {
 		checkVersion(ctx, cfg, opts),
 		checkListen(cfg, lock.Status != OK),
 		checkNATS(ctx, cfg, opts.Timeout),
+		checkMedia(ctx, cfg, opts.Timeout, dir.Status == Fail),
 	}
 }
 
@@ -103,6 +106,7 @@ const (
 	checkWA      = "WhatsApp Web version"
 	checkAddress = "listen address"
 	checkStream  = "NATS stream"
+	checkKept    = "media store"
 )
 
 func checkDataDir(cfg config.Config) (dir, lock Result) {
@@ -315,4 +319,33 @@ func checkNATS(ctx context.Context, cfg config.Config, timeout time.Duration) Re
 		return Result{checkStream, Fail, err.Error() + "; the events wait in the log until the stream takes them"}
 	}
 	return Result{checkStream, OK, msg}
+}
+
+// checkMedia writes a probe to the store of --media-store, reads it back
+// and deletes it; dirFailed says the data directory cannot be used, where
+// the local store lives. A local store not made yet is not made here.
+func checkMedia(ctx context.Context, cfg config.Config, timeout time.Duration, dirFailed bool) Result {
+	choice := cfg.Media.Choice(cfg.DataDir)
+	switch choice.Kind {
+	case mediastore.KindNone:
+		return Result{checkKept, OK, "skipped: --media-store none: media is downloaded on demand while WhatsApp keeps it"}
+	case mediastore.KindLocal:
+		if _, err := os.Stat(choice.Dir); errors.Is(err, os.ErrNotExist) {
+			if dirFailed {
+				return Result{checkKept, Fail, "local " + choice.Dir + " cannot be created: the data directory cannot be used (above)"}
+			}
+			return Result{checkKept, OK, "local " + choice.Dir + " does not exist yet: serve creates it"}
+		}
+	}
+	const unkept = "; until it is fixed received media is not kept (the media route downloads it on demand while WhatsApp keeps it)"
+	st, err := mediastore.New(choice)
+	if err != nil {
+		return Result{checkKept, Fail, err.Error() + "; serve would not start"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := st.Check(ctx); err != nil {
+		return Result{checkKept, Fail, err.Error() + unkept}
+	}
+	return Result{checkKept, OK, st.String() + ": writable (a probe written, read back and deleted)"}
 }

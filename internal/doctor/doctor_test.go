@@ -21,6 +21,7 @@ import (
 	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/dbtest"
 	"github.com/wagraph/wagraph/internal/doctor"
+	"github.com/wagraph/wagraph/internal/mediastore/s3test"
 	"github.com/wagraph/wagraph/internal/natstest"
 	"github.com/wagraph/wagraph/whatsapp/sandbox"
 )
@@ -76,8 +77,8 @@ func TestRunOnAGoodSetup(t *testing.T) {
 		args = append(args, "--database-url", loc.URL)
 	}
 	results := doctor.Run(context.Background(), load(t, args...), doctor.Options{VersionClient: webPage(t)})
-	if len(results) != 8 {
-		t.Fatalf("%d results, want 8: %+v", len(results), results)
+	if len(results) != 9 {
+		t.Fatalf("%d results, want 9: %+v", len(results), results)
 	}
 	for _, r := range results {
 		if r.Status != doctor.OK {
@@ -94,7 +95,7 @@ func TestRunOnAGoodSetup(t *testing.T) {
 	if doctor.Write(&out, results) {
 		t.Error("Write reports a failure")
 	}
-	if n := strings.Count(out.String(), "\n"); n != 8 || !strings.HasPrefix(out.String(), "OK    data directory ") {
+	if n := strings.Count(out.String(), "\n"); n != 9 || !strings.HasPrefix(out.String(), "OK    data directory ") {
 		t.Errorf("Write printed:\n%s", out.String())
 	}
 }
@@ -196,6 +197,29 @@ func TestRunFindsProblems(t *testing.T) {
 				return []string{"--nats-url", "nats://wagraph:natspw@" + closedAddr(t)}
 			},
 			want: []string{"cannot reach the NATS broker at nats://wagraph:xxxxx@127.0.0.1:", "no servers available", "is it running", "the events wait in the log"}, absent: []string{"natspw"}},
+		{name: "media store that is not a directory", check: "media store", status: doctor.Fail,
+			setup: func(t *testing.T, dir string) []string {
+				if err := os.WriteFile(filepath.Join(dir, "media"), []byte("not a directory"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			want: []string{"media store", "not a directory", "serve would not start"}},
+		{name: "s3 store refusing the secret", check: "media store", status: doctor.Fail,
+			setup: func(t *testing.T, dir string) []string {
+				endpoint, bucket := s3test.Start(t)
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "s3-wrong-secret")
+				return []string{"--media-store", "s3://" + bucket + "/media", "--media-s3-endpoint", endpoint}
+			},
+			want:   []string{"s3://wagraph-media/media", "refused the credentials", "AWS_SECRET_ACCESS_KEY", "received media is not kept"},
+			absent: []string{"s3-wrong-secret"}},
+		{name: "s3 store without credentials", check: "media store", status: doctor.Fail,
+			setup: func(t *testing.T, dir string) []string {
+				endpoint, bucket := s3test.Start(t)
+				t.Setenv("AWS_ACCESS_KEY_ID", "")
+				return []string{"--media-store", "s3://" + bucket, "--media-s3-endpoint", endpoint}
+			},
+			want: []string{"no S3 credentials", "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", "serve would not start"}},
 		{name: "version page unreachable", check: "WhatsApp Web version", status: doctor.Warn,
 			client: &http.Client{Transport: refusingTransport()},
 			want:   []string{"the lookup failed", "network is unreachable", "announcing the built-in 2.3000.", "pin --wa-version"}},
@@ -278,5 +302,37 @@ func TestNATSBroker(t *testing.T) {
 		if r.Status != tc.status || !strings.Contains(r.Message, tc.want) {
 			t.Errorf("stream %s: %s %q, want %s saying %q", tc.stream, r.Status, r.Message, tc.status, tc.want)
 		}
+	}
+}
+
+// TestMediaStore: doctor names the store it checked and says it takes
+// files (leaving none behind), or that it was not looked at.
+func TestMediaStore(t *testing.T) {
+	endpoint, bucket := s3test.Start(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "media"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"local", []string{"--data-dir", dir}, "local " + filepath.Join(dir, "media") + ": writable (a probe written, read back and deleted)"},
+		{"local not made yet", []string{"--data-dir", t.TempDir()}, "/media does not exist yet: serve creates it"},
+		{"s3", []string{"--data-dir", dir, "--media-store", "s3://" + bucket + "/kept", "--media-s3-endpoint", endpoint},
+			"s3://" + bucket + "/kept at " + endpoint + ": writable"},
+		{"none", []string{"--data-dir", dir, "--media-store", "none"}, "skipped: --media-store none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := load(t, append(tc.args, "--addr", "127.0.0.1:0")...)
+			r := byCheck(doctor.Run(context.Background(), cfg, doctor.Options{VersionClient: &http.Client{Transport: refusingTransport()}}))["media store"]
+			if r.Status != doctor.OK || !strings.Contains(r.Message, tc.want) {
+				t.Errorf("%s %q, want OK saying %q", r.Status, r.Message, tc.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "media")); len(entries) != 0 {
+		t.Errorf("the probe left %v in the local store", entries)
 	}
 }

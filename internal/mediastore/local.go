@@ -1,7 +1,9 @@
 package mediastore
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -171,3 +173,42 @@ func (r readerCtx) Read(p []byte) (int, error) {
 	}
 	return r.r.Read(p)
 }
+
+// Check writes a small probe beside the files (a ".tmp-" name, which
+// nothing else reads and a backup leaves out), reads it back and deletes
+// it: the directory takes files and gives them back (`wagraph doctor`),
+// and is left as it was (a probe put as a kept file would leave its
+// directories behind).
+func (l *Local) Check(ctx context.Context) error {
+	probe := make([]byte, 64)
+	rand.Read(probe)
+	f, err := os.CreateTemp(l.dir, ".tmp-check-*")
+	if err != nil {
+		return fmt.Errorf("media store %s: write a probe: %w", l.dir, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(probe)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("media store %s: write a probe: %w", l.dir, err)
+	}
+	got, err := os.ReadFile(f.Name())
+	if err != nil {
+		return fmt.Errorf("media store %s: read the probe back: %w", l.dir, err)
+	}
+	if !bytes.Equal(got, probe) {
+		return fmt.Errorf("media store %s: the probe read back is not what was written", l.dir)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		return fmt.Errorf("media store %s: delete the probe: %w", l.dir, err)
+	}
+	return nil
+}
+
+// String names the store.
+func (l *Local) String() string { return "local " + l.dir }
