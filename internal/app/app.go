@@ -36,6 +36,7 @@ import (
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/mediakeep"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/natsstream"
 	"github.com/wagraph/wagraph/internal/netguard"
@@ -63,6 +64,10 @@ type Options struct {
 	// QRTimeouts is how long a pairing's QR codes show; zero is
 	// whatsmeow's (the first a minute). Tests shorten it.
 	QRTimeouts whatsapp.QRTimeouts
+	// MediaStore keeps the media (media.go); nil: the default for cfg.
+	// MediaKeep says what is kept (zero: mediakeep's defaults).
+	MediaStore mediakeep.Store
+	MediaKeep  mediakeep.Options
 }
 
 // withDefaults fills what the process left unset.
@@ -170,6 +175,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	parts.hooks = hooks
 	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
+	kept, err := mediaStore(cfg, opts) // nil: media downloaded on demand only
+	if err != nil {
+		return nil, err
+	} else if kept != nil {
+		messageStore.KeepMedia(opts.MediaKeep) // the store marks each message's download due as it records it
+	}
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -253,6 +264,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		FFmpegRuns: cfg.MediaConcurrency.FFmpeg, Downloads: cfg.MediaConcurrency.Downloads,
 	})
 	accounts := account.NewService(ops)
+	var keeper *mediakeep.Keeper
+	var keepers struct { // keeper as the interfaces of its users, nil without a store
+		messaging.MediaKeeper
+		sessions.MediaFiles
+	}
+	if kept != nil {
+		keeper = mediakeep.New(mediakeep.Deps{DB: db, WhatsApp: ops, Store: kept, Held: held, Logger: log}, opts.MediaKeep)
+		keepers.MediaKeeper, keepers.MediaFiles = keeper, keeper
+	}
 	messages := messaging.New(messaging.Options{
 		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
@@ -260,12 +280,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
 		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations,
+		Keeper: keepers.MediaKeeper,
 	})
 
 	// The API.
 	sessionSvc := sessions.NewService(sessions.ServiceOptions{
 		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.Bus, Now: now, NewID: newID,
-		PerUser: cfg.Quotas.SessionsPerUser, Logger: log,
+		PerUser: cfg.Quotas.SessionsPerUser, Logger: log, Media: keepers.MediaFiles,
 	})
 	resolver := &graph.Resolver{
 		DB:         db,
@@ -305,6 +326,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	bg.run(func(ctx context.Context) { stream.Log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
 	bg.run(func(ctx context.Context) {
 		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
+		if keeper != nil && ctx.Err() == nil { // after the sessions, as the sends
+			bg.run(keeper.Run)
+		}
 		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
 			messages.Run(ctx)
 		}
