@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagraph/wagraph/internal/app"
 	"github.com/wagraph/wagraph/internal/apptest"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/whatsapp"
@@ -33,7 +34,9 @@ const (
 // go test -run 'TestEveryKindStored/groups.update' ./internal/e2e/
 func TestEveryKindStored(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	// Media downloaded on demand only: the media-update row expires a
+	// media the keeper would otherwise have kept as it arrived.
+	s := apptest.StartWith(t, apptest.SandboxConfig(t), func(o *app.Options) { o.MediaKeep.Kinds = []string{} })
 	n := s.Network(t)
 	// What the login finds: a block list and a group the account is in.
 	if err := n.SetBlocklist(kindsPhone, []string{kindsBlocked}); err != nil {
