@@ -130,7 +130,7 @@ func TestMediaKept(t *testing.T) {
 			mine := pngImage(t, 22, 18)
 			ids := map[string][]byte{
 				img: photo, sendMedia(t, n, from, "video", video): video, sendMedia(t, n, from, "document", doc): doc,
-				sendMedia(t, n, from, "voice", voice): voice,
+				sendMedia(t, n, from, "voice", voice):                                                 voice,
 				restSend(t, s, sess.ID, "image", map[string]any{"number": from, "source": b64(mine)}): mine,
 			}
 			for id, data := range ids {
@@ -224,7 +224,9 @@ func TestMediaKeptSessionDeleted(t *testing.T) {
 			keptBytes(t, store, shared)
 			keptBytes(t, store, own)
 			var otherMsg struct {
-				Messages struct{ Edges []struct{ Node struct{ ID string } } }
+				Messages struct {
+					Edges []struct{ Node struct{ ID string } }
+				}
 			}
 			testclient.Until(t, 10*time.Second, "the other session's message kept", func() bool {
 				s.MustGraphQL(t, apptest.AdminToken, `query($s: ID!, $c: String!) { messages(sessionId: $s, chat: $c) { edges { node { id } } } }`,

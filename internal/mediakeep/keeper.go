@@ -57,9 +57,9 @@ type Keeper struct {
 	mu       sync.Mutex
 	claimed  map[int]string // the rows whose download is under way here, to their session
 	perSess  map[string]int
-	rotation int // where the next claim pass starts among the sessions
+	rotation int            // where the next claim pass starts among the sessions
 	wg       sync.WaitGroup // the downloads and the prune loop
-	finished chan struct{} // a download ended: claim again
+	finished chan struct{}  // a download ended: claim again
 }
 
 // New returns a keeper; Run runs it.
