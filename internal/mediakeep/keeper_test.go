@@ -1,10 +1,12 @@
 package mediakeep_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -182,5 +184,47 @@ func TestKeeperRetries(t *testing.T) {
 	e.phone.mu.Unlock()
 	if big := e.row(t, "s1", "BIG"); big.MediaSha256 != nil || big.MediaDue != nil {
 		t.Errorf("too large: kept %v, due %v; want skipped", big.MediaSha256, big.MediaDue)
+	}
+}
+
+// TestPrune: files older than the retention go, and the messages that
+// referred to them no longer do (the route downloads on demand); newer
+// files stay; without a retention nothing goes.
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	e := newKeeperEnv(t)
+	old, err := e.store.Put(ctx, bytes.NewReader([]byte("old")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.message(t, "s1", "OLD", "/old", []byte("old"), e.now)
+	e.db.Message.Update().Where(entmessage.MessageID("OLD")).SetMediaSha256(old.SHA256).ClearMediaDue().ExecX(ctx)
+	later := time.Now().Add(48 * time.Hour)
+	fresh, err := e.store.Put(ctx, bytes.NewReader([]byte("fresh")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(e.store.Dir(), fresh.SHA256[:2], fresh.SHA256[2:4], fresh.SHA256), later, later); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		retention time.Duration
+		pruned    int
+	}{{0, 0}, {24 * time.Hour, 1}} {
+		k := mediakeep.New(mediakeep.Deps{DB: e.db, WhatsApp: e.phone, Store: e.store, Now: func() time.Time { return later }}, mediakeep.Options{Retention: tt.retention})
+		if n, err := k.Prune(ctx); err != nil || n != tt.pruned {
+			t.Fatalf("retention %v: pruned %d, %v; want %d", tt.retention, n, err, tt.pruned)
+		}
+	}
+	if _, _, err := e.store.Open(ctx, old.SHA256); fault.CodeOf(err) != fault.NotFound {
+		t.Errorf("the old file: %v, want it gone", err)
+	}
+	if obj, _, err := e.store.Open(ctx, fresh.SHA256); err != nil {
+		t.Errorf("the fresh file: %v", err)
+	} else {
+		obj.Close()
+	}
+	if m := e.row(t, "s1", "OLD"); m.MediaSha256 != nil {
+		t.Errorf("the message still refers to the pruned file %s", *m.MediaSha256)
 	}
 }
