@@ -58,16 +58,11 @@ type Options struct {
 	// to get byte-for-byte stable responses.
 	Now  func() time.Time
 	Rand io.Reader
-	// EventBuffer is how many live events one subscriber may have waiting
-	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
+	// EventBuffer is how many live events one subscriber may have waiting before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
-	// QRTimeouts is how long a pairing's QR codes show; zero is
-	// whatsmeow's (the first a minute). Tests shorten it.
+	// QRTimeouts is how long a pairing's QR codes show; zero is whatsmeow's (the first a minute). Tests shorten it.
 	QRTimeouts whatsapp.QRTimeouts
-	// MediaStore keeps the media (media.go); nil: the default for cfg.
-	// MediaKeep says what is kept (zero: mediakeep's defaults).
-	MediaStore mediakeep.Store
-	MediaKeep  mediakeep.Options
+	Media      mediakeep.Setup // the media store (nil: mediakeep.Open's default) and what is kept
 }
 
 // withDefaults fills what the process left unset.
@@ -174,13 +169,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		AllowPrivate: cfg.AllowPrivateURLs, Timeout: cfg.WebhookTimeout, Random: random,
 	})
 	parts.hooks = hooks
-	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
-	kept, err := mediaStore(cfg, opts) // nil: media downloaded on demand only
-	if err != nil {
-		return nil, err
-	} else if kept != nil {
-		messageStore.KeepMedia(opts.MediaKeep) // the store marks each message's download due as it records it
-	}
+	keeper := mediakeep.Open(cfg.DataDir, cfg.Clustered(), db, opts.Media, log) // nil: media downloaded on demand only
+	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()).KeepMedia(keeper.Keeps()), chats.NewStore(db, cfg.Clustered(), nil)
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -264,29 +254,19 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		FFmpegRuns: cfg.MediaConcurrency.FFmpeg, Downloads: cfg.MediaConcurrency.Downloads,
 	})
 	accounts := account.NewService(ops)
-	var keeper *mediakeep.Keeper
-	var keepers struct { // keeper as the interfaces of its users, nil without a store
-		messaging.MediaKeeper
-		sessions.MediaFiles
-	}
-	if kept != nil {
-		keeper = mediakeep.New(mediakeep.Deps{DB: db, WhatsApp: ops, Store: kept, Held: held, Logger: log}, opts.MediaKeep)
-		keepers.MediaKeeper, keepers.MediaFiles = keeper, keeper
-	}
 	messages := messaging.New(messaging.Options{
 		DB: db, Sender: ops, Held: held, Loader: loader, Preparer: preparer,
 		Geocoder:  geocode.New(cfg.GeocoderURL, netguard.New(netguard.Options{AllowPrivate: cfg.AllowPrivateURLs}), log),
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations,
-		Keeper: keepers.MediaKeeper,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations, Keeper: keeper,
 	})
 
 	// The API.
 	sessionSvc := sessions.NewService(sessions.ServiceOptions{
 		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.Bus, Now: now, NewID: newID,
-		PerUser: cfg.Quotas.SessionsPerUser, Logger: log, Media: keepers.MediaFiles,
+		PerUser: cfg.Quotas.SessionsPerUser, Logger: log, Media: keeper,
 	})
 	resolver := &graph.Resolver{
 		DB:         db,
@@ -326,10 +306,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	bg.run(func(ctx context.Context) { stream.Log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
 	bg.run(func(ctx context.Context) {
 		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
-		if keeper != nil && ctx.Err() == nil { // after the sessions, as the sends
-			bg.run(keeper.Run)
-		}
-		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
+		if ctx.Err() == nil { // after the sessions: due sends and downloads find them connecting, not absent
+			bg.run(func(ctx context.Context) { keeper.Run(ctx, ops, held) })
 			messages.Run(ctx)
 		}
 	})

@@ -51,7 +51,7 @@ var keptStores = []struct {
 // looking for due downloads every poll.
 func startKeeping(t *testing.T, store mediakeep.Store, poll time.Duration) (*apptest.Server, apptest.Session) {
 	return apptest.StartLinkedWith(t, func(_ *config.Config, o *app.Options) {
-		o.MediaStore, o.MediaKeep.Poll = store, poll
+		o.Media.Store, o.Media.Options.Poll = store, poll
 	})
 }
 
@@ -187,7 +187,7 @@ func TestMediaKeptAfterRestart(t *testing.T) {
 			}
 
 			second := apptest.StartWith(t, first.Config, func(o *app.Options) {
-				o.MediaStore, o.MediaKeep.Poll = store, 100*time.Millisecond
+				o.Media.Store, o.Media.Options.Poll = store, 100*time.Millisecond
 			})
 			second.WaitStatus(t, sess.ID, "CONNECTED", nil)
 			second.Track(sess)

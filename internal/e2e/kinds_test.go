@@ -36,7 +36,7 @@ func TestEveryKindStored(t *testing.T) {
 	t.Parallel()
 	// Media downloaded on demand only: the media-update row expires a
 	// media the keeper would otherwise have kept as it arrived.
-	s := apptest.StartWith(t, apptest.SandboxConfig(t), func(o *app.Options) { o.MediaKeep.Kinds = []string{} })
+	s := apptest.StartWith(t, apptest.SandboxConfig(t), func(o *app.Options) { o.Media.Options.Kinds = []string{} })
 	n := s.Network(t)
 	// What the login finds: a block list and a group the account is in.
 	if err := n.SetBlocklist(kindsPhone, []string{kindsBlocked}); err != nil {

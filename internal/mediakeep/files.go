@@ -7,12 +7,16 @@ import (
 	"time"
 
 	entmessage "github.com/wagraph/wagraph/ent/message"
+	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/mediastore"
 )
 
 // Open opens the kept file sum (a message's media_sha256) for the media
 // route; NOT_FOUND when it is not there (pruned, or deleted meanwhile).
 func (k *Keeper) Open(ctx context.Context, sum string) (mediastore.Object, mediastore.Info, error) {
+	if k == nil {
+		return nil, mediastore.Info{}, fault.New(fault.NotFound, "no media is kept")
+	}
 	return k.store.Open(ctx, sum)
 }
 
@@ -22,7 +26,7 @@ func (k *Keeper) Open(ctx context.Context, sum string) (mediastore.Object, media
 // send published it before returning. A row not there (its event was not
 // stored) leaves the file to nobody: it is deleted again.
 func (k *Keeper) KeepSent(ctx context.Context, sessionID, messageID, typ string, size int64, viewOnce bool, body io.Reader) error {
-	if !k.opts.Wants(typ, size, viewOnce) {
+	if k == nil || !k.opts.Wants(typ, size, viewOnce) {
 		return nil
 	}
 	info, err := k.store.Put(ctx, body)
@@ -45,6 +49,9 @@ func (k *Keeper) KeepSent(ctx context.Context, sessionID, messageID, typ string,
 // what DropUnreferenced is given once the session (and, with it, its
 // messages) is deleted.
 func (k *Keeper) SessionFiles(ctx context.Context, sessionID string) ([]string, error) {
+	if k == nil {
+		return nil, nil
+	}
 	sums, err := k.db.Message.Query().
 		Where(entmessage.SessionID(sessionID), entmessage.MediaSha256NotNil()).
 		Unique(true).Select(entmessage.FieldMediaSha256).Strings(ctx)
@@ -58,7 +65,9 @@ func (k *Keeper) SessionFiles(ctx context.Context, sessionID string) ([]string, 
 // more: a deleted session's, except those another session's messages
 // also refer to. Failures are logged: the session is gone either way.
 func (k *Keeper) DropUnreferenced(ctx context.Context, sums []string) {
-	k.dropUnreferenced(ctx, sums)
+	if k != nil {
+		k.dropUnreferenced(ctx, sums)
+	}
 }
 
 func (k *Keeper) dropUnreferenced(ctx context.Context, sums []string) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -29,26 +30,49 @@ type Store interface {
 
 // Deps are what a Keeper works with.
 type Deps struct {
-	DB *ent.Client
-	// WhatsApp runs the downloads and media retries where their session
-	// runs (the session manager, or a cluster's router).
-	WhatsApp whatsapp.Runner
-	Store    Store
-	// Held lists the sessions whose media this process keeps: in a
-	// cluster, those it runs. nil: every session.
-	Held   func() []string
+	DB     *ent.Client
+	Store  Store
 	Logger *slog.Logger
-	// Now is the clock of the due times (nil: time.Now).
+	// Now is the clock of the due times and the retention (nil: time.Now).
 	Now func() time.Time
+}
+
+// Setup is how a server keeps media: the store (nil: Open's default) and
+// what is kept.
+type Setup struct {
+	Store   Store
+	Options Options
+}
+
+// Open is the keeper of a server on dataDir: of setup's store, else of
+// files under <dataDir>/media (mediastore.Local), except on PostgreSQL
+// (clustered), where processes may form a cluster that needs a store every
+// one of them reaches: there no media is kept without a store given, and
+// Open returns nil, as it does, logging why, when the directory cannot be
+// made. A nil Keeper keeps nothing (its methods are safe to call).
+func Open(dataDir string, clustered bool, db *ent.Client, setup Setup, log *slog.Logger) *Keeper {
+	store := setup.Store
+	if store == nil && !clustered {
+		local, err := mediastore.NewLocal(filepath.Join(dataDir, "media"))
+		if err != nil {
+			log.Error("media is not kept: its directory cannot be made", "err", err)
+			return nil
+		}
+		store = local
+	}
+	if store == nil {
+		return nil
+	}
+	return New(Deps{DB: db, Store: store, Logger: log}, setup.Options)
 }
 
 // Keeper downloads the media the message store marked due into the
 // store, while Run runs.
 type Keeper struct {
 	db    *ent.Client
-	wa    whatsapp.Runner
+	wa    whatsapp.Runner // Run's
 	store Store
-	held  func() []string
+	held  func() []string // Run's
 	log   *slog.Logger
 	now   func() time.Time
 	opts  Options
@@ -72,19 +96,31 @@ func New(deps Deps, opts Options) *Keeper {
 	}
 	opts = opts.withDefaults()
 	return &Keeper{
-		db: deps.DB, wa: deps.WhatsApp, store: deps.Store, held: deps.Held, log: deps.Logger, now: deps.Now, opts: opts,
+		db: deps.DB, store: deps.Store, log: deps.Logger, now: deps.Now, opts: opts,
 		pool: fairpool.New(opts.Concurrency), claimed: map[int]string{}, perSess: map[string]int{},
 		finished: make(chan struct{}, 1),
 	}
 }
 
-// Options are the keeper's options, with their defaults.
-func (k *Keeper) Options() Options { return k.opts }
+// Keeps is what the keeper keeps, for the message store to mark the
+// downloads it owes (messaging.Store.KeepMedia); nil for a nil Keeper.
+func (k *Keeper) Keeps() *Options {
+	if k == nil {
+		return nil
+	}
+	return &k.opts
+}
 
-// Run downloads the due media until ctx ends (and, with a retention,
-// prunes); it then waits for the downloads under way, whose context ends
-// with it: a row not kept stays due for the next start.
-func (k *Keeper) Run(ctx context.Context) {
+// Run downloads the due media of the sessions held (nil: all; in a
+// cluster, those this process runs) through wa (the session manager, or a
+// cluster's router) until ctx ends, and, with a retention, prunes; it then
+// waits for the downloads under way, whose context ends with it: a row
+// not kept stays due for the next start. A nil Keeper returns at once.
+func (k *Keeper) Run(ctx context.Context, wa whatsapp.Runner, held func() []string) {
+	if k == nil {
+		return
+	}
+	k.wa, k.held = wa, held
 	if k.opts.Retention > 0 {
 		k.wg.Go(func() { k.runPrune(ctx) })
 	}

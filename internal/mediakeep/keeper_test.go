@@ -105,10 +105,10 @@ func (e *keeperEnv) run(t *testing.T, opts mediakeep.Options) *mediakeep.Keeper 
 	if opts.Poll == 0 {
 		opts.Poll = 20 * time.Millisecond
 	}
-	k := mediakeep.New(mediakeep.Deps{DB: e.db, WhatsApp: e.phone, Store: e.store}, opts)
+	k := mediakeep.New(mediakeep.Deps{DB: e.db, Store: e.store}, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); k.Run(ctx) }()
+	go func() { defer close(done); k.Run(ctx, e.phone, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return k
 }
@@ -211,7 +211,7 @@ func TestPrune(t *testing.T) {
 		retention time.Duration
 		pruned    int
 	}{{0, 0}, {24 * time.Hour, 1}} {
-		k := mediakeep.New(mediakeep.Deps{DB: e.db, WhatsApp: e.phone, Store: e.store, Now: func() time.Time { return later }}, mediakeep.Options{Retention: tt.retention})
+		k := mediakeep.New(mediakeep.Deps{DB: e.db, Store: e.store, Now: func() time.Time { return later }}, mediakeep.Options{Retention: tt.retention})
 		if n, err := k.Prune(ctx); err != nil || n != tt.pruned {
 			t.Fatalf("retention %v: pruned %d, %v; want %d", tt.retention, n, err, tt.pruned)
 		}

@@ -19,7 +19,7 @@ import (
 func TestRecordMarksMediaDue(t *testing.T) {
 	ctx := context.Background()
 	db := sessionDB(t)
-	keeping := NewStore(db, false).KeepMedia(mediakeep.Options{Kinds: []string{mediakeep.Image, mediakeep.Audio}, MaxSize: 1000})
+	keeping := NewStore(db, false).KeepMedia(&mediakeep.Options{Kinds: []string{mediakeep.Image, mediakeep.Audio}, MaxSize: 1000})
 	const chat = "491701234567@s.whatsapp.net"
 	ref := func(size uint64) *whatsapp.MediaRef {
 		return &whatsapp.MediaRef{DirectPath: "/v/x", MediaKey: []byte("k"), FileLength: size, MediaType: "image"}

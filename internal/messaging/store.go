@@ -50,12 +50,12 @@ func NewStore(db *ent.Client, concurrentWrites bool) *Store {
 	return &Store{db: db, concurrent: concurrentWrites}
 }
 
-// KeepMedia makes the store mark the media opts keep as due for the
-// media keeper (internal/mediakeep) in the statement that records their
-// message: a download owed is as durable as the message. Called once, as
-// the store is built; it returns s.
-func (s *Store) KeepMedia(opts mediakeep.Options) *Store {
-	s.keep = &opts
+// KeepMedia makes the store mark the media opts keep (nil: none) as due
+// for the media keeper (mediakeep.Keeper.Keeps) in the statement that
+// records their message: a download owed is as durable as the message.
+// Called once, as the store is built; it returns s.
+func (s *Store) KeepMedia(opts *mediakeep.Options) *Store {
+	s.keep = opts
 	return s
 }
 
