@@ -281,7 +281,13 @@ func (k *Keeper) settle(ctx context.Context, log *slog.Logger, m *ent.Message, s
 	if sum != "" {
 		u.SetMediaSha256(sum)
 	}
-	if err := u.Exec(ctx); err != nil && !ent.IsNotFound(err) && ctx.Err() == nil {
+	switch err := u.Exec(ctx); {
+	case ent.IsNotFound(err) && sum != "":
+		// Deleted (with its session) while it was downloaded: the file
+		// goes too, unless another message refers to it.
+		k.dropUnreferenced(ctx, []string{sum})
+		return
+	case err != nil && !ent.IsNotFound(err) && ctx.Err() == nil:
 		log.Warn("media keeper: record the kept media", "err", err)
 		return
 	}
