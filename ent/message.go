@@ -42,6 +42,12 @@ type Message struct {
 	Timestamp time.Time `json:"timestamp,omitempty"`
 	// Media holds the value of the "media" field.
 	Media []byte `json:"media,omitempty"`
+	// MediaSha256 holds the value of the "media_sha256" field.
+	MediaSha256 *string `json:"media_sha256,omitempty"`
+	// MediaDue holds the value of the "media_due" field.
+	MediaDue *time.Time `json:"media_due,omitempty"`
+	// MediaTries holds the value of the "media_tries" field.
+	MediaTries int `json:"media_tries,omitempty"`
 	// ReadAt holds the value of the "read_at" field.
 	ReadAt *time.Time `json:"read_at,omitempty"`
 	// Reactions holds the value of the "reactions" field.
@@ -89,11 +95,11 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case message.FieldFromMe, message.FieldViewOnce:
 			values[i] = new(sql.NullBool)
-		case message.FieldID:
+		case message.FieldID, message.FieldMediaTries:
 			values[i] = new(sql.NullInt64)
-		case message.FieldSessionID, message.FieldMessageID, message.FieldChat, message.FieldSender, message.FieldType, message.FieldText, message.FieldCaption, message.FieldStatus:
+		case message.FieldSessionID, message.FieldMessageID, message.FieldChat, message.FieldSender, message.FieldType, message.FieldText, message.FieldCaption, message.FieldStatus, message.FieldMediaSha256:
 			values[i] = new(sql.NullString)
-		case message.FieldTimestamp, message.FieldReadAt, message.FieldViewedAt, message.FieldEditedAt:
+		case message.FieldTimestamp, message.FieldMediaDue, message.FieldReadAt, message.FieldViewedAt, message.FieldEditedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -181,6 +187,26 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field media", values[i])
 			} else if value != nil {
 				_m.Media = *value
+			}
+		case message.FieldMediaSha256:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field media_sha256", values[i])
+			} else if value.Valid {
+				_m.MediaSha256 = new(string)
+				*_m.MediaSha256 = value.String
+			}
+		case message.FieldMediaDue:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field media_due", values[i])
+			} else if value.Valid {
+				_m.MediaDue = new(time.Time)
+				*_m.MediaDue = value.Time
+			}
+		case message.FieldMediaTries:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field media_tries", values[i])
+			} else if value.Valid {
+				_m.MediaTries = int(value.Int64)
 			}
 		case message.FieldReadAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -298,6 +324,19 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("media=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Media))
+	builder.WriteString(", ")
+	if v := _m.MediaSha256; v != nil {
+		builder.WriteString("media_sha256=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.MediaDue; v != nil {
+		builder.WriteString("media_due=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("media_tries=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaTries))
 	builder.WriteString(", ")
 	if v := _m.ReadAt; v != nil {
 		builder.WriteString("read_at=")

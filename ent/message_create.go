@@ -106,6 +106,48 @@ func (_c *MessageCreate) SetMedia(v []byte) *MessageCreate {
 	return _c
 }
 
+// SetMediaSha256 sets the "media_sha256" field.
+func (_c *MessageCreate) SetMediaSha256(v string) *MessageCreate {
+	_c.mutation.SetMediaSha256(v)
+	return _c
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaSha256(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetMediaSha256(*v)
+	}
+	return _c
+}
+
+// SetMediaDue sets the "media_due" field.
+func (_c *MessageCreate) SetMediaDue(v time.Time) *MessageCreate {
+	_c.mutation.SetMediaDue(v)
+	return _c
+}
+
+// SetNillableMediaDue sets the "media_due" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaDue(v *time.Time) *MessageCreate {
+	if v != nil {
+		_c.SetMediaDue(*v)
+	}
+	return _c
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (_c *MessageCreate) SetMediaTries(v int) *MessageCreate {
+	_c.mutation.SetMediaTries(v)
+	return _c
+}
+
+// SetNillableMediaTries sets the "media_tries" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaTries(v *int) *MessageCreate {
+	if v != nil {
+		_c.SetMediaTries(*v)
+	}
+	return _c
+}
+
 // SetReadAt sets the "read_at" field.
 func (_c *MessageCreate) SetReadAt(v time.Time) *MessageCreate {
 	_c.mutation.SetReadAt(v)
@@ -214,6 +256,10 @@ func (_c *MessageCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *MessageCreate) defaults() {
+	if _, ok := _c.mutation.MediaTries(); !ok {
+		v := message.DefaultMediaTries
+		_c.mutation.SetMediaTries(v)
+	}
 	if _, ok := _c.mutation.ViewOnce(); !ok {
 		v := message.DefaultViewOnce
 		_c.mutation.SetViewOnce(v)
@@ -255,6 +301,9 @@ func (_c *MessageCreate) check() error {
 	}
 	if _, ok := _c.mutation.Timestamp(); !ok {
 		return &ValidationError{Name: "timestamp", err: errors.New(`ent: missing required field "Message.timestamp"`)}
+	}
+	if _, ok := _c.mutation.MediaTries(); !ok {
+		return &ValidationError{Name: "media_tries", err: errors.New(`ent: missing required field "Message.media_tries"`)}
 	}
 	if _, ok := _c.mutation.ViewOnce(); !ok {
 		return &ValidationError{Name: "view_once", err: errors.New(`ent: missing required field "Message.view_once"`)}
@@ -328,6 +377,18 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Media(); ok {
 		_spec.SetField(message.FieldMedia, field.TypeBytes, value)
 		_node.Media = value
+	}
+	if value, ok := _c.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+		_node.MediaSha256 = &value
+	}
+	if value, ok := _c.mutation.MediaDue(); ok {
+		_spec.SetField(message.FieldMediaDue, field.TypeTime, value)
+		_node.MediaDue = &value
+	}
+	if value, ok := _c.mutation.MediaTries(); ok {
+		_spec.SetField(message.FieldMediaTries, field.TypeInt, value)
+		_node.MediaTries = value
 	}
 	if value, ok := _c.mutation.ReadAt(); ok {
 		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
@@ -545,6 +606,60 @@ func (u *MessageUpsert) UpdateMedia() *MessageUpsert {
 // ClearMedia clears the value of the "media" field.
 func (u *MessageUpsert) ClearMedia() *MessageUpsert {
 	u.SetNull(message.FieldMedia)
+	return u
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsert) SetMediaSha256(v string) *MessageUpsert {
+	u.Set(message.FieldMediaSha256, v)
+	return u
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaSha256() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaSha256)
+	return u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsert) ClearMediaSha256() *MessageUpsert {
+	u.SetNull(message.FieldMediaSha256)
+	return u
+}
+
+// SetMediaDue sets the "media_due" field.
+func (u *MessageUpsert) SetMediaDue(v time.Time) *MessageUpsert {
+	u.Set(message.FieldMediaDue, v)
+	return u
+}
+
+// UpdateMediaDue sets the "media_due" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaDue() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaDue)
+	return u
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (u *MessageUpsert) ClearMediaDue() *MessageUpsert {
+	u.SetNull(message.FieldMediaDue)
+	return u
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (u *MessageUpsert) SetMediaTries(v int) *MessageUpsert {
+	u.Set(message.FieldMediaTries, v)
+	return u
+}
+
+// UpdateMediaTries sets the "media_tries" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaTries() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaTries)
+	return u
+}
+
+// AddMediaTries adds v to the "media_tries" field.
+func (u *MessageUpsert) AddMediaTries(v int) *MessageUpsert {
+	u.Add(message.FieldMediaTries, v)
 	return u
 }
 
@@ -842,6 +957,69 @@ func (u *MessageUpsertOne) UpdateMedia() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearMedia() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMedia()
+	})
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsertOne) SetMediaSha256(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSha256(v)
+	})
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaSha256() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSha256()
+	})
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsertOne) ClearMediaSha256() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSha256()
+	})
+}
+
+// SetMediaDue sets the "media_due" field.
+func (u *MessageUpsertOne) SetMediaDue(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaDue(v)
+	})
+}
+
+// UpdateMediaDue sets the "media_due" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaDue() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaDue()
+	})
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (u *MessageUpsertOne) ClearMediaDue() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaDue()
+	})
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (u *MessageUpsertOne) SetMediaTries(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaTries(v)
+	})
+}
+
+// AddMediaTries adds v to the "media_tries" field.
+func (u *MessageUpsertOne) AddMediaTries(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaTries(v)
+	})
+}
+
+// UpdateMediaTries sets the "media_tries" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaTries() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaTries()
 	})
 }
 
@@ -1322,6 +1500,69 @@ func (u *MessageUpsertBulk) UpdateMedia() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearMedia() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMedia()
+	})
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsertBulk) SetMediaSha256(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSha256(v)
+	})
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaSha256() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSha256()
+	})
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsertBulk) ClearMediaSha256() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSha256()
+	})
+}
+
+// SetMediaDue sets the "media_due" field.
+func (u *MessageUpsertBulk) SetMediaDue(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaDue(v)
+	})
+}
+
+// UpdateMediaDue sets the "media_due" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaDue() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaDue()
+	})
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (u *MessageUpsertBulk) ClearMediaDue() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaDue()
+	})
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (u *MessageUpsertBulk) SetMediaTries(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaTries(v)
+	})
+}
+
+// AddMediaTries adds v to the "media_tries" field.
+func (u *MessageUpsertBulk) AddMediaTries(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaTries(v)
+	})
+}
+
+// UpdateMediaTries sets the "media_tries" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaTries() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaTries()
 	})
 }
 

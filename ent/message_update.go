@@ -166,6 +166,67 @@ func (_u *MessageUpdate) ClearMedia() *MessageUpdate {
 	return _u
 }
 
+// SetMediaSha256 sets the "media_sha256" field.
+func (_u *MessageUpdate) SetMediaSha256(v string) *MessageUpdate {
+	_u.mutation.SetMediaSha256(v)
+	return _u
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaSha256(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaSha256(*v)
+	}
+	return _u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (_u *MessageUpdate) ClearMediaSha256() *MessageUpdate {
+	_u.mutation.ClearMediaSha256()
+	return _u
+}
+
+// SetMediaDue sets the "media_due" field.
+func (_u *MessageUpdate) SetMediaDue(v time.Time) *MessageUpdate {
+	_u.mutation.SetMediaDue(v)
+	return _u
+}
+
+// SetNillableMediaDue sets the "media_due" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaDue(v *time.Time) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaDue(*v)
+	}
+	return _u
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (_u *MessageUpdate) ClearMediaDue() *MessageUpdate {
+	_u.mutation.ClearMediaDue()
+	return _u
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (_u *MessageUpdate) SetMediaTries(v int) *MessageUpdate {
+	_u.mutation.ResetMediaTries()
+	_u.mutation.SetMediaTries(v)
+	return _u
+}
+
+// SetNillableMediaTries sets the "media_tries" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaTries(v *int) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaTries(*v)
+	}
+	return _u
+}
+
+// AddMediaTries adds value to the "media_tries" field.
+func (_u *MessageUpdate) AddMediaTries(v int) *MessageUpdate {
+	_u.mutation.AddMediaTries(v)
+	return _u
+}
+
 // SetReadAt sets the "read_at" field.
 func (_u *MessageUpdate) SetReadAt(v time.Time) *MessageUpdate {
 	_u.mutation.SetReadAt(v)
@@ -363,6 +424,24 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.MediaCleared() {
 		_spec.ClearField(message.FieldMedia, field.TypeBytes)
 	}
+	if value, ok := _u.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+	}
+	if _u.mutation.MediaSha256Cleared() {
+		_spec.ClearField(message.FieldMediaSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaDue(); ok {
+		_spec.SetField(message.FieldMediaDue, field.TypeTime, value)
+	}
+	if _u.mutation.MediaDueCleared() {
+		_spec.ClearField(message.FieldMediaDue, field.TypeTime)
+	}
+	if value, ok := _u.mutation.MediaTries(); ok {
+		_spec.SetField(message.FieldMediaTries, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaTries(); ok {
+		_spec.AddField(message.FieldMediaTries, field.TypeInt, value)
+	}
 	if value, ok := _u.mutation.ReadAt(); ok {
 		_spec.SetField(message.FieldReadAt, field.TypeTime, value)
 	}
@@ -554,6 +633,67 @@ func (_u *MessageUpdateOne) SetMedia(v []byte) *MessageUpdateOne {
 // ClearMedia clears the value of the "media" field.
 func (_u *MessageUpdateOne) ClearMedia() *MessageUpdateOne {
 	_u.mutation.ClearMedia()
+	return _u
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (_u *MessageUpdateOne) SetMediaSha256(v string) *MessageUpdateOne {
+	_u.mutation.SetMediaSha256(v)
+	return _u
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaSha256(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaSha256(*v)
+	}
+	return _u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (_u *MessageUpdateOne) ClearMediaSha256() *MessageUpdateOne {
+	_u.mutation.ClearMediaSha256()
+	return _u
+}
+
+// SetMediaDue sets the "media_due" field.
+func (_u *MessageUpdateOne) SetMediaDue(v time.Time) *MessageUpdateOne {
+	_u.mutation.SetMediaDue(v)
+	return _u
+}
+
+// SetNillableMediaDue sets the "media_due" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaDue(v *time.Time) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaDue(*v)
+	}
+	return _u
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (_u *MessageUpdateOne) ClearMediaDue() *MessageUpdateOne {
+	_u.mutation.ClearMediaDue()
+	return _u
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (_u *MessageUpdateOne) SetMediaTries(v int) *MessageUpdateOne {
+	_u.mutation.ResetMediaTries()
+	_u.mutation.SetMediaTries(v)
+	return _u
+}
+
+// SetNillableMediaTries sets the "media_tries" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaTries(v *int) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaTries(*v)
+	}
+	return _u
+}
+
+// AddMediaTries adds value to the "media_tries" field.
+func (_u *MessageUpdateOne) AddMediaTries(v int) *MessageUpdateOne {
+	_u.mutation.AddMediaTries(v)
 	return _u
 }
 
@@ -783,6 +923,24 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.MediaCleared() {
 		_spec.ClearField(message.FieldMedia, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+	}
+	if _u.mutation.MediaSha256Cleared() {
+		_spec.ClearField(message.FieldMediaSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaDue(); ok {
+		_spec.SetField(message.FieldMediaDue, field.TypeTime, value)
+	}
+	if _u.mutation.MediaDueCleared() {
+		_spec.ClearField(message.FieldMediaDue, field.TypeTime)
+	}
+	if value, ok := _u.mutation.MediaTries(); ok {
+		_spec.SetField(message.FieldMediaTries, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaTries(); ok {
+		_spec.AddField(message.FieldMediaTries, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.ReadAt(); ok {
 		_spec.SetField(message.FieldReadAt, field.TypeTime, value)

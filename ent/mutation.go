@@ -6108,6 +6108,10 @@ type MessageMutation struct {
 	status          *message.Status
 	timestamp       *time.Time
 	media           *[]byte
+	media_sha256    *string
+	media_due       *time.Time
+	media_tries     *int
+	addmedia_tries  *int
 	read_at         *time.Time
 	reactions       *[]schema.Reaction
 	appendreactions []schema.Reaction
@@ -6656,6 +6660,160 @@ func (m *MessageMutation) ResetMedia() {
 	delete(m.clearedFields, message.FieldMedia)
 }
 
+// SetMediaSha256 sets the "media_sha256" field.
+func (m *MessageMutation) SetMediaSha256(s string) {
+	m.media_sha256 = &s
+}
+
+// MediaSha256 returns the value of the "media_sha256" field in the mutation.
+func (m *MessageMutation) MediaSha256() (r string, exists bool) {
+	v := m.media_sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaSha256 returns the old "media_sha256" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaSha256(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaSha256: %w", err)
+	}
+	return oldValue.MediaSha256, nil
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (m *MessageMutation) ClearMediaSha256() {
+	m.media_sha256 = nil
+	m.clearedFields[message.FieldMediaSha256] = struct{}{}
+}
+
+// MediaSha256Cleared returns if the "media_sha256" field was cleared in this mutation.
+func (m *MessageMutation) MediaSha256Cleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaSha256]
+	return ok
+}
+
+// ResetMediaSha256 resets all changes to the "media_sha256" field.
+func (m *MessageMutation) ResetMediaSha256() {
+	m.media_sha256 = nil
+	delete(m.clearedFields, message.FieldMediaSha256)
+}
+
+// SetMediaDue sets the "media_due" field.
+func (m *MessageMutation) SetMediaDue(t time.Time) {
+	m.media_due = &t
+}
+
+// MediaDue returns the value of the "media_due" field in the mutation.
+func (m *MessageMutation) MediaDue() (r time.Time, exists bool) {
+	v := m.media_due
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaDue returns the old "media_due" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaDue(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaDue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaDue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaDue: %w", err)
+	}
+	return oldValue.MediaDue, nil
+}
+
+// ClearMediaDue clears the value of the "media_due" field.
+func (m *MessageMutation) ClearMediaDue() {
+	m.media_due = nil
+	m.clearedFields[message.FieldMediaDue] = struct{}{}
+}
+
+// MediaDueCleared returns if the "media_due" field was cleared in this mutation.
+func (m *MessageMutation) MediaDueCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaDue]
+	return ok
+}
+
+// ResetMediaDue resets all changes to the "media_due" field.
+func (m *MessageMutation) ResetMediaDue() {
+	m.media_due = nil
+	delete(m.clearedFields, message.FieldMediaDue)
+}
+
+// SetMediaTries sets the "media_tries" field.
+func (m *MessageMutation) SetMediaTries(i int) {
+	m.media_tries = &i
+	m.addmedia_tries = nil
+}
+
+// MediaTries returns the value of the "media_tries" field in the mutation.
+func (m *MessageMutation) MediaTries() (r int, exists bool) {
+	v := m.media_tries
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaTries returns the old "media_tries" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaTries(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaTries is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaTries requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaTries: %w", err)
+	}
+	return oldValue.MediaTries, nil
+}
+
+// AddMediaTries adds i to the "media_tries" field.
+func (m *MessageMutation) AddMediaTries(i int) {
+	if m.addmedia_tries != nil {
+		*m.addmedia_tries += i
+	} else {
+		m.addmedia_tries = &i
+	}
+}
+
+// AddedMediaTries returns the value that was added to the "media_tries" field in this mutation.
+func (m *MessageMutation) AddedMediaTries() (r int, exists bool) {
+	v := m.addmedia_tries
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMediaTries resets all changes to the "media_tries" field.
+func (m *MessageMutation) ResetMediaTries() {
+	m.media_tries = nil
+	m.addmedia_tries = nil
+}
+
 // SetReadAt sets the "read_at" field.
 func (m *MessageMutation) SetReadAt(t time.Time) {
 	m.read_at = &t
@@ -7014,7 +7172,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 20)
 	if m.session != nil {
 		fields = append(fields, message.FieldSessionID)
 	}
@@ -7047,6 +7205,15 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.media != nil {
 		fields = append(fields, message.FieldMedia)
+	}
+	if m.media_sha256 != nil {
+		fields = append(fields, message.FieldMediaSha256)
+	}
+	if m.media_due != nil {
+		fields = append(fields, message.FieldMediaDue)
+	}
+	if m.media_tries != nil {
+		fields = append(fields, message.FieldMediaTries)
 	}
 	if m.read_at != nil {
 		fields = append(fields, message.FieldReadAt)
@@ -7096,6 +7263,12 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Timestamp()
 	case message.FieldMedia:
 		return m.Media()
+	case message.FieldMediaSha256:
+		return m.MediaSha256()
+	case message.FieldMediaDue:
+		return m.MediaDue()
+	case message.FieldMediaTries:
+		return m.MediaTries()
 	case message.FieldReadAt:
 		return m.ReadAt()
 	case message.FieldReactions:
@@ -7139,6 +7312,12 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTimestamp(ctx)
 	case message.FieldMedia:
 		return m.OldMedia(ctx)
+	case message.FieldMediaSha256:
+		return m.OldMediaSha256(ctx)
+	case message.FieldMediaDue:
+		return m.OldMediaDue(ctx)
+	case message.FieldMediaTries:
+		return m.OldMediaTries(ctx)
 	case message.FieldReadAt:
 		return m.OldReadAt(ctx)
 	case message.FieldReactions:
@@ -7237,6 +7416,27 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMedia(v)
 		return nil
+	case message.FieldMediaSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaSha256(v)
+		return nil
+	case message.FieldMediaDue:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaDue(v)
+		return nil
+	case message.FieldMediaTries:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaTries(v)
+		return nil
 	case message.FieldReadAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -7286,13 +7486,21 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *MessageMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addmedia_tries != nil {
+		fields = append(fields, message.FieldMediaTries)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case message.FieldMediaTries:
+		return m.AddedMediaTries()
+	}
 	return nil, false
 }
 
@@ -7301,6 +7509,13 @@ func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *MessageMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case message.FieldMediaTries:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMediaTries(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message numeric field %s", name)
 }
@@ -7317,6 +7532,12 @@ func (m *MessageMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(message.FieldMedia) {
 		fields = append(fields, message.FieldMedia)
+	}
+	if m.FieldCleared(message.FieldMediaSha256) {
+		fields = append(fields, message.FieldMediaSha256)
+	}
+	if m.FieldCleared(message.FieldMediaDue) {
+		fields = append(fields, message.FieldMediaDue)
 	}
 	if m.FieldCleared(message.FieldReadAt) {
 		fields = append(fields, message.FieldReadAt)
@@ -7355,6 +7576,12 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldMedia:
 		m.ClearMedia()
+		return nil
+	case message.FieldMediaSha256:
+		m.ClearMediaSha256()
+		return nil
+	case message.FieldMediaDue:
+		m.ClearMediaDue()
 		return nil
 	case message.FieldReadAt:
 		m.ClearReadAt()
@@ -7411,6 +7638,15 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldMedia:
 		m.ResetMedia()
+		return nil
+	case message.FieldMediaSha256:
+		m.ResetMediaSha256()
+		return nil
+	case message.FieldMediaDue:
+		m.ResetMediaDue()
+		return nil
+	case message.FieldMediaTries:
+		m.ResetMediaTries()
 		return nil
 	case message.FieldReadAt:
 		m.ResetReadAt()

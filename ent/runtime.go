@@ -152,8 +152,12 @@ func init() {
 	messageDescMessageID := messageFields[1].Descriptor()
 	// message.MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
 	message.MessageIDValidator = messageDescMessageID.Validators[0].(func(string) error)
+	// messageDescMediaTries is the schema descriptor for media_tries field.
+	messageDescMediaTries := messageFields[13].Descriptor()
+	// message.DefaultMediaTries holds the default value on creation for the media_tries field.
+	message.DefaultMediaTries = messageDescMediaTries.Default.(int)
 	// messageDescViewOnce is the schema descriptor for view_once field.
-	messageDescViewOnce := messageFields[14].Descriptor()
+	messageDescViewOnce := messageFields[17].Descriptor()
 	// message.DefaultViewOnce holds the default value on creation for the view_once field.
 	message.DefaultViewOnce = messageDescViewOnce.Default.(bool)
 	nodeFields := schema.Node{}.Fields()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/url"
+	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	"github.com/wagraph/wagraph/graph/model"
@@ -79,31 +80,34 @@ func MediaPath(sessionID, messageID string) string {
 }
 
 // Media is a message's decrypted media as the REST media route serves it:
-// Body reads its Size bytes from a temporary file, never whole in memory;
-// close it once they are written.
+// Body reads its Size bytes from the kept file or a temporary one, never
+// whole in memory, seekable for Range requests; close it once they are
+// written.
 type Media struct {
-	Body     io.ReadCloser
+	Body     io.ReadSeekCloser
 	Size     int64
 	Mimetype string
 	FileName string // documents
+	// SHA256 names the kept file (the ETag), ModTime when it was kept;
+	// "" for media downloaded on demand.
+	SHA256  string
+	ModTime time.Time
 }
 
 // MessageMedia is a message's decrypted media with its content type and
 // file name (documents), for the REST media route: GraphQL has no field
 // for bytes, so this is the resolver both APIs share the rules of (the
-// session reached first, then the message store).
+// session reached first, then the message store: the kept file, else a
+// download on demand).
 func (r *Resolver) MessageMedia(ctx context.Context, sessionID, messageID string) (Media, error) {
 	if _, err := r.reachSessionID(ctx, sessionID); err != nil {
 		return Media{}, err
 	}
-	file, mimetype, fileName, err := r.Messages.Media(ctx, sessionID, messageID)
+	md, err := r.Messages.Media(ctx, sessionID, messageID)
 	if err != nil {
 		return Media{}, err
 	}
-	return Media{Body: struct {
-		io.Reader
-		io.Closer
-	}{file.Reader(), file}, Size: file.Size(), Mimetype: mimetype, FileName: fileName}, nil
+	return Media{Body: md.Body, Size: md.Size, Mimetype: md.Mimetype, FileName: md.FileName, SHA256: md.SHA256, ModTime: md.ModTime}, nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

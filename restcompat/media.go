@@ -3,7 +3,6 @@ package restcompat
 import (
 	"context"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -23,7 +22,11 @@ type MediaSource interface {
 var errNoMediaSource = errors.New("restcompat: no media source was given")
 
 // getMessageMedia streams a message's decrypted media with its content
-// type; failures are the JSON envelope like everywhere else.
+// type: the kept file, or the one downloaded on demand. http.ServeContent
+// answers Range requests (206; 416, as the JSON envelope, for a range
+// outside the media), If-None-Match against the ETag (the kept file's
+// SHA-256, quoted) and If-Range; failures are the JSON envelope like
+// everywhere else.
 func (h *Handler) getMessageMedia(w http.ResponseWriter, r *http.Request) {
 	if h.media == nil {
 		writeError(w, r, h.log, errNoMediaSource)
@@ -37,7 +40,6 @@ func (h *Handler) getMessageMedia(w http.ResponseWriter, r *http.Request) {
 	defer md.Body.Close()
 	hd := w.Header()
 	hd.Set("Content-Type", contentType(md.Mimetype))
-	hd.Set("Content-Length", strconv.FormatInt(md.Size, 10))
 	// The type is the sender's claim: a browser must neither sniff
 	// another one nor run what it renders (an HTML "document" from a
 	// stranger, served from this origin).
@@ -47,10 +49,37 @@ func (h *Handler) getMessageMedia(w http.ResponseWriter, r *http.Request) {
 	if md.FileName != "" {
 		hd.Set("Content-Disposition", contentDisposition(md.FileName))
 	}
-	w.WriteHeader(http.StatusOK)
-	// Copied from the file as the client takes it: the media is never
-	// whole in memory.
-	_, _ = io.Copy(w, md.Body)
+	if md.SHA256 != "" {
+		hd.Set("ETag", `"`+md.SHA256+`"`)
+	}
+	// Read from the file as the client takes it (ServeContent copies in
+	// chunks, from a range's start): never whole in memory.
+	http.ServeContent(&rangeErrors{ResponseWriter: w, r: r}, r, "", md.ModTime, md.Body)
+}
+
+// rangeErrors turns ServeContent's plain-text 416 into the JSON failure
+// envelope of every other failure, with its Content-Range.
+type rangeErrors struct {
+	http.ResponseWriter
+	r       *http.Request
+	swallow bool
+}
+
+func (w *rangeErrors) WriteHeader(code int) {
+	if code != http.StatusRequestedRangeNotSatisfiable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.swallow = true
+	writeJSON(w.ResponseWriter, code, failure{Status: "failed",
+		Message: "range: " + strconv.Quote(w.r.Header.Get("Range")) + " is outside the media (" + w.Header().Get("Content-Range") + ")"})
+}
+
+func (w *rangeErrors) Write(p []byte) (int, error) {
+	if w.swallow {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 // contentType is a stored mimetype as a header value: one that does not

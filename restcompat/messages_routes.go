@@ -79,7 +79,7 @@ func messageRoutes() []route {
 		{
 			method: "GET", path: "/session/{sessionId}/message/{messageId}/media", id: "messageMedia", tag: "messages",
 			summary:     "Get the media of a message",
-			description: "The decrypted media of a received or sent image, video, audio, voice note, document or sticker, downloaded from WhatsApp's servers on demand and streamed with its content type (the message's mimetype). Documents carry their file name in Content-Disposition (inline). 404 when the message is unknown to this session, has no media, its media is no longer on WhatsApp's servers, or it is view-once and was viewed (a view-once message's media is served once: its first successful download is the view); 409 when the session is not connected. Failures are the JSON failure envelope.",
+			description: "The decrypted media of a received or sent image, video, audio, voice note, document or sticker, streamed with its content type (the message's mimetype): the kept copy when the server keeps media (--media-store; ETag is its SHA-256), else downloaded from WhatsApp's servers on demand. Range requests are answered 206 with Content-Range (416, the JSON failure envelope, for a range outside the media). Documents carry their file name in Content-Disposition (inline). 404 when the message is unknown to this session, has no media, its media is no longer on WhatsApp's servers, or it is view-once and was viewed (a view-once message's media is served once: its first successful download is the view); 409 when the session is not connected. Failures are the JSON failure envelope.",
 			params:      []param{pSession, pMessage},
 			handling:    noBody((*Handler).getMessageMedia),
 			status:      200, answer: "The media bytes, with Content-Type, Content-Length and, for documents, Content-Disposition.",
@@ -90,6 +90,10 @@ func messageRoutes() []route {
 					Schema: map[string]any{"type": "string"}}).WithDescription("inline; filename=\"…\" for documents (RFC 2231 filename* for names beyond ASCII).")})
 				r.WithHeadersItem("Content-Length", openapi31.HeaderOrReference{Header: (&openapi31.Header{
 					Schema: map[string]any{"type": "integer", "minimum": 0}}).WithDescription("The size of the media in bytes.")})
+				r.WithHeadersItem("ETag", openapi31.HeaderOrReference{Header: (&openapi31.Header{
+					Schema: map[string]any{"type": "string"}}).WithDescription("The quoted hex SHA-256 of the media, when the server keeps it.")})
+				r.WithHeadersItem("Accept-Ranges", openapi31.HeaderOrReference{Header: (&openapi31.Header{
+					Schema: map[string]any{"type": "string", "const": "bytes"}}).WithDescription("Range requests are answered 206 with the range's bytes.")})
 			},
 			failures: []int{409, 502, 504},
 		},

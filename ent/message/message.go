@@ -36,6 +36,12 @@ const (
 	FieldTimestamp = "timestamp"
 	// FieldMedia holds the string denoting the media field in the database.
 	FieldMedia = "media"
+	// FieldMediaSha256 holds the string denoting the media_sha256 field in the database.
+	FieldMediaSha256 = "media_sha256"
+	// FieldMediaDue holds the string denoting the media_due field in the database.
+	FieldMediaDue = "media_due"
+	// FieldMediaTries holds the string denoting the media_tries field in the database.
+	FieldMediaTries = "media_tries"
 	// FieldReadAt holds the string denoting the read_at field in the database.
 	FieldReadAt = "read_at"
 	// FieldReactions holds the string denoting the reactions field in the database.
@@ -75,6 +81,9 @@ var Columns = []string{
 	FieldStatus,
 	FieldTimestamp,
 	FieldMedia,
+	FieldMediaSha256,
+	FieldMediaDue,
+	FieldMediaTries,
 	FieldReadAt,
 	FieldReactions,
 	FieldPoll,
@@ -96,6 +105,8 @@ func ValidColumn(column string) bool {
 var (
 	// MessageIDValidator is a validator for the "message_id" field. It is called by the builders before save.
 	MessageIDValidator func(string) error
+	// DefaultMediaTries holds the default value on creation for the "media_tries" field.
+	DefaultMediaTries int
 	// DefaultViewOnce holds the default value on creation for the "view_once" field.
 	DefaultViewOnce bool
 )
@@ -182,6 +193,21 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByTimestamp orders the results by the timestamp field.
 func ByTimestamp(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTimestamp, opts...).ToFunc()
+}
+
+// ByMediaSha256 orders the results by the media_sha256 field.
+func ByMediaSha256(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaSha256, opts...).ToFunc()
+}
+
+// ByMediaDue orders the results by the media_due field.
+func ByMediaDue(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaDue, opts...).ToFunc()
+}
+
+// ByMediaTries orders the results by the media_tries field.
+func ByMediaTries(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaTries, opts...).ToFunc()
 }
 
 // ByReadAt orders the results by the read_at field.

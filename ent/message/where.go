@@ -105,6 +105,21 @@ func Media(v []byte) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldMedia, v))
 }
 
+// MediaSha256 applies equality check predicate on the "media_sha256" field. It's identical to MediaSha256EQ.
+func MediaSha256(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSha256, v))
+}
+
+// MediaDue applies equality check predicate on the "media_due" field. It's identical to MediaDueEQ.
+func MediaDue(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaDue, v))
+}
+
+// MediaTries applies equality check predicate on the "media_tries" field. It's identical to MediaTriesEQ.
+func MediaTries(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaTries, v))
+}
+
 // ReadAt applies equality check predicate on the "read_at" field. It's identical to ReadAtEQ.
 func ReadAt(v time.Time) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldReadAt, v))
@@ -718,6 +733,171 @@ func MediaIsNil() predicate.Message {
 // MediaNotNil applies the NotNil predicate on the "media" field.
 func MediaNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldMedia))
+}
+
+// MediaSha256EQ applies the EQ predicate on the "media_sha256" field.
+func MediaSha256EQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSha256, v))
+}
+
+// MediaSha256NEQ applies the NEQ predicate on the "media_sha256" field.
+func MediaSha256NEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaSha256, v))
+}
+
+// MediaSha256In applies the In predicate on the "media_sha256" field.
+func MediaSha256In(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaSha256, vs...))
+}
+
+// MediaSha256NotIn applies the NotIn predicate on the "media_sha256" field.
+func MediaSha256NotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaSha256, vs...))
+}
+
+// MediaSha256GT applies the GT predicate on the "media_sha256" field.
+func MediaSha256GT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaSha256, v))
+}
+
+// MediaSha256GTE applies the GTE predicate on the "media_sha256" field.
+func MediaSha256GTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaSha256, v))
+}
+
+// MediaSha256LT applies the LT predicate on the "media_sha256" field.
+func MediaSha256LT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaSha256, v))
+}
+
+// MediaSha256LTE applies the LTE predicate on the "media_sha256" field.
+func MediaSha256LTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaSha256, v))
+}
+
+// MediaSha256Contains applies the Contains predicate on the "media_sha256" field.
+func MediaSha256Contains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldMediaSha256, v))
+}
+
+// MediaSha256HasPrefix applies the HasPrefix predicate on the "media_sha256" field.
+func MediaSha256HasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldMediaSha256, v))
+}
+
+// MediaSha256HasSuffix applies the HasSuffix predicate on the "media_sha256" field.
+func MediaSha256HasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldMediaSha256, v))
+}
+
+// MediaSha256IsNil applies the IsNil predicate on the "media_sha256" field.
+func MediaSha256IsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaSha256))
+}
+
+// MediaSha256NotNil applies the NotNil predicate on the "media_sha256" field.
+func MediaSha256NotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaSha256))
+}
+
+// MediaSha256EqualFold applies the EqualFold predicate on the "media_sha256" field.
+func MediaSha256EqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldMediaSha256, v))
+}
+
+// MediaSha256ContainsFold applies the ContainsFold predicate on the "media_sha256" field.
+func MediaSha256ContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldMediaSha256, v))
+}
+
+// MediaDueEQ applies the EQ predicate on the "media_due" field.
+func MediaDueEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaDue, v))
+}
+
+// MediaDueNEQ applies the NEQ predicate on the "media_due" field.
+func MediaDueNEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaDue, v))
+}
+
+// MediaDueIn applies the In predicate on the "media_due" field.
+func MediaDueIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaDue, vs...))
+}
+
+// MediaDueNotIn applies the NotIn predicate on the "media_due" field.
+func MediaDueNotIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaDue, vs...))
+}
+
+// MediaDueGT applies the GT predicate on the "media_due" field.
+func MediaDueGT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaDue, v))
+}
+
+// MediaDueGTE applies the GTE predicate on the "media_due" field.
+func MediaDueGTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaDue, v))
+}
+
+// MediaDueLT applies the LT predicate on the "media_due" field.
+func MediaDueLT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaDue, v))
+}
+
+// MediaDueLTE applies the LTE predicate on the "media_due" field.
+func MediaDueLTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaDue, v))
+}
+
+// MediaDueIsNil applies the IsNil predicate on the "media_due" field.
+func MediaDueIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaDue))
+}
+
+// MediaDueNotNil applies the NotNil predicate on the "media_due" field.
+func MediaDueNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaDue))
+}
+
+// MediaTriesEQ applies the EQ predicate on the "media_tries" field.
+func MediaTriesEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaTries, v))
+}
+
+// MediaTriesNEQ applies the NEQ predicate on the "media_tries" field.
+func MediaTriesNEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaTries, v))
+}
+
+// MediaTriesIn applies the In predicate on the "media_tries" field.
+func MediaTriesIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaTries, vs...))
+}
+
+// MediaTriesNotIn applies the NotIn predicate on the "media_tries" field.
+func MediaTriesNotIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaTries, vs...))
+}
+
+// MediaTriesGT applies the GT predicate on the "media_tries" field.
+func MediaTriesGT(v int) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaTries, v))
+}
+
+// MediaTriesGTE applies the GTE predicate on the "media_tries" field.
+func MediaTriesGTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaTries, v))
+}
+
+// MediaTriesLT applies the LT predicate on the "media_tries" field.
+func MediaTriesLT(v int) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaTries, v))
+}
+
+// MediaTriesLTE applies the LTE predicate on the "media_tries" field.
+func MediaTriesLTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaTries, v))
 }
 
 // ReadAtEQ applies the EQ predicate on the "read_at" field.

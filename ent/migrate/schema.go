@@ -294,6 +294,9 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "sent", "scheduled", "failed", "revoked"}},
 		{Name: "timestamp", Type: field.TypeTime},
 		{Name: "media", Type: field.TypeBytes, Nullable: true},
+		{Name: "media_sha256", Type: field.TypeString, Nullable: true},
+		{Name: "media_due", Type: field.TypeTime, Nullable: true},
+		{Name: "media_tries", Type: field.TypeInt, Default: 0},
 		{Name: "read_at", Type: field.TypeTime, Nullable: true},
 		{Name: "reactions", Type: field.TypeJSON, Nullable: true},
 		{Name: "poll", Type: field.TypeJSON, Nullable: true},
@@ -310,7 +313,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_sessions_messages",
-				Columns:    []*schema.Column{MessagesColumns[17]},
+				Columns:    []*schema.Column{MessagesColumns[20]},
 				RefColumns: []*schema.Column{SessionsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -319,12 +322,28 @@ var (
 			{
 				Name:    "message_session_id_message_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[17], MessagesColumns[1]},
+				Columns: []*schema.Column{MessagesColumns[20], MessagesColumns[1]},
 			},
 			{
 				Name:    "message_session_id_chat_timestamp_id",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[17], MessagesColumns[2], MessagesColumns[9], MessagesColumns[0]},
+				Columns: []*schema.Column{MessagesColumns[20], MessagesColumns[2], MessagesColumns[9], MessagesColumns[0]},
+			},
+			{
+				Name:    "message_session_id_media_due",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[20], MessagesColumns[12]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "media_due IS NOT NULL",
+				},
+			},
+			{
+				Name:    "message_media_sha256",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[11]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "media_sha256 IS NOT NULL",
+				},
 			},
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -32,6 +33,22 @@ func (Message) Fields() []ent.Field {
 		// It is the adapter's whatsapp.MediaRef as JSON, kept opaque here so
 		// storage does not depend on the WhatsApp adapter.
 		field.Bytes("media").Optional(), // empty: no media
+		// media_sha256 names the kept copy of the media in the media store
+		// (internal/mediakeep, integrations.md §3): the route serves it
+		// from there; null: not kept (yet, or skipped, or pruned), the
+		// route downloads it from WhatsApp on demand.
+		field.String("media_sha256").Optional().Nillable(),
+		// media_due is when the keeper next tries to download the media
+		// into the store; null: nothing to do (kept, skipped, given up).
+		// It is set in the statement that records the message, so a
+		// download owed is as durable as the message: a restart finds it.
+		// Fields here rather than a table of jobs: the pending download is
+		// written in the one insert the message costs anyway, in the event
+		// log's batch (no second row per media message), and it goes with
+		// the message (a session deleted, nothing left behind).
+		field.Time("media_due").Optional().Nillable(),
+		// media_tries counts the keeper's failed downloads (its backoff).
+		field.Int("media_tries").Default(0),
 		// read_at is when a received message was marked read (markRead, or
 		// the chat read on another device); null: unread.
 		field.Time("read_at").Optional().Nillable(),
@@ -94,5 +111,11 @@ func (Message) Indexes() []ent.Index {
 		// whether a chat is known (chats.upsert, for every message
 		// stored) and a chat's unread messages (markRead).
 		index.Fields("session_id", "chat", "timestamp", "id"),
+		// The keeper's due downloads, per session (its fair claim), and
+		// the messages referring to a kept file (deleting a session's
+		// files, pruning): partial, so the messages with nothing pending
+		// or kept (most of them) cost no index entry.
+		index.Fields("session_id", "media_due").Annotations(entsql.IndexWhere("media_due IS NOT NULL")),
+		index.Fields("media_sha256").Annotations(entsql.IndexWhere("media_sha256 IS NOT NULL")),
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/wagraph/wagraph/internal/linkpreview"
 	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/mediakeep"
 	"github.com/wagraph/wagraph/internal/mediastore"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
@@ -59,12 +60,11 @@ type Options struct {
 	// to get byte-for-byte stable responses.
 	Now  func() time.Time
 	Rand io.Reader
-	// EventBuffer is how many live events one subscriber may have waiting
-	// before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
+	// EventBuffer is how many live events one subscriber may have waiting before it is cut off; 0 is events.DefaultBuffer. Tests shrink it.
 	EventBuffer int
-	// QRTimeouts is how long a pairing's QR codes show; zero is
-	// whatsmeow's (the first a minute). Tests shorten it.
+	// QRTimeouts is how long a pairing's QR codes show; zero is whatsmeow's (the first a minute). Tests shorten it.
 	QRTimeouts whatsapp.QRTimeouts
+	Media      mediakeep.Setup // a test's media store (nil: --media-store's) and the keeper's timings
 }
 
 // withDefaults fills what the process left unset.
@@ -172,11 +172,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		AllowPrivate: cfg.AllowPrivateURLs, Timeout: cfg.WebhookTimeout, Random: random,
 	})
 	parts.hooks = hooks
-	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()), chats.NewStore(db, cfg.Clustered(), nil)
 	kept, err := mediastore.New(cfg.Media.Choice(cfg.DataDir)) // where received media is kept (--media-store); nil: none
 	if err != nil {
 		return nil, err
 	}
+	keeper := mediakeep.Open(kept, cfg.Media, opts.Media, db, log) // nil: media downloaded on demand only
+	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()).KeepMedia(keeper.Keeps()), chats.NewStore(db, cfg.Clustered(), nil)
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 
 	// The WhatsApp side: the device store, the cluster this process is a
@@ -266,13 +267,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Previewer: linkpreview.New(linkpreview.Options{AllowPrivate: cfg.AllowPrivateURLs, Images: preparer, Logger: log}),
 		Publisher: sink, Store: messageStore, Logger: log, Observer: counters, Invites: accounts,
 		MaxScheduled: cfg.Quotas.ScheduledPerSession, MaxScheduledBytes: cfg.Quotas.ScheduledBytesPerSession,
-		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations,
+		SharedKeys: cfg.Clustered(), NodeID: cfg.NodeID, Nodes: nodes, Limits: sessions.NewStatusStore(db), Settings: settings, Automations: automations, Keeper: keeper,
 	})
 
 	// The API.
 	sessionSvc := sessions.NewService(sessions.ServiceOptions{
 		DB: db, Tokens: authSvc, Unlinker: ops, Leases: leases, Ended: stream.Bus, Now: now, NewID: newID,
-		PerUser: cfg.Quotas.SessionsPerUser, Logger: log,
+		PerUser: cfg.Quotas.SessionsPerUser, Logger: log, Media: keeper,
 	})
 	resolver := &graph.Resolver{
 		DB:         db,
@@ -312,7 +313,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	bg.run(func(ctx context.Context) { stream.Log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
 	bg.run(func(ctx context.Context) {
 		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
-		if ctx.Err() == nil { // after the sessions: due sends find them connecting, not absent
+		if ctx.Err() == nil { // after the sessions: due sends and downloads find them connecting, not absent
+			bg.run(func(ctx context.Context) { keeper.Run(ctx, ops, held) })
 			messages.Run(ctx)
 		}
 	})

@@ -61,6 +61,9 @@ func Config(t testing.TB) config.Config {
 		t.Fatal(err)
 	}
 	cfg.DatabaseURL = dbtest.DatabaseURLWith(t, StoreExtension()) // "" on SQLite: the data directory holds it
+	if cfg.DatabaseURL != "" {
+		cfg.Media.Kind = config.MediaNone // --media-store's default with --database-url, which was "" when cfg was read
+	}
 	return cfg
 }
 

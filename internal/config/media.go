@@ -21,8 +21,9 @@ const (
 )
 
 // MediaKinds are the kinds of media --media-keep names (a voice note is
-// audio), in the order the help lists them.
-var MediaKinds = []string{"image", "audio", "document", "video", "sticker"}
+// audio), in the order the help lists them; internal/mediakeep tells a
+// message's kind (its test holds the two together).
+func MediaKinds() []string { return []string{"image", "audio", "document", "video", "sticker"} }
 
 // MediaStore is what the --media-* settings say of kept media
 // (integrations.md §3).
@@ -42,11 +43,6 @@ type MediaStore struct {
 	MaxSize int64
 	// Retention removes kept files older than this; 0 keeps them forever.
 	Retention time.Duration
-}
-
-// Keeps reports whether media of kind is kept when it arrives.
-func (m MediaStore) Keeps(kind string) bool {
-	return m.Kind != MediaNone && (m.Keep == nil || slices.Contains(m.Keep, kind))
 }
 
 // String names the store as --media-store does (never a secret).
@@ -128,8 +124,8 @@ func parseMediaKeep(c *Config, v string) string {
 	keep := []string{}
 	for _, k := range strings.Split(v, ",") {
 		k = strings.TrimSpace(k)
-		if !slices.Contains(MediaKinds, k) {
-			return fmt.Sprintf("%q is not a kind of media: want all, none, or a comma-separated list of %s", k, strings.Join(MediaKinds, ","))
+		if !slices.Contains(MediaKinds(), k) {
+			return fmt.Sprintf("%q is not a kind of media: want all, none, or a comma-separated list of %s", k, strings.Join(MediaKinds(), ","))
 		}
 		if !slices.Contains(keep, k) {
 			keep = append(keep, k)

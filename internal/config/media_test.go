@@ -79,16 +79,3 @@ func TestMediaStoreByDatabase(t *testing.T) {
 		})
 	}
 }
-
-// TestMediaKeeps: which kinds a store keeps.
-func TestMediaKeeps(t *testing.T) {
-	all := config.MediaStore{Kind: config.MediaLocal}
-	some := config.MediaStore{Kind: config.MediaS3, Keep: []string{"image"}}
-	none := config.MediaStore{Kind: config.MediaLocal, Keep: []string{}}
-	off := config.MediaStore{Kind: config.MediaNone}
-	for _, kind := range config.MediaKinds {
-		if !all.Keeps(kind) || none.Keeps(kind) || off.Keeps(kind) || some.Keeps(kind) != (kind == "image") {
-			t.Errorf("Keeps(%q): all %v, some %v, none %v, off %v", kind, all.Keeps(kind), some.Keeps(kind), none.Keeps(kind), off.Keeps(kind))
-		}
-	}
-}

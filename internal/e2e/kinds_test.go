@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wagraph/wagraph/internal/apptest"
+	"github.com/wagraph/wagraph/internal/config"
 	"github.com/wagraph/wagraph/internal/events"
 	"github.com/wagraph/wagraph/whatsapp"
 	"github.com/wagraph/wagraph/whatsapp/wafake"
@@ -33,7 +34,11 @@ const (
 // go test -run 'TestEveryKindStored/groups.update' ./internal/e2e/
 func TestEveryKindStored(t *testing.T) {
 	t.Parallel()
-	s := apptest.StartSandbox(t)
+	// Media downloaded on demand only: the media-update row expires a
+	// media the keeper would otherwise have kept as it arrived.
+	cfg := apptest.SandboxConfig(t)
+	cfg.Media.Kind = config.MediaNone
+	s := apptest.Start(t, cfg)
 	n := s.Network(t)
 	// What the login finds: a block list and a group the account is in.
 	if err := n.SetBlocklist(kindsPhone, []string{kindsBlocked}); err != nil {

@@ -37,6 +37,11 @@ type S3Config struct {
 	// SpoolDir is where Put writes a file aside while hashing it, before
 	// the upload; "" is the system's temporary directory.
 	SpoolDir string
+	// AccessKey and SecretKey, when given, are the credentials, for a
+	// test's own server (s3test.Server.Store) in a test that runs beside
+	// others; a server's settings never set them: its credentials are the
+	// standard AWS environment variables.
+	AccessKey, SecretKey string
 }
 
 // URL is the store as --media-store names it: s3://bucket/prefix.
@@ -86,6 +91,9 @@ func NewS3(cfg S3Config) (*S3, error) {
 		return nil, fmt.Errorf("media store %s: --media-s3-endpoint %q: %w", cfg.URL(), cfg.Endpoint, err)
 	}
 	creds := credentials.NewEnvAWS()
+	if cfg.AccessKey != "" {
+		creds = credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")
+	}
 	v, err := creds.Get()
 	if err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
 		return nil, fmt.Errorf("media store %s: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)", cfg.URL())

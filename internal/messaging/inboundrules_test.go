@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -159,8 +160,8 @@ func TestViewOnceServedOnce(t *testing.T) {
 			SetType("image").SetStatus(entmessage.StatusReceived).SetTimestamp(e.now).SetMedia(media).SetViewOnce(id == "ONCE").ExecX(ctx)
 	}
 	for i, want := range []string{"media host slow", "connection reset", ""} {
-		file, _, _, err := s.Media(ctx, "s1", "ONCE")
-		data := mediaBytes(t, file)
+		md, err := s.Media(ctx, "s1", "ONCE")
+		data := mediaBytes(t, md)
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) || (err == nil && string(data) != "the photo") {
 			t.Fatalf("download %d: %q, %v; want %q", i+1, data, err, want)
 		}
@@ -170,15 +171,15 @@ func TestViewOnceServedOnce(t *testing.T) {
 	}
 	calls := wa.calls
 	for range 2 {
-		_, _, _, err := s.Media(ctx, "s1", "ONCE")
+		_, err := s.Media(ctx, "s1", "ONCE")
 		wantFault(t, err, fault.NotFound, "", "message ONCE is view-once and was viewed: its media is served once")
 	}
 	if wa.calls != calls {
 		t.Errorf("%d downloads after the view", wa.calls-calls)
 	}
 	for range 2 {
-		file, _, _, err := s.Media(ctx, "s1", "PLAIN")
-		if data := mediaBytes(t, file); err != nil || string(data) != "the photo" {
+		md, err := s.Media(ctx, "s1", "PLAIN")
+		if data := mediaBytes(t, md); err != nil || string(data) != "the photo" {
 			t.Errorf("ordinary media: %q, %v", data, err)
 		}
 	}
@@ -187,13 +188,13 @@ func TestViewOnceServedOnce(t *testing.T) {
 }
 
 // mediaBytes reads and closes what Service.Media returned; nil for no file.
-func mediaBytes(t *testing.T, file *whatsapp.MediaFile) []byte {
+func mediaBytes(t *testing.T, md MediaBody) []byte {
 	t.Helper()
-	if file == nil {
+	if md.Body == nil {
 		return nil
 	}
-	defer file.Close()
-	data, err := file.Bytes()
+	defer md.Body.Close()
+	data, err := io.ReadAll(md.Body)
 	if err != nil {
 		t.Fatalf("read the media file: %v", err)
 	}

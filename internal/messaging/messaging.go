@@ -6,10 +6,12 @@
 package messaging
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/wagraph/wagraph/internal/fault"
 	"github.com/wagraph/wagraph/internal/geocode"
 	"github.com/wagraph/wagraph/internal/media"
+	"github.com/wagraph/wagraph/internal/mediastore"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -111,6 +114,10 @@ type Options struct {
 	// ends (the session's stored limits): the send waits until then. nil:
 	// it waits as for a disconnected session.
 	Limits LimitReader
+	// Keeper, when set, keeps the media of the sends and serves the kept
+	// media of the messages (internal/mediakeep). nil: media is
+	// downloaded on demand only.
+	Keeper MediaKeeper
 }
 
 // LimitReader reads what WhatsApp said of a session's limits.
@@ -154,6 +161,7 @@ type Service struct {
 	nodes      Liveness  // nil: a holder is waited out for keyLease
 	pruned     time.Time // when the scheduler last dropped expired keys
 	limits     LimitReader
+	keeper     MediaKeeper // nil: none kept
 }
 
 // New returns a service; call Run to start its scheduler.
@@ -172,6 +180,7 @@ func New(opts Options) *Service {
 		pub: opts.Publisher, now: opts.Now, log: opts.Logger, obs: opts.Observer, wake: make(chan struct{}, 1),
 		store: opts.Store, held: opts.Held, settings: opts.Settings, automations: opts.Automations, instance: newInstance(opts.NodeID), sharedKeys: opts.SharedKeys, nodes: opts.Nodes,
 		maxScheduled: opts.MaxScheduled, maxScheduledBytes: opts.MaxScheduledBytes, limits: opts.Limits,
+		keeper: opts.Keeper,
 	}
 }
 
@@ -231,6 +240,7 @@ func (s *Service) send(ctx context.Context, sessionID string, req Request, id st
 	if err != nil {
 		return Result{}, err
 	}
+	s.keepSent(ctx, sessionID, sent.ID, out)
 	ts := sent.Timestamp.UTC().Truncate(time.Millisecond)
 	return Result{MessageID: sent.ID, Timestamp: &ts, Recipient: &sent.Recipient}, nil
 }
@@ -289,25 +299,46 @@ func (s *Service) Get(ctx context.Context, sessionID, messageID string) (*ent.Me
 	return m, nil
 }
 
-// Media downloads the attachment of a stored message from WhatsApp's media
-// hosts and returns it decrypted, in a file (close it once read), with its
-// content type (the message's mimetype, else sniffed) and its file name
-// (documents). A message this store does not know, or one without media,
-// is NOT_FOUND; so is a view-once message's media once it was viewed
-// (viewonce.go).
-func (s *Service) Media(ctx context.Context, sessionID, messageID string) (file *whatsapp.MediaFile, mimetype, fileName string, err error) {
+// MediaKeeper keeps media in the media store (mediakeep.Keeper): the
+// media route reads a kept file from it, and a send's uploaded bytes are
+// kept through it.
+type MediaKeeper interface {
+	Open(ctx context.Context, sum string) (mediastore.Object, mediastore.Info, error)
+	KeepSent(ctx context.Context, sessionID, messageID, typ string, size int64, viewOnce bool, body io.Reader) error
+}
+
+// MediaBody is a message's decrypted media: Body reads its Size bytes
+// (seekable: Range requests) from the kept file or a temporary one, never
+// whole in memory; close it once read.
+type MediaBody struct {
+	Body     io.ReadSeekCloser
+	Size     int64
+	Mimetype string // the message's, else sniffed
+	FileName string // documents
+	// SHA256 is the kept file's name (hex), ModTime when it was kept; ""
+	// for media downloaded on demand.
+	SHA256  string
+	ModTime time.Time
+}
+
+// Media returns the attachment of a stored message: the kept file when
+// there is one (MediaKeeper), else downloaded from WhatsApp's media hosts
+// and decrypted into a temporary file. A message this store does not
+// know, or one without media, is NOT_FOUND; so is a view-once message's
+// media once it was viewed (viewonce.go).
+func (s *Service) Media(ctx context.Context, sessionID, messageID string) (out MediaBody, err error) {
 	m, err := s.Get(ctx, sessionID, messageID)
 	if err != nil {
-		return nil, "", "", err
+		return out, err
 	}
 	ref, err := mediaRefOf(m)
 	if err != nil {
-		return nil, "", "", err
+		return out, err
 	}
 	if m.ViewOnce {
 		var giveBack func()
 		if giveBack, err = s.takeView(ctx, m); err != nil {
-			return nil, "", "", err
+			return out, err
 		}
 		defer func() {
 			if err != nil { // the function's result: only a successful download is the view
@@ -315,28 +346,85 @@ func (s *Service) Media(ctx context.Context, sessionID, messageID string) (file 
 			}
 		}()
 	}
-	// A download costs a connection, disk and the CPU of its checks and
-	// decryption: one of the preparer's download slots bounds how many run
-	// at once. The file is read without it (a slow client holds no slot).
-	release, err := s.prep.DownloadSlot(ctx)
-	if err != nil {
-		return nil, "", "", err
+	out = MediaBody{Mimetype: ref.Mimetype, FileName: ref.FileName}
+	if out.Body, out.Size, out.SHA256, out.ModTime, err = s.kept(ctx, m); err != nil {
+		return MediaBody{}, err
 	}
-	file, err = s.download(ctx, sessionID, m, ref, 0)
-	release()
-	if err != nil {
-		return nil, "", "", err
-	}
-	mimetype = ref.Mimetype
-	if mimetype == "" {
-		head := make([]byte, min(file.Size(), 512)) // what DetectContentType reads
-		if _, err := file.ReadAt(head, 0); err != nil {
-			file.Close()
-			return nil, "", "", fmt.Errorf("read the media of message %s: %w", messageID, err)
+	if out.Body == nil {
+		// A download costs a connection, disk and the CPU of its checks and
+		// decryption: one of the preparer's download slots bounds how many run
+		// at once. The file is read without it (a slow client holds no slot).
+		release, err := s.prep.DownloadSlot(ctx)
+		if err != nil {
+			return MediaBody{}, err
 		}
-		mimetype = http.DetectContentType(head)
+		file, err := s.download(ctx, sessionID, m, ref, 0)
+		release()
+		if err != nil {
+			return MediaBody{}, err
+		}
+		out.Body, out.Size = struct {
+			io.ReadSeeker
+			io.Closer
+		}{io.NewSectionReader(file, 0, file.Size()), file}, file.Size()
 	}
-	return file, mimetype, ref.FileName, nil
+	if out.Mimetype == "" {
+		head := make([]byte, min(out.Size, 512)) // what DetectContentType reads
+		_, err := io.ReadFull(out.Body, head)
+		if err == nil {
+			_, err = out.Body.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			out.Body.Close()
+			return MediaBody{}, fmt.Errorf("read the media of message %s: %w", messageID, err)
+		}
+		out.Mimetype = http.DetectContentType(head)
+	}
+	return out, nil
+}
+
+// kept opens the kept file of m; a nil body when there is none (not kept,
+// or gone since: pruned, deleted with another session).
+func (s *Service) kept(ctx context.Context, m *ent.Message) (io.ReadSeekCloser, int64, string, time.Time, error) {
+	if s.keeper == nil || m.MediaSha256 == nil {
+		return nil, 0, "", time.Time{}, nil
+	}
+	obj, info, err := s.keeper.Open(ctx, *m.MediaSha256)
+	if isNotFound(err) {
+		s.log.WarnContext(ctx, "kept media is gone; downloaded on demand", "session_id", m.SessionID, "message_id", m.MessageID, "sha256", *m.MediaSha256)
+		return nil, 0, "", time.Time{}, nil
+	}
+	if err != nil {
+		return nil, 0, "", time.Time{}, fmt.Errorf("open the kept media of message %s: %w", m.MessageID, err)
+	}
+	return obj, info.Size, info.SHA256, info.ModTime, nil
+}
+
+// keepSent keeps the media of out, sent now as message id, from the bytes
+// the session uploaded. A failure is logged: the message was sent, and its
+// media stays on WhatsApp's servers for the keeper or the route.
+func (s *Service) keepSent(ctx context.Context, sessionID, id string, out whatsapp.Outgoing) {
+	md := out.Media
+	if s.keeper == nil || md == nil {
+		return
+	}
+	var body io.Reader
+	var size int64
+	switch {
+	case md.Body != nil:
+		body, size = io.NewSectionReader(md.Body, 0, md.Body.Size()), md.Body.Size()
+	case len(md.Data) > 0:
+		body, size = bytes.NewReader(md.Data), int64(len(md.Data))
+	default:
+		return
+	}
+	typ := out.Type
+	if out.VoiceNote {
+		typ = "voice"
+	}
+	if err := s.keeper.KeepSent(context.WithoutCancel(ctx), sessionID, id, typ, size, out.ViewOnce, body); err != nil {
+		s.log.WarnContext(ctx, "a sent message's media was not kept", "session_id", sessionID, "message_id", id, "err", err)
+	}
 }
 
 // mediaRefOf is the stored media reference of m; NOT_FOUND when it has

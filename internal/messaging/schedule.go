@@ -315,7 +315,10 @@ func (s *Service) perform(ctx context.Context, row *ent.ScheduledSend) (waits bo
 	}
 	err = s.typeFirst(ctx, row.SessionID, out)
 	if err == nil {
-		_, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out)
+		var sent whatsapp.Sent
+		if sent, err = whatsapp.OpSend().Do(ctx, s.wa, row.SessionID, out); err == nil {
+			s.keepSent(ctx, row.SessionID, sent.ID, out)
+		}
 	}
 	switch {
 	case err == nil:

@@ -16,6 +16,7 @@ import (
 	"github.com/wagraph/wagraph/ent/schema"
 	"github.com/wagraph/wagraph/internal/events/payload"
 	"github.com/wagraph/wagraph/internal/fault"
+	"github.com/wagraph/wagraph/internal/mediakeep"
 	"github.com/wagraph/wagraph/whatsapp"
 )
 
@@ -38,6 +39,8 @@ type Store struct {
 	// sessions down (concurrent).
 	recordMu   sync.Mutex
 	concurrent bool
+	// keep says which media the keeper downloads (KeepMedia); nil: none.
+	keep *mediakeep.Options
 }
 
 // NewStore returns the message store over db; concurrentWrites says the
@@ -45,6 +48,15 @@ type Store struct {
 // on each other.
 func NewStore(db *ent.Client, concurrentWrites bool) *Store {
 	return &Store{db: db, concurrent: concurrentWrites}
+}
+
+// KeepMedia makes the store mark the media opts keep (nil: none) as due
+// for the media keeper (mediakeep.Keeper.Keeps) in the statement that
+// records their message: a download owed is as durable as the message.
+// Called once, as the store is built; it returns s.
+func (s *Store) KeepMedia(opts *mediakeep.Options) *Store {
+	s.keep = opts
+	return s
 }
 
 // Record keeps what an event says about messages: a sent or received
@@ -70,7 +82,7 @@ func (s *Store) Record(ctx context.Context, sessionID string, ev *whatsapp.Event
 		return s.replaceMedia(ctx, sessionID, m)
 	}
 	if m := ev.Message; m != nil {
-		return s.recordMessage(ctx, sessionID, m)
+		return s.recordMessage(ctx, sessionID, m, false)
 	}
 	if ev.Kind == whatsapp.KindHistorySet {
 		return s.recordHistory(ctx, sessionID, ev.History)
@@ -111,8 +123,8 @@ func (s *Store) RecordIn(ctx context.Context, tx *ent.Tx, sessionID string, ev *
 	if !s.RecordsIn(*ev) {
 		return fmt.Errorf("record %s in the event's transaction: only messages are", ev.Kind)
 	}
-	in := &Store{db: tx.Client(), concurrent: true}
-	return in.recordMessage(ctx, sessionID, ev.Message)
+	in := &Store{db: tx.Client(), concurrent: true, keep: s.keep}
+	return in.recordMessage(ctx, sessionID, ev.Message, false)
 }
 
 // judge applies a revoke or an edit a contact or the account's other
@@ -180,20 +192,30 @@ func (s *Store) ChatSeen(ctx context.Context, sessionID, chat, messageID string)
 }
 
 // replaceMedia stores the new location of a message's media, which the
-// phone uploaded again (messages.media-update).
+// phone uploaded again (messages.media-update). Media kept is not kept
+// anew; media not kept yet (the keeper asked, or the media route did) is
+// due for the keeper at once.
 func (s *Store) replaceMedia(ctx context.Context, sessionID string, m *whatsapp.Message) error {
 	ref, err := encodeMediaRef(m.Media)
 	if err != nil || ref == nil {
 		return err
 	}
-	_, err = s.db.Message.Update().Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID)).SetMedia(ref).Save(ctx)
+	u := s.db.Message.Update().Where(entmessage.SessionID(sessionID), entmessage.MessageID(m.ID)).SetMedia(ref)
+	if s.keep != nil && s.keep.Wants(m.Type, int64(m.Media.FileLength), m.ViewOnce) {
+		u.SetMediaDue(time.Now().UTC())
+	}
+	_, err = u.Save(ctx)
 	if err != nil {
 		return fmt.Errorf("store the new media location of message %s: %w", m.ID, err)
 	}
 	return nil
 }
 
-func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp.Message) error {
+// recordMessage records m; the media of one recorded from a history sync
+// is left to the download on demand: a history sync brings months of old
+// media at once, most of it gone from WhatsApp's servers, each a media
+// retry to the phone.
+func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp.Message, history bool) error {
 	status := entmessage.StatusReceived
 	if m.FromMe {
 		status = entmessage.StatusSent
@@ -212,6 +234,10 @@ func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp
 	if ref != nil {
 		create.SetMedia(ref)
 	}
+	due := ref != nil && !history && s.keep != nil && s.keep.Wants(m.Type, int64(m.Media.FileLength), m.ViewOnce)
+	if due {
+		create.SetMediaDue(mediakeep.DueAt(time.Now().UTC(), m.FromMe))
+	}
 	if p := m.Poll; p != nil {
 		create.SetPoll(&schema.Poll{Options: p.Options, Selectable: p.Selectable})
 	}
@@ -226,6 +252,9 @@ func (s *Store) recordMessage(ctx context.Context, sessionID string, m *whatsapp
 				u.SetExcluded(entmessage.FieldTimestamp)
 				if ref != nil {
 					u.SetExcluded(entmessage.FieldMedia)
+				}
+				if due {
+					u.SetExcluded(entmessage.FieldMediaDue)
 				}
 			}),
 			entsql.UpdateWhere(entsql.EQ(entmessage.FieldStatus, string(entmessage.StatusScheduled))))
@@ -254,7 +283,7 @@ func (s *Store) recordHistory(ctx context.Context, sessionID string, ms []whatsa
 		case "reaction", "edit", "revoke":
 			continue
 		}
-		if err := s.recordMessage(ctx, sessionID, &ms[i]); err != nil {
+		if err := s.recordMessage(ctx, sessionID, &ms[i], true); err != nil {
 			return err
 		}
 	}

@@ -61,6 +61,17 @@ type ServiceOptions struct {
 	// 0: no bound.
 	PerUser int
 	Logger  *slog.Logger
+	// Media deletes a deleted session's kept media (mediakeep.Keeper);
+	// nil: none is kept.
+	Media MediaFiles
+}
+
+// MediaFiles are the kept media files of the sessions' messages.
+type MediaFiles interface {
+	// SessionFiles lists the files a session's messages refer to.
+	SessionFiles(ctx context.Context, sessionID string) ([]string, error)
+	// DropUnreferenced deletes those of sums no message refers to.
+	DropUnreferenced(ctx context.Context, sums []string)
 }
 
 // Service is the home of the session record: who reaches a session, and
@@ -76,6 +87,7 @@ type Service struct {
 	newID   func() string
 	perUser int
 	log     *slog.Logger
+	media   MediaFiles // nil: none kept
 	// owners remembers the owner of recently reached sessions, so that
 	// "may this caller see session X" does not read the session's row on
 	// every request (it was a fifth of a small REST request's cost). A
@@ -91,7 +103,7 @@ func NewService(opts ServiceOptions) *Service {
 	}
 	return &Service{
 		db: opts.DB, tokens: opts.Tokens, unlink: opts.Unlinker, leases: opts.Leases, ended: opts.Ended,
-		now: opts.Now, newID: opts.NewID, perUser: opts.PerUser, log: opts.Logger,
+		now: opts.Now, newID: opts.NewID, perUser: opts.PerUser, log: opts.Logger, media: opts.Media,
 		owners: recent.New[string, string](ownerTTL, ownerMax),
 	}
 }
@@ -187,11 +199,22 @@ func (s *Service) Delete(ctx context.Context, rec *ent.Session) error {
 	if err != nil {
 		return fmt.Errorf("list tokens of session %s: %w", rec.ID, err)
 	}
+	// The files its messages refer to, read before the messages go with
+	// the record: those no other session's message refers to go after it.
+	var kept []string
+	if s.media != nil {
+		if kept, err = s.media.SessionFiles(ctx, rec.ID); err != nil {
+			return err
+		}
+	}
 	if err := s.db.Session.DeleteOne(rec).Exec(ctx); err != nil {
 		return fmt.Errorf("delete session %s: %w", rec.ID, err)
 	}
 	// From here on the caller's going away must not leave the rest undone.
 	ctx = context.WithoutCancel(ctx)
+	if s.media != nil {
+		s.media.DropUnreferenced(ctx, kept)
+	}
 	s.Forget(rec.ID)
 	s.tokens.EndSession(ctx, rec.ID, tokenIDs)
 	if err := s.unlink.Delete(ctx, rec.ID); err != nil {
