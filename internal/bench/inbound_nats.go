@@ -116,11 +116,8 @@ type natsWindow struct {
 // runInboundNATS runs goal 3's windows with the sink on (-inbound-nats on)
 // or alternately off and on (both): one network process and one server per
 // side, each side's sessions linked once; in each round a window of each
-// side, off then on, so that a machine that gets busier or quieter over the
-// run moves both alike, and each side's sessions wait one window of the
-// other's between their own (when the first side went first only every
-// other round, its sessions waited two windows, and that window lost texts
-// in each of three runs: BENCHMARKS.md).
+// side, the side that goes first alternating from round to round, so that
+// a machine that gets busier or quieter over the run moves both alike.
 func runInboundNATS(ctx context.Context, e *env, out io.Writer) error {
 	var sides []*natsSide
 	defer func() {
@@ -178,7 +175,8 @@ func runInboundNATS(ctx context.Context, e *env, out io.Writer) error {
 	stopped := ""
 rounds:
 	for r := range e.Rounds {
-		for _, side := range sides {
+		for k := range sides {
+			side := sides[(r+k)%len(sides)]
 			w, err := side.window(ctx, e)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, side.name(), err)

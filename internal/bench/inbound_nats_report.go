@@ -18,7 +18,7 @@ func writeInboundNATSReport(w io.Writer, sides []*natsSide, stopped string, opts
 		p("Goal 3 with the NATS JetStream sink off and on (issue 36): two servers of the same binary, each with its own network process "+
 			"and %d linked sessions with a webhook (inbound-message.upsert) to the load program's receiver; the second also with "+
 			"`--nats-url` to a nats-server with JetStream (file store) the load program started, every stored event published to stream %s. "+
-			"%d rounds, each a window of each server (the sink off first), offering %d texts/s (open loop, %d texts per "+
+			"%d rounds, each a window of each server (the one that goes first alternates), offering %d texts/s (open loop, %d texts per "+
 			"control request) for %s, then draining up to %s; with the sink on, the window also waits until the stream has every event "+
 			"stored (wagraph_nats_lag_events 0), and its CPU counts until then.\n\n",
 			opts.InboundSessions, natsStream, opts.Rounds, opts.InboundRate, opts.InboundBurst, opts.InboundDuration, opts.InboundDrain)
