@@ -60,6 +60,19 @@ func TestInboundNATSReport(t *testing.T) {
 	if !strings.Contains(b.String(), "Stopped early: round 3's window") {
 		t.Errorf("the report of a run cut short does not say so:\n%s", b.String())
 	}
+
+	// -inbound-nats on: the sink's side alone, no ratio column.
+	b.Reset()
+	writeInboundNATSReport(&b, []*natsSide{on}, "", Options{Rounds: 2})
+	for _, want := range []string{
+		"| Figure: median (min–max) | sink on |\n|---|---:|\n",
+		"| server CPU per text (µs) | 8500 (6000–11000) |\n",
+		"| nats-server CPU per text (µs) | 1000 (1000–1000) |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report of the sink alone lacks %q:\n%s", want, b.String())
+		}
+	}
 }
 
 // TestInboundNATSMode: a value of -inbound-nats it does not know is an
