@@ -63,12 +63,16 @@ TEST_FLAGS := -race -count=1 -timeout 30m -ldflags=-w
 # and the NATS server with JetStream the tests of the event stream run as a
 # child process (internal/natstest), built plain from go.mod's tool directive.
 NATS_SERVER := bin/nats-server
+# (make load-nats runs the same one as the load program's broker.)
+.PHONY: $(NATS_SERVER)
+$(NATS_SERVER): deps-run
+	$(GO) build -ldflags=-w -o $(NATS_SERVER) github.com/nats-io/nats-server/v2
+
 TEST_ENV = WAGRAPH_TEST_BINARY=$(CURDIR)/$(TEST_BINARY) WAGRAPH_TEST_PLAIN_BINARY=$(CURDIR)/$(BIN) WAGRAPH_TEST_NATS_SERVER=$(CURDIR)/$(NATS_SERVER)
 
-test: deps-test
+test: deps-test $(NATS_SERVER)
 	$(GO) build -race -ldflags=-w -o $(TEST_BINARY) ./cmd/wagraph
 	$(GO) build -o $(BIN) ./cmd/wagraph
-	$(GO) build -ldflags=-w -o $(NATS_SERVER) github.com/nats-io/nats-server/v2
 	$(TEST_ENV) GO="$(GO)" TEST_FLAGS="$(TEST_FLAGS)" DB_PKGS="$(DB_PKGS)" LOG_DIR=$(CURDIR)/bin/test-logs TEST_JSON="$(TEST_JSON)" build/testpasses.sh
 
 # The quick pass while developing: every test on SQLite with -short, which
@@ -131,6 +135,19 @@ LOAD_PG_FLAGS ?= -rounds $(LOAD_ROUNDS) -duration $(LOAD_DURATION) -warmup 2s
 load-pg: build bin/wagraph-bench
 	@build/deps.sh postgres
 	.ci/postgres.sh sh -c './bin/wagraph-bench -wagraph $(BIN) $(LOAD_PG_FLAGS) -postgres "$$WAGRAPH_TEST_POSTGRES" -servers $(LOAD_SERVERS)'
+
+# Goal 3 with the NATS JetStream sink off and on in one run (BENCHMARKS.md,
+# "Goal 3 with the NATS sink"): two servers, each with its network and
+# sessions, the second publishing every event to a nats-server the load
+# program starts ($(NATS_SERVER)); their windows alternate, and the report
+# gives both side by side with each round's on / off ratio. LOAD_NATS_FLAGS
+# are the other flags (default: goal 3's figures, LOAD_ROUNDS rounds); on a
+# busy machine, for example
+#   make load-nats LOAD_NATS_FLAGS='-rounds 4 -inbound-rate 300 -inbound-duration 30s'
+LOAD_NATS_FLAGS ?= -rounds $(LOAD_ROUNDS)
+.PHONY: load-nats
+load-nats: build bin/wagraph-bench $(NATS_SERVER)
+	./bin/wagraph-bench -wagraph $(BIN) -nats-server $(NATS_SERVER) -goals inbound -inbound-nats both $(LOAD_NATS_FLAGS)
 
 # Goal 6, the soak, runs apart from the other goals: half of INBOUND_RATE
 # (goal 3's 2,000/s unless set; BENCHMARKS.md says which rate a run used)

@@ -102,6 +102,9 @@ func (r *clientRun) rotateQR(ctx context.Context) {
 			}
 		case <-timer.C:
 			running = false
+			if r.pairedDevice() {
+				return // the codes are over: the device is linked, and stays
+			}
 			if held {
 				continue
 			}
@@ -112,6 +115,15 @@ func (r *clientRun) rotateQR(ctx context.Context) {
 			next(false)
 		}
 	}
+}
+
+// pairedDevice reports whether the session has its device (PairSuccess
+// gave it a JID): its pairing is over, and so is the rotation, which would
+// otherwise end the linked session when its codes ran out.
+func (r *clientRun) pairedDevice() bool {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return !r.s.st.jid.IsEmpty()
 }
 
 // qrTimedOut ends a pairing whose QR codes ran out, as whatsmeow's QR

@@ -56,6 +56,9 @@ func run(ctx context.Context) int {
 	flag.DurationVar(&opts.SoakDuration, "soak-duration", 30*time.Minute, "goal 6: the soak's length")
 	flag.DurationVar(&opts.SoakMark, "soak-mark", 5*time.Minute, "goal 6: growth is measured from this point of the soak")
 	flag.DurationVar(&opts.SoakSample, "soak-sample", 10*time.Second, "goal 6: how often the server's RSS and goroutines are read")
+	flag.StringVar(&opts.InboundNATS, "inbound-nats", bench.InboundNATSOff, "goal 3 with the NATS JetStream sink: "+strings.Join(bench.InboundNATSModes(), ", ")+
+		" (both: a server with the sink and one without, their windows alternating, compared in one table)")
+	flag.StringVar(&opts.NATSServer, "nats-server", "bin/nats-server", "goal 3 with -inbound-nats on or both: the nats-server binary to start (make bin/nats-server)")
 	serveBare := flag.String("serve-bare", "", "internal: serve this file's bytes as the reference server")
 	flag.Parse()
 

@@ -310,7 +310,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	bg := newBackground(ctx)
 	parts.background = bg
-	bg.run(func(ctx context.Context) { stream.Log.RunPrune(ctx, cfg.EventRetention, events.PruneInterval) })
+	// What the NATS stream has not taken yet outlives the retention (for events.StreamHold at most).
+	bg.run(func(ctx context.Context) {
+		stream.Log.RunPrune(ctx, events.Retention{Keep: cfg.EventRetention, Stream: parts.nats.Stream()}, events.PruneInterval)
+	})
 	bg.run(func(ctx context.Context) {
 		ready.Restored(startSessions(ctx, bg, versions, node, manager, sessions.NewStatusStore(db)))
 		if ctx.Err() == nil { // after the sessions: due sends and downloads find them connecting, not absent

@@ -31,6 +31,9 @@ type inboundWindow struct {
 // for InboundDuration and draining (up to InboundDrain) before the next,
 // so that every window starts with an empty outbox.
 func runInbound(ctx context.Context, e *env, out io.Writer) error {
+	if e.InboundNATS != "" && e.InboundNATS != InboundNATSOff {
+		return runInboundNATS(ctx, e, out) // inbound_nats.go
+	}
 	rig, err := startInboundRig(ctx, e)
 	if err != nil {
 		return err
@@ -66,7 +69,8 @@ type inboundRig struct {
 	sessions []inboundSession
 }
 
-func startInboundRig(ctx context.Context, e *env) (*inboundRig, error) {
+// startInboundRig starts the rig; extra are more flags of its server.
+func startInboundRig(ctx context.Context, e *env, extra ...string) (*inboundRig, error) {
 	if e.InboundSessions < 1 || e.InboundRate < 1 || e.InboundBurst < 1 || e.InboundDuration <= 0 {
 		return nil, fmt.Errorf("inbound sessions, rate, burst and duration must be above 0")
 	}
@@ -81,7 +85,7 @@ func startInboundRig(ctx context.Context, e *env) (*inboundRig, error) {
 	if rig.net, err = startNetwork(e); err != nil {
 		return nil, err
 	}
-	if rig.srv, err = startWagraph(e, rig.net.serverArgs()...); err != nil {
+	if rig.srv, err = startWagraph(e, append(rig.net.serverArgs(), extra...)...); err != nil {
 		return nil, err
 	}
 	if rig.recv, err = startReceiver(); err != nil {

@@ -75,6 +75,12 @@ type Options struct {
 	SoakDuration    time.Duration
 	SoakMark        time.Duration
 	SoakSample      time.Duration
+
+	// Goal 3 with the NATS JetStream sink (issue 36): InboundNATS is off
+	// (or ""), on, or both (a server of each, windows alternating; see
+	// inbound_nats.go); NATSServer is the nats-server binary started for it.
+	InboundNATS string
+	NATSServer  string
 }
 
 // goal is one of issue 11's goals as the load program measures it: it
@@ -161,6 +167,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 			}
 			chosen = append(chosen, goals[i])
 		}
+	}
+	if opts.InboundNATS != "" && !slices.Contains(InboundNATSModes(), opts.InboundNATS) {
+		return fmt.Errorf("-inbound-nats %q: want one of %s", opts.InboundNATS, strings.Join(InboundNATSModes(), ", "))
 	}
 	if opts.Servers > 1 && opts.Postgres == "" {
 		return fmt.Errorf("-servers %d needs -postgres: processes form a cluster on one PostgreSQL database", opts.Servers)

@@ -36,8 +36,6 @@ const (
 	// bulkRows keeps one INSERT under SQLite's bound on bound variables
 	// (32766): events have 6 columns, deliveries 9.
 	bulkRows = 1000
-	// pruneChunk bounds how long one prune statement holds the write lock.
-	pruneChunk = 1000
 )
 
 // ErrClosed is the error of an Append after Close.
@@ -725,50 +723,4 @@ func afterIn(sessionID string, afterSeq int64, kinds []Kind) []predicate.Event {
 func envelopeOf(r *ent.Event) Envelope {
 	return Envelope{ID: r.ID, Seq: r.Seq, Kind: Kind(r.Kind), SessionID: r.SessionID,
 		Timestamp: r.Timestamp.UTC(), Data: json.RawMessage(r.Data)}
-}
-
-// Prune deletes the events stored before olderThan, with their finished
-// deliveries, and returns how many it deleted. An event with a delivery
-// still pending is kept, whatever its age: at least once outranks
-// retention. So is each session's latest event: the next seq is read from
-// it, and a session whose log emptied would count from 1 again under its
-// subscribers' cursors. It deletes in chunks so it never holds the write
-// lock for long.
-func (l *Log) Prune(ctx context.Context, olderThan time.Time) (int, error) {
-	prunable := []predicate.Event{
-		entevent.TimestampLT(olderThan.UTC()),
-		entevent.Not(entevent.HasDeliveriesWith(entdelivery.StatusEQ(entdelivery.StatusPENDING))),
-	}
-	total := 0
-	for {
-		// Appends only add later events, so an event found not latest here
-		// stays not latest until the delete below.
-		ids, err := l.db.Event.Query().Where(append(prunable, notLatest)...).Limit(pruneChunk).IDs(ctx)
-		if err != nil {
-			return total, fmt.Errorf("prune events before %s: %w", olderThan.UTC().Format(TimestampLayout), err)
-		}
-		if len(ids) == 0 {
-			return total, nil
-		}
-		// The predicate again: a delivery redelivered since the query is
-		// pending again.
-		n, err := l.db.Event.Delete().Where(append(prunable, entevent.IDIn(ids...))...).Exec(ctx)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("prune events before %s: %w", olderThan.UTC().Format(TimestampLayout), err)
-		}
-		if n == 0 {
-			return total, nil
-		}
-	}
-}
-
-// notLatest keeps the events below their session's highest seq.
-func notLatest(s *sql.Selector) {
-	latest := sql.Table(entevent.Table).As("latest")
-	top := sql.Dialect(s.Dialect()).Select(sql.Max(latest.C(entevent.FieldSeq))).From(latest).
-		Where(sql.ColumnsEQ(latest.C(entevent.FieldSessionID), s.C(entevent.FieldSessionID)))
-	s.Where(sql.P(func(b *sql.Builder) {
-		b.Ident(s.C(entevent.FieldSeq)).WriteString(" < ").Nested(func(b *sql.Builder) { b.Join(top) })
-	}))
 }

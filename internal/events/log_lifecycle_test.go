@@ -109,12 +109,12 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := l.Prune(ctx, clock.now().Add(-24*time.Hour))
+	n, err := l.Prune(ctx, Cut{Before: clock.now().Add(-24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("pruned %d events, want 3", n)
+	if n != (Pruned{Events: 3}) {
+		t.Errorf("pruned %+v, want 3 events", n)
 	}
 	left := db.Event.Query().Order(ent.Asc(entevent.FieldSeq)).IDsX(ctx)
 	if want := []string{old[2].ID, recent[0].ID}; fmt.Sprint(left) != fmt.Sprint(want) {
@@ -127,8 +127,8 @@ func TestPrune(t *testing.T) {
 	// latest event stays: seq goes on from it, never reusing a number under
 	// a subscriber's cursor.
 	db.Delivery.Update().SetStatus(entdelivery.StatusDELIVERED).ExecX(ctx)
-	if n, err := l.Prune(ctx, clock.now().Add(time.Hour)); err != nil || n != 1 {
-		t.Errorf("second prune: %d, %v; want 1 (all but the latest)", n, err)
+	if n, err := l.Prune(ctx, Cut{Before: clock.now().Add(time.Hour)}); err != nil || n.Events != 1 {
+		t.Errorf("second prune: %+v, %v; want 1 (all but the latest)", n, err)
 	}
 	if left := db.Event.Query().IDsX(ctx); len(left) != 1 || left[0] != recent[0].ID {
 		t.Errorf("left %v, want the latest %s", left, recent[0].ID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wagraph/wagraph/ent"
 	entevent "github.com/wagraph/wagraph/ent/event"
@@ -59,38 +58,4 @@ func (l *Log) Before(ctx context.Context, sessionID string, beforeSeq int64, kin
 		out[i] = envelopeOf(r)
 	}
 	return out, nil
-}
-
-// PruneInterval is how often RunPrune prunes.
-const PruneInterval = time.Hour
-
-// RunPrune prunes the events older than retention every interval
-// (PruneInterval when 0), until ctx ends. A failed prune is logged and tried
-// again at the next tick: retention is housekeeping, never a reason to stop.
-// The first prune waits one interval: a start is busy enough (sessions
-// reconnecting, the offline queue replaying), and the log's clock is read
-// only by what stores events until then.
-func (l *Log) RunPrune(ctx context.Context, retention, interval time.Duration) {
-	if interval <= 0 {
-		interval = PruneInterval
-	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		start := time.Now()
-		n, err := l.Prune(ctx, l.now().Add(-retention))
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			l.log.Error("event log: prune failed", "retention", retention, "pruned", n, "err", err)
-		case n > 0:
-			l.log.Info("event log: pruned", "events", n, "retention", retention, "took", time.Since(start).Round(time.Millisecond))
-		}
-	}
 }

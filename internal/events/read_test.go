@@ -55,7 +55,7 @@ func TestRunPrune(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.RunPrune(ctx, 24*time.Hour, 20*time.Millisecond)
+		l.RunPrune(ctx, Retention{Keep: 24 * time.Hour}, 20*time.Millisecond)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for db.Event.Query().CountX(ctx) != 1 {

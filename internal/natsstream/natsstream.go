@@ -23,6 +23,8 @@
 //     broker is away fails at once, and the loop waits (backoff, cut short
 //     when the connection is back).
 //   - In a cluster, the holder of a session's lease publishes it (Held).
+//   - The log's retention keeps what the stream has not taken yet, past the
+//     retention, for events.StreamHold at most (events.Retention.Stream).
 package natsstream
 
 import (
@@ -210,6 +212,16 @@ func (p *Publisher) Wake() {
 	if p != nil {
 		signal(p.wake)
 	}
+}
+
+// Stream is the name of the stream published to; "" for a nil Publisher.
+// The event log's retention holds back what it has not taken yet
+// (events.Retention).
+func (p *Publisher) Stream() string {
+	if p == nil {
+		return ""
+	}
+	return p.stream
 }
 
 // Close stops publishing and closes the connection: what the broker

@@ -285,7 +285,11 @@ func TestExistingStreams(t *testing.T) {
 	}
 
 	want := r.appendTexts(t, "s1", 5)
-	r.start(t, Options{Stream: "WIDE"}).Wake()
+	p := r.start(t, Options{Stream: "WIDE"})
+	if p.Stream() != "WIDE" { // what the event log's retention holds back for
+		t.Errorf("Stream() = %q, want WIDE", p.Stream())
+	}
+	p.Wake()
 	checkStream(t, waitStream(t, r.nats.URL, "WIDE", len(want)), want)
 	info, err := js.Stream(ctx, "WIDE")
 	if err != nil {
@@ -394,6 +398,9 @@ func TestOff(t *testing.T) {
 	p, err := Start(context.Background(), Options{})
 	if p != nil || err != nil {
 		t.Fatalf("Start without a URL = %v, %v; want nil, nil", p, err)
+	}
+	if s := p.Stream(); s != "" {
+		t.Errorf("the nil publisher's Stream() = %q, want none (retention holds nothing back)", s)
 	}
 	p.Wake()
 	p.Close()
