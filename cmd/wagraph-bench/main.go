@@ -53,6 +53,8 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.InboundBurst, "inbound-burst", 5, "goals 3 and 6: texts per request to the network's control API (to one session)")
 	flag.DurationVar(&opts.InboundDuration, "inbound-duration", time.Minute, "goal 3: each measured window (-rounds windows)")
 	flag.DurationVar(&opts.InboundDrain, "inbound-drain", 30*time.Second, "goals 3 and 6: the longest wait for the last texts after a window")
+	flag.BoolVar(&opts.InboundRaw, "inbound-raw", true, "goal 3: the raw-whatsmeow reference, as many raw clients receiving the same bursts in windows of their own (issue 35, goal 2)")
+	flag.StringVar(&opts.InboundSecrets, "inbound-secrets", bench.SecretsBoth, "goals 3 and 6: texts with message secrets as phones send them ("+bench.SecretsOn+"), without ("+bench.SecretsOff+"), or goal 3 measures both ("+bench.SecretsBoth+"; the soak then sends without)")
 	flag.DurationVar(&opts.SoakDuration, "soak-duration", 30*time.Minute, "goal 6: the soak's length")
 	flag.DurationVar(&opts.SoakMark, "soak-mark", 5*time.Minute, "goal 6: growth is measured from this point of the soak")
 	flag.DurationVar(&opts.SoakSample, "soak-sample", 10*time.Second, "goal 6: how often the server's RSS and goroutines are read")
