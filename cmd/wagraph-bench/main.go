@@ -51,7 +51,7 @@ func run(ctx context.Context) int {
 	flag.IntVar(&opts.InboundSessions, "inbound-sessions", 100, "goals 3 and 6: sessions linked, each with a webhook to the load program's receiver")
 	flag.IntVar(&opts.InboundRate, "inbound-rate", 2000, "goal 3: texts offered per second over all sessions (the soak offers half)")
 	flag.IntVar(&opts.InboundBurst, "inbound-burst", 5, "goals 3 and 6: texts per request to the network's control API (to one session)")
-	flag.DurationVar(&opts.InboundDuration, "inbound-duration", time.Minute, "goal 3: each measured window (-rounds windows)")
+	flag.DurationVar(&opts.InboundDuration, "inbound-duration", time.Minute, "goal 3: each measured window (-rounds rounds, each a window of every case on each side)")
 	flag.DurationVar(&opts.InboundDrain, "inbound-drain", 30*time.Second, "goals 3 and 6: the longest wait for the last texts after a window")
 	flag.BoolVar(&opts.InboundRaw, "inbound-raw", true, "goal 3: the raw-whatsmeow reference, as many raw clients receiving the same bursts in windows of their own (issue 35, goal 2)")
 	flag.StringVar(&opts.InboundSecrets, "inbound-secrets", bench.SecretsBoth, "goals 3 and 6: texts with message secrets as phones send them ("+bench.SecretsOn+"), without ("+bench.SecretsOff+"), or goal 3 measures both ("+bench.SecretsBoth+"; the soak then sends without)")
