@@ -6,57 +6,135 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
+	"os"
+	"sync/atomic"
 	"time"
 )
 
-// Goal 3 of issue 11.
+// Goal 3 of issue 11 (issue 35's goal 1), and issue 35's goal 2: wagraph's
+// delivered rate against raw whatsmeow's received rate in the same run.
 const (
 	goalInboundRate = 2000.0
 	goalInboundP99  = 250 * time.Millisecond
+	goalInboundRaw  = 0.60
 )
 
-// inboundWindow is one measured window of goal 3.
+// inboundWindow is one measured window of goal 3, on one side.
 type inboundWindow struct {
 	inboundTally
 	ServerCPU, NetworkCPU time.Duration // over the window and its drain
-	ServerRSS             int64         // bytes, at the drain's end
-	Load                  string        // /proc/loadavg at the window's end
+	// SelfCPU is the load program's: the sender and the webhook receiver
+	// (wagraph's side), or the sender and the raw clients (raw's side).
+	SelfCPU   time.Duration
+	ServerRSS int64  // bytes, at the drain's end
+	Load      string // /proc/loadavg at the window's end
 }
 
+// inboundCase is one kind of text goal 3 offers: with message secrets (as
+// phones send texts now: whatsmeow stores one per text received) or
+// without (the shape of the figures before issue 35).
+type inboundCase struct {
+	Secrets bool
+}
+
+func (c inboundCase) String() string {
+	if c.Secrets {
+		return "texts with message secrets"
+	}
+	return "texts without message secrets"
+}
+
+// Values of -inbound-secrets.
+const (
+	SecretsOff  = "off"
+	SecretsOn   = "on"
+	SecretsBoth = "both"
+)
+
+// inboundCasesOf is the cases of an -inbound-secrets value.
+func inboundCasesOf(secrets string) ([]inboundCase, error) {
+	switch secrets {
+	case SecretsOff:
+		return []inboundCase{{}}, nil
+	case SecretsOn:
+		return []inboundCase{{Secrets: true}}, nil
+	case SecretsBoth, "":
+		return []inboundCase{{}, {Secrets: true}}, nil
+	}
+	return nil, fmt.Errorf("-inbound-secrets %q: must be %s, %s or %s", secrets, SecretsOff, SecretsOn, SecretsBoth)
+}
+
+// inboundRound is one round of goal 3: each case's window on each side
+// (sideWagraph, sideRaw).
+type inboundRound map[inboundCase]map[string]inboundWindow
+
 // runInbound measures goal 3 (inbound events stored and delivered to a
-// webhook receiver): one network process and one server, the sessions
-// linked once, each with a webhook to the load program's receiver; then
-// e.Rounds windows in a row on them, each offering InboundRate texts/s
-// for InboundDuration and draining (up to InboundDrain) before the next,
-// so that every window starts with an empty outbox.
+// webhook receiver) and its raw reference: one network process and one
+// server, the sessions linked once, each with a webhook to the load
+// program's receiver, and as many raw whatsmeow clients in this process
+// on accounts of their own, written to by the same contacts; then
+// e.Rounds rounds, each a window of every case on each side (the sides in
+// turn, the order swapped every round so that both see the same machine),
+// each window offering InboundRate texts/s for InboundDuration and
+// draining (up to InboundDrain) before the next, so that every window
+// starts with an empty outbox.
 func runInbound(ctx context.Context, e *env, out io.Writer) error {
 	if e.InboundNATS != "" && e.InboundNATS != InboundNATSOff {
 		return runInboundNATS(ctx, e, out) // inbound_nats.go
 	}
-	rig, err := startInboundRig(ctx, e)
+	cases, err := inboundCasesOf(e.InboundSecrets)
+	if err != nil {
+		return err
+	}
+	rig, err := startInboundRig(ctx, e, e.InboundRaw)
 	if err != nil {
 		return err
 	}
 	defer rig.stop()
-	var windows []inboundWindow
+	sides := rig.sides()
+	var rounds []inboundRound
 	for r := range e.Rounds {
-		w, err := rig.window(ctx, e, e.InboundRate, e.InboundDuration)
+		round, ok, err := rig.round(ctx, e, r, cases, sides)
 		if err != nil {
-			return fmt.Errorf("window %d: %w", r+1, err)
+			return err
 		}
-		windows = append(windows, w)
-		e.progress("window %d: %s; server CPU %.2f cores, network %.2f, load %s", r+1, w.inboundTally,
-			w.ServerCPU.Seconds()/w.Window.Seconds(), w.NetworkCPU.Seconds()/w.Window.Seconds(), w.Load)
-		if w.Lost > 0 {
+		rounds = append(rounds, round)
+		if !ok {
 			// Its backlog would carry into the next window: the
 			// figures of the windows after it would measure that.
-			e.progress("window %d did not drain within %s: the windows after it are not run", r+1, e.InboundDrain)
+			e.progress("round %d: a window did not drain within %s: the rounds after it are not run", r+1, e.InboundDrain)
 			break
 		}
 	}
-	writeInboundReport(out, windows, e.Rounds, e.Options)
+	writeInboundReport(out, rounds, cases, len(sides) > 1, e.Options)
 	return nil
+}
+
+// round runs round r: every case on every side, the sides' order swapped
+// on odd rounds. ok is false when a window did not drain, and the round
+// then ends there.
+func (rig *inboundRig) round(ctx context.Context, e *env, r int, cases []inboundCase, sides []*inboundSide) (inboundRound, bool, error) {
+	round := inboundRound{}
+	for _, c := range cases {
+		round[c] = map[string]inboundWindow{}
+		for i := range sides {
+			side := sides[i]
+			if r%2 == 1 {
+				side = sides[len(sides)-1-i]
+			}
+			w, err := rig.window(ctx, e, side, c, e.InboundRate, e.InboundDuration)
+			if err != nil {
+				return nil, false, fmt.Errorf("round %d, %s, %s: %w", r+1, c, side.name, err)
+			}
+			round[c][side.name] = w
+			e.progress("round %d, %s, %s: %s; server CPU %.2f cores, network %.2f, load program %.2f, load %s", r+1, c, side.name, w.inboundTally,
+				w.ServerCPU.Seconds()/w.Window.Seconds(), w.NetworkCPU.Seconds()/w.Window.Seconds(), w.SelfCPU.Seconds()/w.Window.Seconds(), w.Load)
+			if w.Lost > 0 {
+				return round, false, nil
+			}
+		}
+	}
+	return round, true, nil
 }
 
 // inboundRig is what goals 3 and 6 run on.
@@ -67,10 +145,31 @@ type inboundRig struct {
 	recv     *receiver
 	bursts   *burstClient
 	sessions []inboundSession
+	raw      *rawReceivers // nil without the raw reference
 }
 
-// startInboundRig starts the rig; extra are more flags of its server.
-func startInboundRig(ctx context.Context, e *env, extra ...string) (*inboundRig, error) {
+// inboundSide is where a window's texts go: wagraph's sessions, whose
+// texts the webhook receiver reports, or the raw clients, which report
+// them themselves.
+type inboundSide struct {
+	name     string // sideWagraph or sideRaw
+	sessions []inboundSession
+	track    *atomic.Pointer[tracker]
+}
+
+// sides are wagraph's side and, with the reference, raw's.
+func (rig *inboundRig) sides() []*inboundSide {
+	out := []*inboundSide{{name: sideWagraph, sessions: rig.sessions, track: &rig.recv.track}}
+	if rig.raw != nil {
+		out = append(out, &inboundSide{name: sideRaw, sessions: rig.raw.sessions, track: &rig.raw.track})
+	}
+	return out
+}
+
+// startInboundRig starts the network, the server (extra are more flags of
+// it) and the receiver, links the sessions and, with raw, the raw clients,
+// and warms both up.
+func startInboundRig(ctx context.Context, e *env, raw bool, extra ...string) (*inboundRig, error) {
 	if e.InboundSessions < 1 || e.InboundRate < 1 || e.InboundBurst < 1 || e.InboundDuration <= 0 {
 		return nil, fmt.Errorf("inbound sessions, rate, burst and duration must be above 0")
 	}
@@ -96,17 +195,29 @@ func startInboundRig(ctx context.Context, e *env, extra ...string) (*inboundRig,
 		return nil, err
 	}
 	e.progress("%d sessions linked in %s", len(rig.sessions), time.Since(start).Round(time.Millisecond))
+	if raw {
+		start = time.Now()
+		if rig.raw, err = linkRawReceivers(ctx, e, rig.net, e.InboundSessions); err != nil {
+			return nil, err
+		}
+		e.progress("%d raw whatsmeow clients linked in %s", len(rig.raw.sessions), time.Since(start).Round(time.Millisecond))
+	}
 	rig.bursts = newBurstClient(rig.net.control)
 	// One text to each session first, not measured: the first message of
 	// a contact sets up its Signal session and its chat (chats.upsert).
-	if _, err := rig.run(ctx, 0, len(rig.sessions), time.Second, e.InboundDrain); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
+	for _, side := range rig.sides() {
+		if _, err := rig.run(ctx, side, inboundCase{}, 0, len(side.sessions), time.Second, e.InboundDrain); err != nil {
+			return nil, fmt.Errorf("warm-up of %s: %w", side.name, err)
+		}
 	}
 	ok = true
 	return rig, nil
 }
 
 func (rig *inboundRig) stop() {
+	if rig.raw != nil {
+		rig.raw.close()
+	}
 	if rig.srv != nil {
 		rig.srv.stop()
 	}
@@ -121,10 +232,10 @@ func (rig *inboundRig) stop() {
 	}
 }
 
-// run offers rate texts/s (in bursts of burst) for d starting 100 ms from
-// now, drains, and returns the tracker; losses are an error only of the
-// caller's choosing (it reads the tally).
-func (rig *inboundRig) run(ctx context.Context, burst, rate int, d, drainLimit time.Duration) (*tracker, error) {
+// run offers rate texts/s of case c (in bursts of burst) to side for d
+// starting 100 ms from now, drains, and returns the tracker; losses are an
+// error only of the caller's choosing (it reads the tally).
+func (rig *inboundRig) run(ctx context.Context, side *inboundSide, c inboundCase, burst, rate int, d, drainLimit time.Duration) (*tracker, error) {
 	tag, err := textTag()
 	if err != nil {
 		return nil, err
@@ -134,8 +245,8 @@ func (rig *inboundRig) run(ctx context.Context, burst, rate int, d, drainLimit t
 	}
 	from := time.Now().Add(100 * time.Millisecond)
 	t := newTracker(tag, from, from.Add(d))
-	rig.recv.track.Store(t)
-	err = offer(ctx, rig.bursts, rig.sessions, t, offerOptions{Rate: rate, Burst: burst, Tick: 10 * time.Millisecond})
+	side.track.Store(t)
+	err = offer(ctx, rig.bursts, side.sessions, t, offerOptions{Rate: rate, Burst: burst, Tick: 10 * time.Millisecond, Secrets: c.Secrets})
 	if err != nil && ctx.Err() == nil {
 		// Counted in the tally as failed sends; the first one is told.
 		rig.warn("network control API: %v", err)
@@ -144,31 +255,34 @@ func (rig *inboundRig) run(ctx context.Context, burst, rate int, d, drainLimit t
 	return t, ctx.Err()
 }
 
-// window is one measured window: offered load, drain, and each process's
-// CPU over both.
-func (rig *inboundRig) window(ctx context.Context, e *env, rate int, d time.Duration) (inboundWindow, error) {
-	scpu0, err := rig.srv.cpu()
+// window is one measured window of case c on side: offered load, drain,
+// and each process's CPU over both.
+func (rig *inboundRig) window(ctx context.Context, e *env, side *inboundSide, c inboundCase, rate int, d time.Duration) (inboundWindow, error) {
+	self := os.Getpid()
+	read := func() (srv, net, me time.Duration, err error) {
+		if srv, err = rig.srv.cpu(); err != nil {
+			return
+		}
+		if net, err = rig.net.cpu(); err != nil {
+			return
+		}
+		me, err = processCPU(self)
+		return
+	}
+	scpu0, ncpu0, mcpu0, err := read()
 	if err != nil {
 		return inboundWindow{}, err
 	}
-	ncpu0, err := rig.net.cpu()
-	if err != nil {
-		return inboundWindow{}, err
-	}
-	t, err := rig.run(ctx, e.InboundBurst, rate, d, e.InboundDrain)
+	t, err := rig.run(ctx, side, c, e.InboundBurst, rate, d, e.InboundDrain)
 	if err != nil {
 		return inboundWindow{}, err
 	}
 	w := inboundWindow{inboundTally: t.tally(), Load: loadAverage()}
-	scpu1, err := rig.srv.cpu()
+	scpu1, ncpu1, mcpu1, err := read()
 	if err != nil {
 		return w, err
 	}
-	ncpu1, err := rig.net.cpu()
-	if err != nil {
-		return w, err
-	}
-	w.ServerCPU, w.NetworkCPU = scpu1-scpu0, ncpu1-ncpu0
+	w.ServerCPU, w.NetworkCPU, w.SelfCPU = scpu1-scpu0, ncpu1-ncpu0, mcpu1-mcpu0
 	w.ServerRSS, err = processRSS(rig.srv.cmd.Process.Pid)
 	return w, err
 }
@@ -186,61 +300,4 @@ func textTag() (string, error) {
 func processRSS(pid int) (int64, error) {
 	m, err := processMemory(pid)
 	return m.RSS, err
-}
-
-// writeInboundReport writes goal 3's table: each figure's median, min and
-// max over the windows, and whether the goal is met.
-func writeInboundReport(w io.Writer, windows []inboundWindow, planned int, opts Options) {
-	over := func(f func(inboundWindow) float64) spread {
-		xs := make([]float64, len(windows))
-		for i, win := range windows {
-			xs[i] = f(win)
-		}
-		return spreadOf(xs)
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("Goal 3, inbound events: %d sessions linked to a network process, each with a webhook (inbound-message.upsert) to a receiver in the load program; "+
-		"%d windows in a row on the same server, each offering %d texts/s (open loop, %d texts per control request, sessions in turn) for %s, "+
-		"then draining up to %s. Latency is the receiver's arrival less the time the batch was due at the network.\n\n",
-		opts.InboundSessions, len(windows), opts.InboundRate, opts.InboundBurst, opts.InboundDuration, opts.InboundDrain)
-	if len(windows) < planned {
-		p("Only %d of the %d windows ran: the last one did not drain within %s, and its backlog would have carried into the next.\n\n",
-			len(windows), planned, opts.InboundDrain)
-	}
-	p("| Figure | median | min | max |\n|---|---:|---:|---:|\n")
-	row3 := func(label, format string, s spread) {
-		p("| %s | "+format+" | "+format+" | "+format+" |\n", label, s.med, s.lo, s.hi)
-	}
-	delivered := over(func(x inboundWindow) float64 { return x.Delivered() })
-	p99 := over(func(x inboundWindow) float64 { return ms(x.P99) })
-	row3("offered texts/s", "%.0f", over(func(x inboundWindow) float64 { return float64(x.Sent) / x.Window.Seconds() }))
-	row3("delivered texts/s (first arrivals in the window)", "%.0f", delivered)
-	row3("p50 send → receiver (ms)", "%.1f", over(func(x inboundWindow) float64 { return ms(x.P50) }))
-	row3("p99 send → receiver (ms)", "%.1f", p99)
-	row3("max send → receiver (ms)", "%.1f", over(func(x inboundWindow) float64 { return ms(x.Max) }))
-	row3("last arrival after the window (ms)", "%.0f", over(func(x inboundWindow) float64 { return ms(x.LastAfter) }))
-	row3("server CPU (cores)", "%.2f", over(func(x inboundWindow) float64 { return x.ServerCPU.Seconds() / x.Window.Seconds() }))
-	row3("server CPU per text (µs)", "%.0f", over(func(x inboundWindow) float64 {
-		return float64(x.ServerCPU.Microseconds()) / float64(max(x.Unique, 1))
-	}))
-	row3("network CPU (cores)", "%.2f", over(func(x inboundWindow) float64 { return x.NetworkCPU.Seconds() / x.Window.Seconds() }))
-	row3("server RSS after the window (MiB)", "%.0f", over(func(x inboundWindow) float64 { return float64(x.ServerRSS) / (1 << 20) }))
-	lost, dups, failed, foreign := 0, 0, 0, 0
-	loads := make([]string, len(windows))
-	for i, x := range windows {
-		lost += x.Lost
-		dups += x.Dups
-		failed += x.Failed
-		foreign += x.Foreign
-		loads[i] = x.Load
-	}
-	p("\nOver all windows: lost %d, duplicates %d, texts the network refused %d, foreign arrivals %d. Load average at each window's end: %s.\n\n",
-		lost, dups, failed, foreign, strings.Join(loads, "; "))
-	p("| Goal 3 part | target | median | |\n|---|---|---:|---|\n")
-	p("| delivered | ≥ %.0f/s | %.0f/s | %s |\n", goalInboundRate, delivered.med, metText(delivered.med >= goalInboundRate))
-	p("| p99 send → receiver | < %s | %.1f ms | %s |\n", goalInboundP99, p99.med, metText(p99.med < ms(goalInboundP99)))
-	p("| lost (all windows) | 0 | %d | %s |\n", lost, metText(lost == 0 && failed == 0))
-	all := delivered.med >= goalInboundRate && p99.med < ms(goalInboundP99) && lost == 0 && failed == 0 && len(windows) == planned
-	p("\nGoal 3: %s.\n", metText(all))
 }

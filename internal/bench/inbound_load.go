@@ -76,6 +76,10 @@ type inboundSession struct {
 	id, phone, contact string
 }
 
+// inboundContact is the contact that writes to wagraph's session i (and
+// to raw client i).
+func inboundContact(i int) string { return fmt.Sprintf("491519%05d1", i) }
+
 // linkInbound links n sessions (8 at a time) to accounts of the network,
 // each with a webhook of inbound messages pointing at url.
 func linkInbound(ctx context.Context, s *wagraphServer, n int, url string) ([]inboundSession, error) {
@@ -85,7 +89,7 @@ func linkInbound(ctx context.Context, s *wagraphServer, n int, url string) ([]in
 	var wg sync.WaitGroup
 	for i := range n {
 		// Numbers ending in 1: the network refuses those ending in 0000.
-		out[i] = inboundSession{phone: fmt.Sprintf("491701%05d1", i), contact: fmt.Sprintf("491519%05d1", i)}
+		out[i] = inboundSession{phone: fmt.Sprintf("491701%05d1", i), contact: inboundContact(i)}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -122,9 +126,10 @@ func newBurstClient(control string) *burstClient {
 }
 
 // send has the contact of s send count texts prefix1..prefixN to s's
-// account, and returns how many the network queued.
-func (c *burstClient) send(ctx context.Context, s inboundSession, count int, prefix string) (int, error) {
-	body, err := json.Marshal(map[string]any{"from": s.contact, "to": s.phone + "@s.whatsapp.net", "count": count, "prefix": prefix})
+// account, each with a message secret when secrets is set, and returns
+// how many the network queued.
+func (c *burstClient) send(ctx context.Context, s inboundSession, count int, prefix string, secrets bool) (int, error) {
+	body, err := json.Marshal(map[string]any{"from": s.contact, "to": s.phone + "@s.whatsapp.net", "count": count, "prefix": prefix, "secrets": secrets})
 	if err != nil {
 		return 0, err
 	}
@@ -155,6 +160,8 @@ type offerOptions struct {
 	Burst int // texts per control request (to one session)
 	// Tick is how often the texts due are asked for.
 	Tick time.Duration
+	// Secrets gives each text a message secret, as phones do now.
+	Secrets bool
 }
 
 // offer sends texts at opts.Rate from t.from to t.to, open loop: every tick
@@ -186,7 +193,7 @@ func offer(ctx context.Context, c *burstClient, sessions []inboundSession, t *tr
 			next++
 			index, prefix := t.batch(now, count)
 			wg.Go(func() {
-				n, err := c.send(ctx, s, count, prefix)
+				n, err := c.send(ctx, s, count, prefix, opts.Secrets)
 				t.queued(index, n)
 				if err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("session %s: %w", s.id, err) })

@@ -162,7 +162,8 @@ func runInboundNATS(ctx context.Context, e *env, out io.Writer) error {
 		}
 		e.progress("%s: starting its network, server and sessions", side.name())
 		var err error
-		if side.rig, err = startInboundRig(ctx, &se, extra...); err != nil {
+		// No raw reference: both sides are wagraph's.
+		if side.rig, err = startInboundRig(ctx, &se, false, extra...); err != nil {
 			return fmt.Errorf("%s: %w", side.name(), err)
 		}
 		if on {
@@ -205,7 +206,7 @@ func (s *natsSide) window(ctx context.Context, e *env) (natsWindow, error) {
 	if err != nil {
 		return w, err
 	}
-	if w.inboundWindow, err = s.rig.window(ctx, e, e.InboundRate, e.InboundDuration); err != nil {
+	if w.inboundWindow, err = s.rig.window(ctx, e, s.rig.sides()[0], inboundCase{Secrets: e.InboundSecrets == SecretsOn}, e.InboundRate, e.InboundDuration); err != nil {
 		return w, err
 	}
 	if s.on {

@@ -72,9 +72,15 @@ type Options struct {
 	InboundBurst    int
 	InboundDuration time.Duration
 	InboundDrain    time.Duration
-	SoakDuration    time.Duration
-	SoakMark        time.Duration
-	SoakSample      time.Duration
+	// InboundRaw adds goal 3's raw-whatsmeow reference (issue 35, goal 2);
+	// InboundSecrets says whether its texts carry message secrets
+	// (SecretsOff, SecretsOn, or SecretsBoth: each round measures both; ""
+	// is both). The soak sends with secrets only with SecretsOn.
+	InboundRaw     bool
+	InboundSecrets string
+	SoakDuration   time.Duration
+	SoakMark       time.Duration
+	SoakSample     time.Duration
 
 	// Goal 3 with the NATS JetStream sink (issue 36): InboundNATS is off
 	// (or ""), on, or both (a server of each, windows alternating; see

@@ -100,7 +100,14 @@ func runSoak(ctx context.Context, e *env, out io.Writer) error {
 	if e.SoakMark >= e.SoakDuration || e.SoakSample <= 0 {
 		return fmt.Errorf("the soak's mark (%s) must come before its end (%s), and its sample interval be above 0", e.SoakMark, e.SoakDuration)
 	}
-	rig, err := startInboundRig(ctx, e)
+	cases, err := inboundCasesOf(e.InboundSecrets)
+	if err != nil {
+		return err
+	}
+	// One kind of text for the whole soak: with secrets when only those
+	// are asked for (-inbound-secrets on).
+	c := cases[0]
+	rig, err := startInboundRig(ctx, e, false)
 	if err != nil {
 		return err
 	}
@@ -137,7 +144,7 @@ func runSoak(ctx context.Context, e *env, out io.Writer) error {
 			}
 		}
 	})
-	w, err := rig.window(ctx, e, rate, e.SoakDuration)
+	w, err := rig.window(ctx, e, rig.sides()[0], c, rate, e.SoakDuration)
 	stopSampling()
 	wg.Wait()
 	if err != nil {
@@ -155,16 +162,16 @@ func runSoak(ctx context.Context, e *env, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	writeSoakReport(out, w, rss, gor, span, rate, e.Options)
+	writeSoakReport(out, w, c, rss, gor, span, rate, e.Options)
 	return nil
 }
 
-func writeSoakReport(out io.Writer, w inboundWindow, rss, gor growth, span time.Duration, rate int, opts Options) {
+func writeSoakReport(out io.Writer, w inboundWindow, c inboundCase, rss, gor growth, span time.Duration, rate int, opts Options) {
 	p := func(format string, a ...any) { fmt.Fprintf(out, format, a...) }
 	mib := func(b float64) float64 { return b / (1 << 20) }
-	p("Goal 6, soak: %d sessions, %d texts/s (half of -inbound-rate) for %s in one window, the server's VmRSS and go_goroutines read every %s; "+
+	p("Goal 6, soak: %d sessions, %d %s/s (half of -inbound-rate) for %s in one window, the server's VmRSS and go_goroutines read every %s; "+
 		"growth compares the median over the first %s after the mark (%s) with the median over the last %s.\n\n",
-		opts.InboundSessions, rate, opts.SoakDuration, opts.SoakSample, span, opts.SoakMark, span)
+		opts.InboundSessions, rate, c, opts.SoakDuration, opts.SoakSample, span, opts.SoakMark, span)
 	p("| Figure | at the mark | at the end | max after the mark | growth (end) | growth (max) |\n|---|---:|---:|---:|---:|---:|\n")
 	p("| server RSS (MiB) | %.1f | %.1f | %.1f | %+.1f%% | %+.1f%% |\n", mib(rss.Mark), mib(rss.End), mib(rss.Max), rss.Rate()*100, rss.MaxRate()*100)
 	p("| server goroutines | %.0f | %.0f | %.0f | %+.1f%% | %+.1f%% |\n", gor.Mark, gor.End, gor.Max, gor.Rate()*100, gor.MaxRate()*100)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -415,7 +416,7 @@ func (l *Log) write(batch []*request) ([][]Envelope, error) {
 				return err
 			}
 		}
-		next, err := lastSeqs(ctx, tx, sessions)
+		next, err := l.lastSeqs(ctx, tx, sessions)
 		if err != nil {
 			return err
 		}
@@ -504,10 +505,23 @@ func (l *Log) notify(ctx context.Context, tx *ent.Tx, envs [][]Envelope) error {
 			last[e.SessionID] = max(last[e.SessionID], e.Seq)
 		}
 	}
-	for _, s := range order {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", NotifyChannel, notifyPayload(s, last[s])); err != nil {
-			return fmt.Errorf("notify the events of session %s: %w", s, err)
+	if len(order) == 0 {
+		return nil
+	}
+	// One statement for the batch's sessions (a round trip each was the
+	// batching goroutine's to wait for, issue 35); the calls run in order.
+	var q strings.Builder
+	q.WriteString("SELECT ")
+	args := []any{NotifyChannel}
+	for i, s := range order {
+		if i > 0 {
+			q.WriteString(", ")
 		}
+		args = append(args, notifyPayload(s, last[s]))
+		fmt.Fprintf(&q, "pg_notify($1, $%d)", len(args))
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("notify the events of sessions %v: %w", order, err)
 	}
 	return nil
 }
@@ -564,26 +578,6 @@ func (l *Log) lockSessions(ctx context.Context, tx *ent.Tx, sessions []string) e
 		return fmt.Errorf("lock sessions %v: %w", sessions, err)
 	}
 	return nil
-}
-
-// lastSeqs returns the highest seq stored for each session (absent: none).
-// One query per session, each the last entry of the (session_id, seq)
-// index: SQLite answers a MAX grouped by session by walking every event of
-// the session, which grows with the log and cost a sender milliseconds per
-// batch once a session had tens of thousands of events (issue 11, goal 2).
-func lastSeqs(ctx context.Context, tx *ent.Tx, sessions []string) (map[string]int64, error) {
-	next := make(map[string]int64, len(sessions))
-	for _, id := range sessions {
-		seqs, err := tx.Event.Query().Where(entevent.SessionID(id)).
-			Order(ent.Desc(entevent.FieldSeq)).Limit(1).Select(entevent.FieldSeq).Ints(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read last seq of session %s: %w", id, err)
-		}
-		if len(seqs) > 0 {
-			next[id] = int64(seqs[0])
-		}
-	}
-	return next, nil
 }
 
 // fanOut stores one pending delivery per event and webhook owed it, due at

@@ -32,7 +32,8 @@ func (p plainBus) Publish(ctx context.Context, id string, evs []events.New) ([]e
 // goroutine in order, as whatsmeow's handlers hand them over; 4 contacts
 // a session. Reports the process's CPU per text (user + system, from
 // getrusage: the figure of goal 3, for the store path alone) and the
-// event log's texts per commit.
+// event log's texts per commit. The stores take concurrent writers on
+// PostgreSQL, as the server builds them (app.go: cfg.Clustered()).
 func BenchmarkSinkInbound(b *testing.B) {
 	for _, path := range []string{"one-transaction", "separate-transactions"} {
 		b.Run(path, func(b *testing.B) {
@@ -52,7 +53,8 @@ func BenchmarkSinkInbound(b *testing.B) {
 			if path == "separate-transactions" {
 				bus = plainBus{events.NewBus(l, events.BusOptions{})}
 			}
-			sink := NewSink(SinkOptions{Bus: bus, Messages: messaging.NewStore(db, false), Chats: chats.NewStore(db, false, nil)})
+			pg := dbtest.Postgres(b)
+			sink := NewSink(SinkOptions{Bus: bus, Messages: messaging.NewStore(db, pg), Chats: chats.NewStore(db, pg, nil)})
 			var next atomic.Int64
 			before := cpuTime()
 			stats := l.Stats()

@@ -27,13 +27,18 @@ import (
 // stdlib adapter).
 const PostgresDriver = "pgx"
 
-// Idle connections of the SQLite pool: enough for the requests that query
-// at once under the load program's 64 connections (16 still reopened
-// connections, 4% of a request's CPU); past a burst they close after
-// idleTime. Each holds its own page cache (at most SQLite's default
-// 2 MB, filled only by pages read) and its prepared statements.
+// The SQLite pool: at most sqliteOpenConns connections. Each holds its
+// own page cache (at most SQLite's default 2 MB, filled only by pages
+// read) and its prepared statements, so the bound bounds them too: open
+// without one, the pool grew with every burst of concurrent readers and
+// writers (the soak's RSS grew outside Go's heap, issue 35). 16 is more
+// than two cores run queries at once; a request beyond them waits for a
+// connection rather than opening one. All of them stay idle (none is
+// closed on release and opened again: an open reads the schema, and the
+// prepared statements go with a connection, 4% of a request's CPU under
+// goal 1's 64 connections); past a burst they close after idleTime.
 const (
-	sqliteIdleConns = 32
+	sqliteOpenConns = 16
 	idleTime        = time.Minute
 )
 
@@ -99,13 +104,13 @@ func openSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	// database/sql keeps 2 idle connections by default: under concurrent
-	// requests the others were closed on release and opened again (a
-	// SQLite open reads the schema; each connection's prepared statements
-	// went with it). The open connections stay unbounded: a writer waiting
-	// on the write lock holds its connection, and a bound could starve
-	// the writer holding the lock of a second one.
-	sqlDB.SetMaxIdleConns(sqliteIdleConns)
+	// Bounded: a writer waits for its turn (writer.go) holding no
+	// connection, so the writer holding SQLite's lock always gets one as
+	// soon as a reader ends (before the turns, a writer waited on the
+	// lock holding its connection, and a bound could have starved the
+	// lock's holder of a second one).
+	sqlDB.SetMaxOpenConns(sqliteOpenConns)
+	sqlDB.SetMaxIdleConns(sqliteOpenConns)
 	sqlDB.SetConnMaxIdleTime(idleTime)
 	d, err := finish(ctx, sqlDB, dialect.SQLite, path)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,5 +89,94 @@ func TestSQLiteWritersTakeTurns(t *testing.T) {
 	defer stop()
 	if err := d.Ent.User.Create().SetID("after").SetName("after").Exec(next); err != nil {
 		t.Errorf("a write after a transaction's context ended: %v", err)
+	}
+}
+
+// TestSQLitePoolBounded (issue 35): on SQLite the pool never opens more
+// than storage.SQLiteOpenConns connections, however many readers and
+// writers come at once (each connection keeps its own page cache: the
+// soak's RSS grew with them), and all of them still get through: readers
+// wait for a connection, writers for their turn holding none.
+func TestSQLitePoolBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := storage.Open(ctx, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if got := d.SQL.Stats().MaxOpenConnections; got != storage.SQLiteOpenConns {
+		t.Errorf("the pool's bound is %d, want %d", got, storage.SQLiteOpenConns)
+	}
+	const readers, writers = 4 * storage.SQLiteOpenConns, 8
+	var most atomic.Int64
+	sampled := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			most.Store(max(most.Load(), int64(d.SQL.Stats().OpenConnections)))
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, readers+writers)
+	for i := range readers {
+		wg.Go(func() {
+			// A read that keeps its connection a while, as a request
+			// paging through rows does.
+			rows, err := d.SQL.QueryContext(ctx, "SELECT ?", i)
+			if err != nil {
+				errs <- fmt.Errorf("reader %d: %w", i, err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+			for rows.Next() {
+			}
+			if err := rows.Close(); err != nil {
+				errs <- fmt.Errorf("reader %d: %w", i, err)
+			}
+		})
+	}
+	for i := range writers {
+		wg.Go(func() {
+			tx, err := d.Ent.Tx(ctx)
+			if err != nil {
+				errs <- fmt.Errorf("writer %d: %w", i, err)
+				return
+			}
+			if err := tx.User.Create().SetID(fmt.Sprintf("w%d", i)).SetName("w").Exec(ctx); err != nil {
+				_ = tx.Rollback()
+				errs <- fmt.Errorf("writer %d: %w", i, err)
+				return
+			}
+			// A read outside the transaction, while holding it: the
+			// transaction's holder needs a second connection.
+			if _, err := d.Ent.User.Query().Count(ctx); err != nil {
+				_ = tx.Rollback()
+				errs <- fmt.Errorf("writer %d: read beside its transaction: %w", i, err)
+				return
+			}
+			if err := tx.Commit(); err != nil {
+				errs <- fmt.Errorf("writer %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := most.Load(); n > storage.SQLiteOpenConns {
+		t.Errorf("%d connections open at once under %d readers and %d writers, want at most %d", n, readers, writers, storage.SQLiteOpenConns)
+	}
+	if n := d.Ent.User.Query().CountX(ctx); n != writers {
+		t.Errorf("%d users, want %d", n, writers)
 	}
 }

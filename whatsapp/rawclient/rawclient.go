@@ -1,8 +1,12 @@
 // Package rawclient is whatsmeow clients linked straight to a sandbox
-// network, with no gateway: the send benchmark's reference (issue 11,
-// goal 2). A Client does what a gateway send does at the protocol level —
-// SendMessage of a text, Upload then SendMessage of an image — and nothing
-// else: no recipient check, no message store, no events.
+// network, with no gateway: the load program's references. For sends
+// (issue 11, goal 2) a Client does what a gateway send does at the
+// protocol level — SendMessage of a text, Upload then SendMessage of an
+// image — and nothing else: no recipient check, no message store, no
+// events. For receiving (issue 35, goal 2) a receiver (LinkReceiver) takes
+// messages as a gateway's session does at the protocol level — decrypted
+// in whatsmeow's store transaction, buffered, their secrets kept,
+// acknowledged once its handler returns — and only hands their texts on.
 package rawclient
 
 import (
@@ -71,10 +75,54 @@ const linkTimeout = 2 * time.Minute
 // phone of the account phone scan its QR code; it returns once the device
 // is paired and logged in.
 func Link(ctx context.Context, st *Store, phone string) (*Client, error) {
+	return link(ctx, st, phone, nil)
+}
+
+// Text is a text a receiver got: its message id, its chat and sender, and
+// what it says.
+type Text struct {
+	ID           string
+	Chat, Sender types.JID
+	Text         string
+}
+
+// LinkReceiver is Link for a device that receives: it takes messages with
+// the settings of the gateway's sessions (whatsapp.Manager's start) that
+// shape the receive path — SynchronousAck (a message is acknowledged once
+// the handlers have run) and EnableDecryptedEventBuffer (the plaintext
+// buffered in the store's decryption transaction, cleared after the
+// handlers) — and calls onText, in whatsmeow's handler goroutine before
+// the acknowledgement, for every text message it decrypts.
+func LinkReceiver(ctx context.Context, st *Store, phone string, onText func(Text)) (*Client, error) {
+	return link(ctx, st, phone, func(cli *whatsmeow.Client) {
+		cli.SynchronousAck = true
+		cli.EnableDecryptedEventBuffer = true
+		cli.AddEventHandler(func(evt any) {
+			m, ok := evt.(*events.Message)
+			if !ok {
+				return
+			}
+			text := m.Message.GetConversation()
+			if text == "" {
+				text = m.Message.GetExtendedTextMessage().GetText()
+			}
+			if text != "" {
+				onText(Text{ID: m.Info.ID, Chat: m.Info.Chat, Sender: m.Info.Sender, Text: text})
+			}
+		})
+	})
+}
+
+// link makes, links and logs in a device; configure, when set, sets the
+// client up before it connects.
+func link(ctx context.Context, st *Store, phone string, configure func(*whatsmeow.Client)) (*Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, linkTimeout)
 	defer cancel()
 	cli := whatsmeow.NewClient(st.c.NewDevice(), waLog.Noop)
 	st.http.Use(cli)
+	if configure != nil {
+		configure(cli)
+	}
 	var once sync.Once
 	connected := make(chan struct{})
 	cli.AddEventHandler(func(evt any) {
@@ -116,6 +164,17 @@ func Link(ctx context.Context, st *Store, phone string) (*Client, error) {
 		return fail(errors.New("logged in without a device id"))
 	}
 	return c, nil
+}
+
+// MessageSecret is the secret whatsmeow's store keeps for message id of
+// sender in chat (messageContextInfo.messageSecret of a message received);
+// nil when it keeps none.
+func (c *Client) MessageSecret(ctx context.Context, chat, sender types.JID, id string) ([]byte, error) {
+	secret, _, err := c.cli.Store.MsgSecrets.GetMessageSecret(ctx, chat, sender, id)
+	if err != nil {
+		return nil, fmt.Errorf("rawclient: message secret of %s: %w", id, err)
+	}
+	return secret, nil
 }
 
 // Close disconnects the client.

@@ -3,10 +3,12 @@ package rawclient_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +91,84 @@ func testPNG(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestReceiverKeepsMessageSecrets: a receiver gets every text of a burst,
+// and whatsmeow's store (the gateway's SQLite settings) keeps the secret
+// of each text that carried one — a burst with secrets, as phones send
+// texts now — and none for a burst without.
+func TestReceiverKeepsMessageSecrets(t *testing.T) {
+	net, err := sandbox.NewLocal(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { net.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, err := rawclient.OpenStore(ctx, filepath.Join(t.TempDir(), "raw.db"), net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const me, contact = "491700000011", "491700000012"
+	var mu sync.Mutex
+	got := map[string]rawclient.Text{}
+	cli, err := rawclient.LinkReceiver(ctx, st, me, func(m rawclient.Text) {
+		mu.Lock()
+		got[m.Text] = m
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+
+	tests := []struct {
+		prefix  string
+		secrets bool
+	}{
+		{"plain-", false},
+		{"secret-", true},
+	}
+	const count = 5
+	for _, tc := range tests {
+		n, err := sandbox.Do(ctx, net, sandbox.SendBurst{From: contact, To: me + "@s.whatsapp.net", Count: count, Prefix: tc.prefix, Secrets: tc.secrets})
+		if err != nil || n.Queued != count {
+			t.Fatalf("burst %q: %+v, %v; want %d queued", tc.prefix, n, err, count)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 2*count {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %d texts within 30 s, want %d", n, 2*count)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, tc := range tests {
+		for i := 1; i <= count; i++ {
+			text := fmt.Sprintf("%s%d", tc.prefix, i)
+			mu.Lock()
+			m := got[text]
+			mu.Unlock()
+			if m.Sender.User != contact {
+				t.Fatalf("%q: from %s, want %s", text, m.Sender, contact)
+			}
+			secret, err := cli.MessageSecret(ctx, m.Chat, m.Sender, m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.secrets && len(secret) != 32 {
+				t.Errorf("%q (%s): the store keeps a secret of %d bytes, want the 32 its phone gave it", text, m.ID, len(secret))
+			}
+			if !tc.secrets && secret != nil {
+				t.Errorf("%q (%s): the store keeps a secret %x, want none (the burst carried none)", text, m.ID, secret)
+			}
+		}
+	}
 }

@@ -17,11 +17,16 @@ import (
 // device of that account gets them in order, an offline one at its next
 // login. The burst is not tied to ctx once started: a caller that goes
 // away (a server killed mid-call in a crash test) does not cut it short.
+// With Secrets each text carries a message secret, as phones send texts
+// now (whatsmeow stores one per message received); without, none, as
+// bursts always did (the control API's field; the GraphQL mutation sends
+// none).
 type SendBurst struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Count  int    `json:"count"`
-	Prefix string `json:"prefix"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Count   int    `json:"count"`
+	Prefix  string `json:"prefix"`
+	Secrets bool   `json:"secrets,omitempty"`
 }
 
 // Burst is the answer of SendBurst: how many texts were queued.
@@ -37,7 +42,11 @@ func (SendBurst) control() Control[SendBurst, Burst] {
 		},
 		run: func(_ context.Context, n *wafake.Network, log *slog.Logger, q SendBurst) (Burst, error) {
 			to := checked(q.To).User
-			ids, err := n.SendBurst(q.From, to, q.Prefix, q.Count)
+			send := n.SendBurst
+			if q.Secrets {
+				send = n.SendBurstWithSecrets
+			}
+			ids, err := send(q.From, to, q.Prefix, q.Count)
 			if err != nil {
 				log.Warn("sandbox: burst cut short", "queued", len(ids), "count", q.Count, "err", err)
 			}

@@ -197,6 +197,25 @@ func steps() []step {
 				if want := fmt.Sprintf("burst-%d", i); m.Message.GetConversation() != want || m.Info.Sender.User != contact {
 					t.Fatalf("text %d of the burst: %q from %s, want %q in order", i, m.Message.GetConversation(), m.Info.Sender, want)
 				}
+				if secret := m.Message.GetMessageContextInfo().GetMessageSecret(); secret != nil {
+					t.Errorf("text %d of the burst: a message secret %x, want none without Secrets", i, secret)
+				}
+			}
+			return n, nil
+		}, nil},
+		{"a contact sends a burst with message secrets", func(t *testing.T, ctx context.Context, e *env) (any, error) {
+			n, err := sandbox.Do(ctx, e.b, sandbox.SendBurst{From: contact, To: jid(me), Count: 5, Prefix: "secret-", Secrets: true})
+			if err != nil {
+				return nil, err
+			}
+			for i := 1; i <= 5; i++ {
+				m := next(t, e.rec, func(m *events.Message) bool { return !m.Info.IsFromMe })
+				if want := fmt.Sprintf("secret-%d", i); m.Message.GetConversation() != want {
+					t.Fatalf("text %d of the burst: %q, want %q in order", i, m.Message.GetConversation(), want)
+				}
+				if secret := m.Message.GetMessageContextInfo().GetMessageSecret(); len(secret) != 32 {
+					t.Errorf("text %d of the burst: a message secret of %d bytes, want 32, as phones give texts", i, len(secret))
+				}
 			}
 			return n, nil
 		}, nil},

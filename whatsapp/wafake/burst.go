@@ -23,12 +23,23 @@ const MaxBurst = 10_000
 // compare across versions. It returns the message ids in the order sent;
 // on an error, those queued before it.
 func (n *Network) SendBurst(from, to, prefix string, count int) ([]string, error) {
+	return n.sendBurst(from, to, prefix, count, false)
+}
+
+// SendBurstWithSecrets is SendBurst with each text carrying the message
+// secret phones now give it (secrets.go), which the receiving whatsmeow
+// stores per message: the load as phones send it today (issue 35).
+func (n *Network) SendBurstWithSecrets(from, to, prefix string, count int) ([]string, error) {
+	return n.sendBurst(from, to, prefix, count, true)
+}
+
+func (n *Network) sendBurst(from, to, prefix string, count int, secrets bool) ([]string, error) {
 	if count < 1 || count > MaxBurst {
 		return nil, &ValueError{What: fmt.Sprintf("a burst size (1 to %d)", MaxBurst), Value: strconv.Itoa(count)}
 	}
 	ids := make([]string, 0, count)
 	for i := 1; i <= count; i++ {
-		id, err := n.sendMessage(from, to, &waE2E.Message{Conversation: proto.String(prefix + strconv.Itoa(i))}, false, time.Time{})
+		id, err := n.sendMessage(from, to, &waE2E.Message{Conversation: proto.String(prefix + strconv.Itoa(i))}, secrets, time.Time{})
 		if err != nil {
 			return ids, err
 		}

@@ -1,0 +1,4 @@
+package storage
+
+// SQLiteOpenConns is the bound of the SQLite pool, for the tests.
+const SQLiteOpenConns = sqliteOpenConns
