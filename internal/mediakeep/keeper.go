@@ -248,13 +248,19 @@ func (k *Keeper) keep(ctx context.Context, id int) {
 		k.settle(ctx, log, m, "", nil)
 		return
 	}
-	// The same bytes kept already (a file several sessions received, a
-	// media sent and received again): the message refers to them.
+	// The same bytes this session kept already (a media forwarded to it
+	// again, sent and received back): the message refers to them. Only
+	// this session's: the hash is the sender's claim, unchecked until a
+	// download, and naming another tenant's file must not give it.
 	if len(ref.FileSHA256) > 0 {
-		if obj, info, err := k.store.Open(ctx, hex.EncodeToString(ref.FileSHA256)); err == nil {
-			obj.Close()
-			k.settle(ctx, log, m, info.SHA256, nil)
-			return
+		sum := hex.EncodeToString(ref.FileSHA256)
+		mine, err := k.db.Message.Query().Where(entmessage.SessionID(m.SessionID), entmessage.MediaSha256(sum)).Exist(ctx)
+		if err == nil && mine {
+			if obj, info, err := k.store.Open(ctx, sum); err == nil {
+				obj.Close()
+				k.settle(ctx, log, m, info.SHA256, nil)
+				return
+			}
 		}
 	}
 	file, err := whatsapp.DownloadFile(ctx, k.wa, m.SessionID, ref, k.opts.MaxSize)

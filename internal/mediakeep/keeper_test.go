@@ -228,3 +228,42 @@ func TestPrune(t *testing.T) {
 		t.Errorf("the message still refers to the pruned file %s", *m.MediaSha256)
 	}
 }
+
+// TestKeeperTrustsNoClaimedHash: a message whose sender claims the
+// SHA-256 of a file another session kept gets that file only by
+// downloading bytes that are it; this session's own kept file is reused
+// without a download (a media received again).
+func TestKeeperTrustsNoClaimedHash(t *testing.T) {
+	e := newKeeperEnv(t)
+	secret := []byte("another tenant's document")
+	e.message(t, "s1", "A", "/a", secret, e.now.Add(-time.Minute))
+	e.run(t, mediakeep.Options{})
+	testclient.Until(t, 5*time.Second, "s1's file kept", func() bool { return e.row(t, "s1", "A").MediaSha256 != nil })
+
+	// s2's message names s1's file by its hash; its blob is other bytes.
+	e.message(t, "s2", "B", "/b", secret, e.now.Add(-time.Minute))
+	e.phone.mu.Lock()
+	e.phone.blobs["/b"] = []byte("what the sender really sent")
+	e.phone.mu.Unlock()
+	// s1 receives the same file again, from a path that no longer answers.
+	e.message(t, "s1", "A2", "/a2", secret, e.now.Add(-time.Minute))
+	e.phone.mu.Lock()
+	e.phone.faults["/a2"] = []error{fault.New(fault.Internal, "not asked for")}
+	e.phone.mu.Unlock()
+
+	testclient.Until(t, 5*time.Second, "both settled", func() bool {
+		return e.row(t, "s2", "B").MediaDue == nil && e.row(t, "s1", "A2").MediaDue == nil
+	})
+	sum := sha256.Sum256(secret)
+	if got := e.row(t, "s2", "B").MediaSha256; got != nil && *got == hex.EncodeToString(sum[:]) {
+		t.Errorf("s2's message refers to s1's file by the hash its sender claimed")
+	}
+	if got := e.row(t, "s1", "A2").MediaSha256; got == nil || *got != hex.EncodeToString(sum[:]) {
+		t.Errorf("s1's second message: %v, want its kept file reused", got)
+	}
+	e.phone.mu.Lock()
+	defer e.phone.mu.Unlock()
+	if slices.Contains(e.phone.started, "/a2") {
+		t.Errorf("s1's own kept file downloaded again: %v", e.phone.started)
+	}
+}
