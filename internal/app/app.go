@@ -37,7 +37,6 @@ import (
 	"github.com/wagraph/wagraph/internal/lookup"
 	"github.com/wagraph/wagraph/internal/media"
 	"github.com/wagraph/wagraph/internal/mediakeep"
-	"github.com/wagraph/wagraph/internal/mediastore"
 	"github.com/wagraph/wagraph/internal/messaging"
 	"github.com/wagraph/wagraph/internal/metrics"
 	"github.com/wagraph/wagraph/internal/natsstream"
@@ -96,7 +95,7 @@ type App struct {
 	local        *sandbox.Local    // the in-process network of --sandbox; nil otherwise
 	ready        *health.Readiness // /readyz, and Ready
 	probe        *storage.Probe    // /readyz's write to the database (internal tests fill the disk under it)
-	kept         mediastore.Store  // --media-store's; nil: none
+	keeper       *mediakeep.Keeper // of the store --media-store names; nil: none
 
 	parts closers // what Close stops, in its order
 
@@ -172,11 +171,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		AllowPrivate: cfg.AllowPrivateURLs, Timeout: cfg.WebhookTimeout, Random: random,
 	})
 	parts.hooks = hooks
-	kept, err := mediastore.New(cfg.Media.Choice(cfg.DataDir)) // where received media is kept (--media-store); nil: none
+	keeper, err := mediakeep.Open(cfg.Media, cfg.DataDir, opts.Media, db, log) // the store --media-store names; nil: none
 	if err != nil {
 		return nil, err
 	}
-	keeper := mediakeep.Open(kept, cfg.Media, opts.Media, db, log) // nil: media downloaded on demand only
 	messageStore, chatStore := messaging.NewStore(db, cfg.Clustered()).KeepMedia(keeper.Keeps()), chats.NewStore(db, cfg.Clustered(), nil)
 	settings, automations := sessionsettings.New(db), messaging.NewAutomations(log) // what the settings act on, from the sink
 
@@ -323,13 +321,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	return &App{
 		handler: handler, clusterCalls: clusterCalls, bus: stream.Bus, local: local, ready: ready, probe: probe,
-		parts: parts, kept: kept,
+		parts: parts, keeper: keeper,
 	}, nil
 }
 
 // MediaStore is where received media is kept (nil: none): end-to-end
 // tests look into it.
-func (a *App) MediaStore() mediastore.Store { return a.kept }
+func (a *App) MediaStore() mediakeep.Store { return a.keeper.Store() }
 
 // Handler is the whole HTTP surface.
 func (a *App) Handler() http.Handler { return a.handler }

@@ -50,8 +50,12 @@ func TestMediaStoreChosen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			tt.check(t, cfg, a.MediaStore())
-			if st := a.MediaStore(); st != nil {
+			var st mediastore.Store // what the keeper was given: --media-store's whole store
+			if kept := a.MediaStore(); kept != nil {
+				st = kept.(mediastore.Store)
+			}
+			tt.check(t, cfg, st)
+			if st != nil {
 				if err := st.Check(context.Background()); err != nil {
 					t.Errorf("Check: %v", err)
 				}

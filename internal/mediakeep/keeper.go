@@ -46,20 +46,31 @@ type Setup struct {
 	Options Options
 }
 
-// Open is the keeper of a server: of setup's store, else of store (the one
-// --media-store opened), keeping what media says. With no store (none,
-// PostgreSQL's default) it returns nil: a nil Keeper keeps nothing (its
-// methods are safe to call) and the media is downloaded on demand.
-func Open(store Store, media config.MediaStore, setup Setup, db *ent.Client, log *slog.Logger) *Keeper {
-	if setup.Store != nil {
-		store = setup.Store
-	}
+// Open is the keeper of a server: of setup's store, else of the store
+// media (--media-store) names, opened here (a local one in dataDir),
+// keeping what media says. With no store (none, PostgreSQL's default) it
+// returns nil: a nil Keeper keeps nothing (its methods are safe to call)
+// and the media is downloaded on demand.
+func Open(media config.MediaStore, dataDir string, setup Setup, db *ent.Client, log *slog.Logger) (*Keeper, error) {
+	store := setup.Store
 	if store == nil {
-		return nil
+		opened, err := mediastore.New(media.Choice(dataDir))
+		if err != nil || opened == nil {
+			return nil, err
+		}
+		store = opened
 	}
 	opts := setup.Options
 	opts.Kinds, opts.MaxSize, opts.Retention = media.Keep, media.MaxSize, media.Retention
-	return New(Deps{DB: db, Store: store, Logger: log}, opts)
+	return New(Deps{DB: db, Store: store, Logger: log}, opts), nil
+}
+
+// Store is the store the keeper keeps in; nil for a nil Keeper.
+func (k *Keeper) Store() Store {
+	if k == nil {
+		return nil
+	}
+	return k.store
 }
 
 // Keeper downloads the media the message store marked due into the
