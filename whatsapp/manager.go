@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/store/sqlstore/upgrades"
+	"go.mau.fi/whatsmeow/types"
 
 	"github.com/wagraph/wagraph/internal/datadir"
 	"github.com/wagraph/wagraph/internal/events/payload"
@@ -563,18 +564,23 @@ func (m *Manager) Logout(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return err
 	}
-	if err := cli.Logout(ctx); err != nil {
+	if err := unlink(ctx, cli); err != nil {
 		return classify(s.id, "log out", err)
 	}
 	var stop context.CancelFunc
+	var jid types.JID
 	m.change(s, nil, func(s *session) bool {
 		_, stop = s.detachLocked()
+		jid = s.st.jid
 		s.st.loggedOut("logged out on request")
 		return true
 	})
 	cli.Disconnect()
 	if stop != nil {
 		stop()
+	}
+	if err := m.deleteKeys(context.WithoutCancel(ctx), jid); err != nil {
+		s.log.Error("deleting the device keys of the logged-out session failed", "jid", jid.String(), "err", err)
 	}
 	return nil
 }
@@ -604,7 +610,7 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
 	defer cancel()
 	if cli, err := s.connectedClient(); err == nil {
-		if err := cli.Logout(ctx); err != nil {
+		if err := unlink(ctx, cli); err != nil {
 			s.log.Warn("unlinking the device of the deleted session failed: its keys are deleted here only", "err", err)
 		}
 	}
@@ -621,11 +627,7 @@ func (m *Manager) Delete(ctx context.Context, sessionID string) error {
 	if jid.IsEmpty() {
 		return nil
 	}
-	dev, err := m.store.GetDevice(ctx, jid)
-	if err == nil && dev != nil {
-		err = dev.Delete(ctx)
-	}
-	if err != nil {
+	if err := m.deleteKeys(ctx, jid); err != nil {
 		s.log.Error("deleting the device keys of the deleted session failed", "jid", jid.String(), "err", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -85,5 +86,39 @@ func TestDeleteWhileReading(t *testing.T) {
 	}
 	if read(0) || read(1) {
 		t.Error("the session came back")
+	}
+}
+
+// TestDeleteAsMessagesArrive: a session deleted while texts from contacts
+// it has not heard from yet are being received (whatsmeow stores each
+// one's push name in a goroutine of its own) is unlinked and its device
+// keys deleted; under the race detector, nothing of the client reads the
+// device's stores as they are deleted (whatsmeow's Logout rewrote them
+// under its updatePushName: a data race, found by the kept-media tests).
+func TestDeleteAsMessagesArrive(t *testing.T) {
+	t.Parallel()
+	s, sess := apptest.StartLinked(t)
+	net := s.Network(t)
+	apptest.Settle(t, net, sess)
+	for i := range 12 {
+		if _, err := net.SendText(fmt.Sprintf("49155503777%02d", i), sess.Phone, "hello"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var del struct{ DeleteSession bool }
+	s.MustGraphQL(t, apptest.AdminToken, `mutation($id: ID!) { deleteSession(id: $id) }`, map[string]any{"id": sess.ID}, &del)
+	if !del.DeleteSession {
+		t.Fatal("deleteSession answered false")
+	}
+	if devs := net.LinkedDevices(sess.Phone); len(devs) != 0 {
+		t.Errorf("the deleted session's device is still linked: %v", devs)
+	}
+	db, _ := s.RawDB(t, "whatsmeow.db")
+	var devices int
+	if err := db.QueryRow("SELECT count(*) FROM whatsmeow_device").Scan(&devices); err != nil {
+		t.Fatal(err)
+	}
+	if devices != 0 {
+		t.Errorf("the device store holds %d devices after the delete", devices)
 	}
 }
