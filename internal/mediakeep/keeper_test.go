@@ -128,12 +128,14 @@ func TestKeeperFair(t *testing.T) {
 	e.message(t, "s2", "B", "/b", []byte("b"), e.now.Add(-time.Minute))
 	gate := make(chan struct{})
 	e.phone.gate = gate
-	e.run(t, mediakeep.Options{Concurrency: 2})
-	// Both slots taken, then one download ends at a time.
-	testclient.Until(t, 5*time.Second, "two downloads under way", func() bool {
+	k := e.run(t, mediakeep.Options{Concurrency: 2})
+	// Both slots taken and the other session's download claimed (waiting
+	// for a slot: the claim pass reads the sessions one after the other),
+	// then one download ends at a time.
+	testclient.Until(t, 5*time.Second, "two downloads under way, the other session's claimed", func() bool {
 		e.phone.mu.Lock()
 		defer e.phone.mu.Unlock()
-		return len(e.phone.started) == 2
+		return len(e.phone.started) == 2 && k.ClaimedBy("s2") == 1
 	})
 	for range 21 {
 		gate <- struct{}{}
