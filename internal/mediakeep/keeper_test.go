@@ -129,13 +129,14 @@ func TestKeeperFair(t *testing.T) {
 	gate := make(chan struct{})
 	e.phone.gate = gate
 	k := e.run(t, mediakeep.Options{Concurrency: 2})
-	// Both slots taken and the other session's download claimed (waiting
-	// for a slot: the claim pass reads the sessions one after the other),
-	// then one download ends at a time.
-	testclient.Until(t, 5*time.Second, "two downloads under way, the other session's claimed", func() bool {
+	// Both slots taken and the other session's download claimed and
+	// waiting for a slot (the claim pass reads the sessions one after the
+	// other, and a claimed download's goroutine asks the pool after), then
+	// one download ends at a time.
+	testclient.Until(t, 5*time.Second, "two downloads under way, the other session's waiting for a slot", func() bool {
 		e.phone.mu.Lock()
 		defer e.phone.mu.Unlock()
-		return len(e.phone.started) == 2 && k.ClaimedBy("s2") == 1
+		return len(e.phone.started) == 2 && k.ClaimedBy("s2") == 1 && k.Waiting() == 1
 	})
 	for range 21 {
 		gate <- struct{}{}
